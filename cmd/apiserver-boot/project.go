@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/version"
+)
+
+// findRoot walks up from the working directory to the folder holding PROJECT.
+func findRoot() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, project.FileName)); err == nil {
+			return dir, nil
+		}
+		if filepath.Dir(dir) == dir {
+			return "", fmt.Errorf("no %s file in %s or above: run `apiserver-boot init repo --domain <domain>` in the project folder first", project.FileName, wd)
+		}
+	}
+}
+
+// templateData is what project and resource templates see.
+type templateData struct {
+	Name, Module, Domain, Framework, Boilerplate string
+	Group, FullGroup, Version, Kind, Plural      string
+	Scope, Package                               string
+}
+
+func newTemplateData(root string, p *project.Project) (*templateData, error) {
+	header, err := os.ReadFile(filepath.Join(root, "hack", "boilerplate.go.txt"))
+	if err != nil {
+		return nil, fmt.Errorf("reading the license header: %w", err)
+	}
+	return &templateData{
+		Name: filepath.Base(p.Module), Module: p.Module, Domain: p.Domain,
+		Framework: version.Module, Boilerplate: string(header),
+	}, nil
+}
+
+// generate runs every generator over the project at root.
+func generate(root string, log func(format string, a ...any)) error {
+	p, err := project.Load(root)
+	if err != nil {
+		return err
+	}
+	data, err := newTemplateData(root, p)
+	if err != nil {
+		return err
+	}
+	api, err := generators.LoadAPI(root, p, version.Module, data.Boilerplate)
+	if err != nil {
+		return err
+	}
+	res, err := generators.Run(api, generators.Options{})
+	if err != nil {
+		return err
+	}
+	for _, w := range res.Written {
+		rel, _ := filepath.Rel(root, w)
+		log("generated %s\n", rel)
+	}
+	log("generate: %d files written, %d unchanged\n", len(res.Written), res.Unchanged)
+	return nil
+}

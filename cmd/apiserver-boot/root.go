@@ -1,0 +1,40 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/version"
+)
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "apiserver-boot",
+		Short: "Scaffold, generate, build and run Kubernetes extension apiservers",
+		Long: `apiserver-boot builds Kubernetes API extensions as aggregated apiservers:
+versioned types with generated conversions, in-process defaulting and
+validation, subresources, and a controller-manager to reconcile them.`,
+		Example: `  mkdir crontab && cd crontab && go mod init example.com/crontab
+  apiserver-boot init repo --domain example.com
+  apiserver-boot create group version resource --group stable --version v1 --kind CronTab
+  apiserver-boot run local
+  kubectl --kubeconfig kubeconfig get crontabs`,
+		// Errors are printed once, by main.
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.AddCommand(newInitCommand(), newCreateCommand(), newGenerateCommand(), newRunCommand(), newVersionCommand())
+	return root
+}
+
+func newVersionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:     "version",
+		Short:   "Print the apiserver-boot version",
+		Example: "  apiserver-boot version",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cmd.Println(version.Get().String())
+			return nil
+		},
+	}
+}

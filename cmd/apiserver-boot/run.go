@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
+)
+
+func newRunCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the project",
+	}
+	cmd.AddCommand(newRunLocalCommand())
+	return cmd
+}
+
+type runLocalOptions struct {
+	securePort        int
+	etcdServers       string
+	kubeconfig        string
+	controllerManager bool
+	generate          bool
+	timeout           time.Duration
+}
+
+func newRunLocalCommand() *cobra.Command {
+	o := &runLocalOptions{securePort: 9443, kubeconfig: "kubeconfig", controllerManager: true, generate: true, timeout: 5 * time.Minute}
+	cmd := &cobra.Command{
+		Use:   "local",
+		Short: "Generate, build and run the apiserver and controller-manager on this machine",
+		Long: `local generates code, builds bin/apiserver and bin/controller-manager, starts the
+apiserver on 127.0.0.1 (embedded etcd under .apiserver-boot/ unless --etcd-servers
+is given), waits until it is ready, writes a kubeconfig for it, then starts the
+controller-manager. Logs are prefixed per process. Ctrl-C stops everything.`,
+		Example: `  apiserver-boot run local
+  kubectl --kubeconfig kubeconfig get crontabs
+  apiserver-boot run local --secure-port 10443 --etcd-servers http://127.0.0.1:2379`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&o.securePort, "secure-port", o.securePort, "Loopback HTTPS port of the apiserver")
+	f.StringVar(&o.etcdServers, "etcd-servers", "", "External etcd client URLs (comma separated); empty runs an embedded etcd")
+	f.StringVar(&o.kubeconfig, "kubeconfig", o.kubeconfig, "Where to write the kubeconfig for kubectl, relative to the project root")
+	f.BoolVar(&o.controllerManager, "controller-manager", o.controllerManager, "Also run the controller-manager")
+	f.BoolVar(&o.generate, "generate", o.generate, "Run `apiserver-boot generate` before building")
+	f.DurationVar(&o.timeout, "timeout", o.timeout, "How long to wait for the apiserver to become ready")
+	return cmd
+}
+
+func (o *runLocalOptions) run(cmd *cobra.Command) error {
+	root, err := findRoot()
+	if err != nil {
+		return err
+	}
+	p, err := project.Load(root)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	out := cmd.OutOrStdout()
+
+	if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(o.securePort))); err != nil {
+		return fmt.Errorf("port %d on 127.0.0.1 is taken: choose another with --secure-port", o.securePort)
+	} else {
+		l.Close()
+	}
+	if o.generate {
+		if err := generate(root, func(string, ...any) {}); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	fmt.Fprintln(out, "Building bin/apiserver and bin/controller-manager...")
+	build := exec.CommandContext(ctx, "go", "build", "-o", "bin/", "./cmd/apiserver", "./cmd/controller-manager")
+	build.Dir, build.Stdout, build.Stderr = root, out, cmd.ErrOrStderr()
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("building the project: %w", err)
+	}
+	fmt.Fprintf(out, "Built in %s.\n", time.Since(start).Round(time.Millisecond))
+
+	kubeconfig := o.kubeconfig
+	if !filepath.IsAbs(kubeconfig) {
+		kubeconfig = filepath.Join(root, kubeconfig)
+	}
+	_ = os.Remove(kubeconfig) // written anew by the apiserver once it serves
+	logs := &prefixedOutput{w: out}
+	args := []string{"--secure-port", strconv.Itoa(o.securePort), "--write-kubeconfig", kubeconfig}
+	if o.etcdServers != "" {
+		args = append(args, "--etcd-servers", o.etcdServers)
+	}
+	started := time.Now()
+	apiserver, err := startChild(root, "apiserver", filepath.Join(root, "bin", "apiserver"), args, logs)
+	if err != nil {
+		return err
+	}
+	children := []*child{apiserver}
+	defer func() { stopAll(children) }()
+
+	if err := waitReady(ctx, kubeconfig, apiserver, o.timeout); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "apiserver ready in %s\n", time.Since(started).Round(time.Millisecond))
+	if o.controllerManager {
+		cm, err := startChild(root, "controller-manager", filepath.Join(root, "bin", "controller-manager"), []string{"--kubeconfig", kubeconfig}, logs)
+		if err != nil {
+			return err
+		}
+		children = append(children, cm)
+	}
+	rel, _ := filepath.Rel(mustGetwd(), kubeconfig)
+	example := "api-resources"
+	if len(p.Resources) > 0 {
+		example = "get " + p.Resources[0].Plural
+	}
+	fmt.Fprintf(out, "Ready. Try:\n  kubectl --kubeconfig %s %s\nCtrl-C stops everything.\n", rel, example)
+
+	exited := make(chan *child, len(children))
+	for _, c := range children {
+		go func() { <-c.done; exited <- c }()
+	}
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(out, "Stopping...")
+		return nil
+	case c := <-exited:
+		return fmt.Errorf("%s exited: %v", c.name, c.err)
+	}
+}
+
+func mustGetwd() string {
+	wd, _ := os.Getwd()
+	return wd
+}
+
+// waitReady waits for the kubeconfig the apiserver writes, then for /readyz through it.
+func waitReady(ctx context.Context, kubeconfig string, c *child, timeout time.Duration) error {
+	deadline := time.After(timeout)
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	var client *http.Client
+	var host string
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.done:
+			return fmt.Errorf("apiserver exited before it was ready: %v", c.err)
+		case <-deadline:
+			return fmt.Errorf("apiserver not ready after %s (--timeout)", timeout)
+		case <-tick.C:
+		}
+		if client == nil {
+			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			if err != nil {
+				continue // not written yet
+			}
+			cfg.Timeout = 5 * time.Second
+			if client, err = rest.HTTPClientFor(cfg); err != nil {
+				return err
+			}
+			host = cfg.Host
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, host+"/readyz", nil)
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+	}
+}
+
+// child is a process started in its own process group, so that stopping it
+// also stops anything it started, and the terminal's Ctrl-C reaches only us.
+type child struct {
+	name string
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+func startChild(dir, name, bin string, args []string, logs *prefixedOutput) (*child, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Stdout = logs.writer(name)
+	cmd.Stderr = cmd.Stdout
+	// Setpgid: own process group; Pdeathsig: die with us even if we are killed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	c := &child{name: name, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		c.err = cmd.Wait()
+		close(c.done)
+	}()
+	return c, nil
+}
+
+// stopAll sends SIGTERM to every child's process group, in reverse start
+// order, and SIGKILL to any still running after 15 seconds.
+func stopAll(children []*child) {
+	for i := len(children) - 1; i >= 0; i-- {
+		c := children[i]
+		select {
+		case <-c.done:
+			continue
+		default:
+		}
+		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-c.done:
+		case <-time.After(15 * time.Second):
+			_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+			<-c.done
+		}
+	}
+}
+
+// prefixedOutput interleaves child logs line by line, each with its process name.
+type prefixedOutput struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (p *prefixedOutput) writer(name string) io.Writer {
+	r, w := io.Pipe()
+	go func() {
+		s := bufio.NewScanner(r)
+		s.Buffer(make([]byte, 64*1024), 1024*1024)
+		for s.Scan() {
+			p.mu.Lock()
+			fmt.Fprintf(p.w, "[%s] %s\n", name, s.Text())
+			p.mu.Unlock()
+		}
+		if err := s.Err(); err != nil && !errors.Is(err, io.ErrClosedPipe) {
+			_, _ = io.Copy(io.Discard, r)
+		}
+	}()
+	return w
+}

@@ -1,0 +1,254 @@
+package generators
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/version"
+	"sigs.k8s.io/controller-tools/pkg/markers"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
+)
+
+// API is the project's API as declared by the versioned types under
+// pkg/apis/<group>/<version>: read from source, before anything is type-checked.
+type API struct {
+	Root      string // project directory
+	Module    string
+	Domain    string
+	Framework string // import path of the apiserver-boot module
+	Header    string // license header of generated files
+	Groups    []*Group
+	// Controllers are the controllers recorded in PROJECT.
+	Controllers []*Controller
+}
+
+// Group is one API group: pkg/apis/<group>.
+type Group struct {
+	Name           string // Go package name and first label, e.g. "stable"
+	FullName       string // e.g. "stable.example.com"
+	Package        string // import path of the internal package
+	Dir            string
+	Versions       []*Version // most preferred first (Kubernetes version order)
+	Kinds          []*Kind    // every kind of the group, once
+	StorageVersion string
+}
+
+// Version is one version of a group: pkg/apis/<group>/<version>.
+type Version struct {
+	Name    string
+	Alias   string // import alias, e.g. "stablev1"
+	Package string
+	Dir     string
+	Kinds   []*Kind
+	fset    *token.FileSet
+	files   []*ast.File // hand-written files (no zz_generated)
+}
+
+// Kind is a served resource.
+type Kind struct {
+	Name              string
+	Plural            string
+	Singular          string
+	Strategy          string
+	Namespaced        bool
+	StatusSubresource bool
+	ShortNames        []string
+	Categories        []string
+	Versions          []string // serving versions, most preferred first
+	StorageVersion    string
+	StorageAlias      string // import alias of the storage version package
+	storageMarked     bool
+}
+
+// LoadAPI reads the API of the project at root.
+func LoadAPI(root string, p *project.Project, framework, header string) (*API, error) {
+	api := &API{Root: root, Module: p.Module, Domain: p.Domain, Framework: framework, Header: header}
+	groupDirs, err := os.ReadDir(filepath.Join(root, "pkg", "apis"))
+	if err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	for _, gd := range groupDirs {
+		if !gd.IsDir() {
+			continue
+		}
+		g := &Group{
+			Name:     gd.Name(),
+			FullName: p.FullGroup(gd.Name()),
+			Package:  path.Join(p.Module, "pkg", "apis", gd.Name()),
+			Dir:      filepath.Join(root, "pkg", "apis", gd.Name()),
+		}
+		versionDirs, err := os.ReadDir(g.Dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, vd := range versionDirs {
+			if !vd.IsDir() || project.ValidateVersion(vd.Name()) != nil {
+				continue
+			}
+			v := &Version{
+				Name:    vd.Name(),
+				Alias:   g.Name + vd.Name(),
+				Package: path.Join(g.Package, vd.Name()),
+				Dir:     filepath.Join(g.Dir, vd.Name()),
+			}
+			if err := v.load(); err != nil {
+				return nil, err
+			}
+			g.Versions = append(g.Versions, v)
+		}
+		if len(g.Versions) == 0 {
+			continue
+		}
+		sort.Slice(g.Versions, func(i, j int) bool {
+			return version.CompareKubeAwareVersionStrings(g.Versions[i].Name, g.Versions[j].Name) > 0
+		})
+		if err := g.mergeKinds(); err != nil {
+			return nil, err
+		}
+		api.Groups = append(api.Groups, g)
+	}
+	for _, r := range p.Resources {
+		if !r.Controller {
+			continue
+		}
+		pkg := ControllerPackage(r.Kind)
+		api.Controllers = append(api.Controllers, &Controller{
+			Kind: r.Kind, Group: r.Group, Version: r.Version, Plural: r.Plural, PackageName: pkg,
+			Package:        path.Join(p.Module, "pkg", "controller", pkg),
+			VersionPackage: path.Join(p.Module, "pkg", "apis", r.Group, r.Version),
+		})
+	}
+	return api, nil
+}
+
+// load parses the hand-written files of a version and finds its kinds.
+func (v *Version) load() error {
+	v.fset = token.NewFileSet()
+	entries, err := os.ReadDir(v.Dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") || strings.HasPrefix(n, "zz_generated") {
+			continue
+		}
+		f, err := parser.ParseFile(v.fset, filepath.Join(v.Dir, n), nil, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		v.files = append(v.files, f)
+	}
+	for _, f := range v.files {
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.TYPE {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				ts := spec.(*ast.TypeSpec)
+				doc := ts.Doc
+				if doc == nil && len(gd.Specs) == 1 {
+					doc = gd.Doc
+				}
+				vals, err := markerValues(v.fset, markers.DescribesType, doc)
+				if err != nil {
+					return err
+				}
+				rm, ok := vals["resource"].(ResourceMarker)
+				if !ok {
+					continue
+				}
+				k, err := newKind(ts.Name.Name, rm, v.fset.Position(ts.Pos()))
+				if err != nil {
+					return err
+				}
+				_, k.StatusSubresource = vals["subresource:status"]
+				_, k.storageMarked = vals["storageversion"]
+				v.Kinds = append(v.Kinds, k)
+			}
+		}
+	}
+	sort.Slice(v.Kinds, func(i, j int) bool { return v.Kinds[i].Name < v.Kinds[j].Name })
+	return nil
+}
+
+func newKind(name string, rm ResourceMarker, pos token.Position) (*Kind, error) {
+	k := &Kind{
+		Name: name, Plural: rm.Path, Singular: rm.Singular, Strategy: rm.Strategy,
+		ShortNames: rm.ShortNames, Categories: rm.Categories, Namespaced: true,
+	}
+	if k.Singular == "" {
+		k.Singular = project.Singular(name)
+	}
+	if k.Strategy == "" {
+		k.Strategy = name + "Strategy"
+	}
+	switch project.Scope(rm.Scope) {
+	case "", project.Namespaced:
+	case project.Cluster:
+		k.Namespaced = false
+	default:
+		return nil, fmt.Errorf("%s: +resource scope=%q on %s: want Namespaced or Cluster", pos, rm.Scope, name)
+	}
+	return k, nil
+}
+
+// mergeKinds collects the group's kinds across versions and picks each kind's
+// storage version: the one marked +storageversion, or the only one.
+func (g *Group) mergeKinds() error {
+	byName := map[string]*Kind{}
+	for _, v := range g.Versions {
+		for _, k := range v.Kinds {
+			merged, ok := byName[k.Name]
+			if !ok {
+				merged = &Kind{}
+				*merged = *k
+				merged.Versions, merged.storageMarked = nil, false
+				byName[k.Name] = merged
+				g.Kinds = append(g.Kinds, merged)
+			}
+			merged.Versions = append(merged.Versions, v.Name)
+			if k.storageMarked {
+				if merged.StorageVersion != "" {
+					return fmt.Errorf("kind %s of group %s has +storageversion in both %s and %s: mark exactly one", k.Name, g.FullName, merged.StorageVersion, v.Name)
+				}
+				merged.StorageVersion = v.Name
+			}
+		}
+	}
+	sort.Slice(g.Kinds, func(i, j int) bool { return g.Kinds[i].Name < g.Kinds[j].Name })
+	for _, k := range g.Kinds {
+		if k.StorageVersion == "" {
+			if len(k.Versions) > 1 {
+				return fmt.Errorf("kind %s of group %s is served in %s: mark exactly one version's type with +storageversion", k.Name, g.FullName, strings.Join(k.Versions, ", "))
+			}
+			k.StorageVersion = k.Versions[0]
+		}
+		k.StorageAlias = g.Name + k.StorageVersion
+		if g.StorageVersion == "" {
+			g.StorageVersion = k.StorageVersion
+		} else if g.StorageVersion != k.StorageVersion {
+			return fmt.Errorf("group %s stores kinds in both %s and %s: one storage version per group is supported", g.FullName, g.StorageVersion, k.StorageVersion)
+		}
+	}
+	return nil
+}
+
+// Version returns the version named name.
+func (g *Group) Version(name string) *Version {
+	for _, v := range g.Versions {
+		if v.Name == name {
+			return v
+		}
+	}
+	return nil
+}

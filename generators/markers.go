@@ -1,0 +1,81 @@
+package generators
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"strings"
+
+	"sigs.k8s.io/controller-tools/pkg/markers"
+)
+
+// ResourceMarker is `+resource:path=<plural>,strategy=<Kind>Strategy,scope=Namespaced|Cluster`
+// on a kind: it makes the type a served REST resource.
+type ResourceMarker struct {
+	// Path is the plural resource name in URLs.
+	Path string `marker:"path"`
+	// Strategy names the generated hooks type; default <Kind>Strategy.
+	Strategy string `marker:"strategy,optional"`
+	// Scope is Namespaced (default) or Cluster.
+	Scope string `marker:"scope,optional"`
+	// Singular is the singular name; default the lowercased kind.
+	Singular string `marker:"singular,optional"`
+	// ShortNames are abbreviations kubectl accepts.
+	ShortNames []string `marker:"shortNames,optional"`
+	// Categories are groups of resources such as "all".
+	Categories []string `marker:"categories,optional"`
+}
+
+// StatusSubresource is `+subresource:status`: serve /status.
+type StatusSubresource struct{}
+
+// StorageVersion is `+storageversion`: this version is kept in etcd.
+type StorageVersion struct{}
+
+// registry knows every marker apiserver-boot reads.
+var registry = func() *markers.Registry {
+	reg := &markers.Registry{}
+	for _, d := range []struct {
+		name   string
+		target markers.TargetType
+		obj    any
+	}{
+		{"resource", markers.DescribesType, ResourceMarker{}},
+		{"subresource:status", markers.DescribesType, StatusSubresource{}},
+		{"storageversion", markers.DescribesType, StorageVersion{}},
+		{"groupName", markers.DescribesPackage, ""},
+		{"domain", markers.DescribesPackage, ""},
+	} {
+		if err := reg.Define(d.name, d.target, d.obj); err != nil {
+			panic(err)
+		}
+	}
+	return reg
+}()
+
+// markerValues parses the known markers in comment groups; unknown markers are
+// left to the other generators that read them (deepcopy-gen, openapi-gen...).
+func markerValues(fset *token.FileSet, target markers.TargetType, groups ...*ast.CommentGroup) (map[string]any, error) {
+	out := map[string]any{}
+	for _, g := range groups {
+		if g == nil {
+			continue
+		}
+		for _, c := range g.List {
+			text := strings.TrimSpace(strings.TrimPrefix(c.Text, "//"))
+			if !strings.HasPrefix(text, "+") {
+				continue
+			}
+			def := registry.Lookup(text, target)
+			if def == nil {
+				continue
+			}
+			v, err := def.Parse(text)
+			if err != nil {
+				return nil, fmt.Errorf("%s: marker %s: %w", fset.Position(c.Pos()), text, err)
+			}
+			out[def.Name] = v
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,86 @@
+package generators
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/apiserver-boot/apiserver-boot/templates"
+)
+
+// registration writes the scheme registration of every package, the
+// strategy hook types of every kind, and pkg/apis/zz_generated.register.go
+// listing every group for the apiserver.
+type registration struct{}
+
+func (registration) Name() string { return "registration" }
+
+func (registration) Generate(api *API) ([]File, error) {
+	var out []File
+	render := func(path, tmpl string, data any) error {
+		b, err := templates.Render(tmpl, data)
+		if err == nil {
+			out = append(out, File{Path: path, Content: b})
+		}
+		return err
+	}
+	for _, g := range api.Groups {
+		data := map[string]any{"Header": api.Header, "Framework": api.Framework, "Group": g}
+		if err := render(filepath.Join(g.Dir, "zz_generated.register.go"), "generated/internal_register.go.tmpl", data); err != nil {
+			return nil, err
+		}
+		for _, v := range g.Versions {
+			data := map[string]any{"Header": api.Header, "Framework": api.Framework, "Group": g, "Version": v}
+			if err := render(filepath.Join(v.Dir, "zz_generated.register.go"), "generated/versioned_register.go.tmpl", data); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := render(filepath.Join(api.Root, "pkg", "apis", "zz_generated.register.go"), "generated/apis_register.go.tmpl", api); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Controller is a controller recorded in PROJECT, with what its generated wiring needs.
+type Controller struct {
+	Kind, Group, Version, Plural string
+	PackageName                  string // pkg/controller/<PackageName>
+	Package                      string
+	VersionPackage               string
+}
+
+// controllerWiring writes, for every controller, the code that feeds its
+// Reconcile, and the list the controller-manager runs.
+type controllerWiring struct{}
+
+func (controllerWiring) Name() string { return "controllers" }
+
+func (controllerWiring) Generate(api *API) ([]File, error) {
+	var out []File
+	dir := filepath.Join(api.Root, "pkg", "controller")
+	for _, c := range api.Controllers {
+		b, err := templates.Render("generated/controller.go.tmpl", map[string]any{
+			"Header": api.Header, "Framework": api.Framework, "PackageName": c.PackageName,
+			"Kind": c.Kind, "Version": c.Version, "Plural": c.Plural, "VersionPackage": c.VersionPackage,
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, File{Path: filepath.Join(dir, c.PackageName, "zz_generated.controller.go"), Content: b})
+	}
+	data := map[string]any{"Header": api.Header, "Framework": api.Framework, "Controllers": api.Controllers}
+	for name, tmpl := range map[string]string{
+		filepath.Join(dir, "zz_generated.controllers.go"):                        "generated/controllers.go.tmpl",
+		filepath.Join(dir, "sharedinformers", "zz_generated.sharedinformers.go"): "generated/sharedinformers.go.tmpl",
+	} {
+		b, err := templates.Render(tmpl, data)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, File{Path: name, Content: b})
+	}
+	return out, nil
+}
+
+// ControllerPackage is the folder name of a kind's controller.
+func ControllerPackage(kind string) string { return strings.ToLower(kind) }

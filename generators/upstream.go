@@ -1,0 +1,118 @@
+package generators
+
+import (
+	"fmt"
+	"path"
+	"path/filepath"
+
+	conversionargs "k8s.io/code-generator/cmd/conversion-gen/args"
+	conversiongen "k8s.io/code-generator/cmd/conversion-gen/generators"
+	deepcopyargs "k8s.io/code-generator/cmd/deepcopy-gen/args"
+	deepcopygen "k8s.io/code-generator/cmd/deepcopy-gen/generators"
+	defaulterargs "k8s.io/code-generator/cmd/defaulter-gen/args"
+	defaultergen "k8s.io/code-generator/cmd/defaulter-gen/generators"
+	"k8s.io/gengo/v2"
+	"k8s.io/gengo/v2/generator"
+	openapiargs "k8s.io/kube-openapi/cmd/openapi-gen/args"
+	openapigen "k8s.io/kube-openapi/pkg/generators"
+)
+
+// The upstream generators, used as libraries over the shared universe.
+
+func (api *API) headerFile() string { return filepath.Join(api.Root, "hack", "boilerplate.go.txt") }
+
+func (api *API) versionPackages() []string {
+	var out []string
+	for _, g := range api.Groups {
+		for _, v := range g.Versions {
+			out = append(out, v.Package)
+		}
+	}
+	return out
+}
+
+func execute(name string, c *generator.Context, out *memoryFiles, targets []generator.Target) ([]File, error) {
+	if err := c.ExecuteTargets(targets); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return out.files, nil
+}
+
+// deepcopy is k8s.io/code-generator's deepcopy-gen: zz_generated.deepcopy.go
+// in every internal and versioned package.
+type deepcopy struct{}
+
+func (deepcopy) Name() string               { return "deepcopy" }
+func (deepcopy) Packages(api *API) []string { return nil }
+func (deepcopy) Generate(api *API, base *generator.Context) ([]File, error) {
+	args := deepcopyargs.New()
+	args.OutputFile = "zz_generated.deepcopy.go"
+	args.GoHeaderFile = api.headerFile()
+	c, out := contextFor(base, deepcopygen.NameSystems(), deepcopygen.DefaultNameSystem(), api.apiPackages())
+	return execute("deepcopy", c, out, deepcopygen.GetTargets(c, args))
+}
+
+// conversion is conversion-gen: zz_generated.conversion.go in every
+// versioned package, converting to and from the internal types.
+type conversion struct{}
+
+func (conversion) Name() string { return "conversion" }
+func (conversion) Packages(api *API) []string {
+	return conversionargs.DefaultBasePeerDirs
+}
+func (conversion) Generate(api *API, base *generator.Context) ([]File, error) {
+	args := conversionargs.New()
+	args.OutputFile = "zz_generated.conversion.go"
+	args.GoHeaderFile = api.headerFile()
+	args.GeneratedBuildTag = gengo.StdBuildTag
+	c, out := contextFor(base, conversiongen.NameSystems(), conversiongen.DefaultNameSystem(), api.versionPackages())
+	return execute("conversion", c, out, conversiongen.GetTargets(c, args))
+}
+
+// defaulter is defaulter-gen: zz_generated.defaults.go in every versioned
+// package, calling the SetDefaults_<Kind> functions (DefaultingFunction).
+type defaulter struct{}
+
+func (defaulter) Name() string               { return "defaulter" }
+func (defaulter) Packages(api *API) []string { return nil }
+func (defaulter) Generate(api *API, base *generator.Context) ([]File, error) {
+	args := defaulterargs.New()
+	args.OutputFile = "zz_generated.defaults.go"
+	args.GoHeaderFile = api.headerFile()
+	args.GeneratedBuildTag = gengo.StdBuildTag
+	c, out := contextFor(base, defaultergen.NameSystems(), defaultergen.DefaultNameSystem(), api.versionPackages())
+	return execute("defaulter", c, out, defaultergen.GetTargets(c, args))
+}
+
+// openAPI is kube-openapi's openapi-gen: pkg/openapi/zz_generated.openapi.go
+// with the definitions of every versioned type and the types they use.
+type openAPI struct{}
+
+// openAPIBase are the packages every apiserver needs definitions from.
+var openAPIBase = []string{
+	"k8s.io/apimachinery/pkg/apis/meta/v1",
+	"k8s.io/apimachinery/pkg/runtime",
+	"k8s.io/apimachinery/pkg/version",
+}
+
+func (openAPI) Name() string               { return "openapi" }
+func (openAPI) Packages(api *API) []string { return openAPIBase }
+func (openAPI) Generate(api *API, base *generator.Context) ([]File, error) {
+	args := openapiargs.New()
+	args.OutputDir = filepath.Join(api.Root, "pkg", "openapi")
+	args.OutputPkg = path.Join(api.Module, "pkg", "openapi")
+	args.OutputFile = "zz_generated.openapi.go"
+	args.GoHeaderFile = api.headerFile()
+	boilerplate, err := gengo.GoBoilerplate(args.GoHeaderFile, gengo.StdBuildTag, gengo.StdGeneratedBy)
+	if err != nil {
+		return nil, err
+	}
+	c, out := contextFor(base, openapigen.NameSystems(), openapigen.DefaultNameSystem(), base.Inputs)
+	targets := openapigen.GetOpenAPITargets(c, args, boilerplate)
+	for name := range c.FileTypes {
+		if name != generator.GoFileType {
+			c.FileTypes[name] = discardFiles{} // the API rule violation report
+		}
+	}
+	return execute("openapi", c, out, targets)
+}

@@ -1,0 +1,89 @@
+package project
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+var (
+	groupRE   = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
+	versionRE = regexp.MustCompile(`^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$`)
+	kindRE    = regexp.MustCompile(`^[A-Z][a-zA-Z0-9]*$`)
+)
+
+// ValidateDomain checks --domain.
+func ValidateDomain(domain string) error {
+	if errs := validation.IsDNS1123Subdomain(domain); len(errs) > 0 || !strings.Contains(domain, ".") {
+		return fmt.Errorf("--domain %q is not valid: want a lowercase DNS name with a dot, such as example.com", domain)
+	}
+	return nil
+}
+
+// ValidateGroup checks --group (it becomes a Go package name and the first label of <group>.<domain>).
+func ValidateGroup(group, domain string) error {
+	if !groupRE.MatchString(group) {
+		return fmt.Errorf("--group %q is not valid: want lowercase letters and digits starting with a letter, such as stable or batch2", group)
+	}
+	if errs := validation.IsDNS1123Subdomain(group + "." + domain); len(errs) > 0 {
+		return fmt.Errorf("--group %q: %s.%s is not a valid API group name: %s", group, group, domain, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// ValidateVersion checks --version.
+func ValidateVersion(version string) error {
+	if !versionRE.MatchString(version) {
+		return fmt.Errorf("--version %q is not valid: want a Kubernetes API version such as v1, v1alpha1 or v2beta3", version)
+	}
+	return nil
+}
+
+// ValidateKind checks --kind.
+func ValidateKind(kind string) error {
+	if !kindRE.MatchString(kind) {
+		return fmt.Errorf("--kind %q is not valid: want an UpperCamelCase Go identifier such as CronTab", kind)
+	}
+	if strings.HasSuffix(kind, "List") {
+		return fmt.Errorf("--kind %q is not valid: a kind may not end in List (the list kind %sList is generated)", kind, kind)
+	}
+	return nil
+}
+
+// Plural derives the resource name of a kind the way Kubernetes does (CronTab -> crontabs, Policy -> policies).
+func Plural(kind string) string {
+	plural, _ := meta.UnsafeGuessKindToResource(schema.GroupVersionKind{Kind: kind})
+	return plural.Resource
+}
+
+// Singular is the lowercased kind.
+func Singular(kind string) string { return strings.ToLower(kind) }
+
+// CheckClash refuses a new resource whose names collide with another kind of
+// the same group: kind, list kind, plural and singular share one value space.
+func (p *Project) CheckClash(r *Resource) error {
+	names := func(x *Resource) map[string]string {
+		return map[string]string{
+			"kind": strings.ToLower(x.Kind), "list kind": strings.ToLower(x.Kind + "List"),
+			"plural": x.Plural, "singular": x.Singular,
+		}
+	}
+	mine := names(r)
+	for _, o := range p.Resources {
+		if o.Group != r.Group || o.Kind == r.Kind {
+			continue
+		}
+		for what, theirs := range names(o) {
+			for myWhat, n := range mine {
+				if n == theirs {
+					return fmt.Errorf("--kind %s: its %s %q clashes with the %s of kind %s in group %s", r.Kind, myWhat, n, what, o.Kind, r.Group)
+				}
+			}
+		}
+	}
+	return nil
+}

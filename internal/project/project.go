@@ -1,0 +1,97 @@
+// Package project reads and writes the PROJECT file, the record of a
+// generated project that every apiserver-boot command reads, and holds the
+// naming rules for domains, groups, versions and kinds.
+package project
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"sigs.k8s.io/yaml"
+)
+
+// FileName is the name of the project record at the project root.
+const FileName = "PROJECT"
+
+// Project is the content of the PROJECT file.
+type Project struct {
+	Version   string      `json:"version"`
+	Domain    string      `json:"domain"`
+	Module    string      `json:"module"`
+	Resources []*Resource `json:"resources,omitempty"`
+}
+
+// Scope is where objects of a resource live.
+type Scope string
+
+const (
+	Namespaced Scope = "Namespaced"
+	Cluster    Scope = "Cluster"
+)
+
+// Resource is one kind served in one version.
+type Resource struct {
+	Group        string   `json:"group"`
+	Version      string   `json:"version"`
+	Kind         string   `json:"kind"`
+	Plural       string   `json:"plural"`
+	Singular     string   `json:"singular"`
+	Scope        Scope    `json:"scope"`
+	Subresources []string `json:"subresources,omitempty"`
+	Controller   bool     `json:"controller"`
+}
+
+// Load reads the PROJECT file in dir.
+func Load(dir string) (*Project, error) {
+	b, err := os.ReadFile(filepath.Join(dir, FileName))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no %s file in %s: run `apiserver-boot init repo --domain <domain>` first", FileName, dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p := &Project{}
+	if err := yaml.UnmarshalStrict(b, p); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, FileName), err)
+	}
+	return p, nil
+}
+
+// Marshal renders the PROJECT file, resources in a stable order.
+func (p *Project) Marshal() ([]byte, error) {
+	sort.SliceStable(p.Resources, func(i, j int) bool {
+		a, b := p.Resources[i], p.Resources[j]
+		if a.Group != b.Group {
+			return a.Group < b.Group
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Version < b.Version
+	})
+	b, err := yaml.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	buf.WriteString("# Written by apiserver-boot: the record every apiserver-boot command reads.\n")
+	buf.Write(b)
+	return buf.Bytes(), nil
+}
+
+// FullGroup is the API group name: <group>.<domain>.
+func (p *Project) FullGroup(group string) string { return group + "." + p.Domain }
+
+// Find returns the resource with the given group, version and kind, or nil.
+func (p *Project) Find(group, version, kind string) *Resource {
+	for _, r := range p.Resources {
+		if r.Group == group && r.Version == version && r.Kind == kind {
+			return r
+		}
+	}
+	return nil
+}

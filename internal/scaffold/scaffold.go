@@ -1,0 +1,109 @@
+// Package scaffold writes the files `init` and `create` produce: everything
+// is rendered and checked in memory first, then written; a file that already
+// exists with other content belongs to the user and is kept unless --force.
+package scaffold
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/templates"
+)
+
+// IfExists says what to do with a file that exists with other content.
+type IfExists int
+
+const (
+	// Keep leaves the user's file alone unless forced.
+	Keep IfExists = iota
+	// Replace always writes: the content was computed from the existing file (go.mod, PROJECT).
+	Replace
+)
+
+// File is one file to write, relative to the project root.
+type File struct {
+	Path     string
+	Template string // rendered with the plan's data unless Content is set
+	Content  []byte
+	IfExists IfExists
+}
+
+// Plan is a set of files written together.
+type Plan struct {
+	Root  string
+	Data  any
+	Force bool
+	Files []File
+}
+
+// Report says what Apply did.
+type Report struct {
+	Written, Unchanged, Skipped []string
+}
+
+// Changed tells whether anything was written.
+func (r *Report) Changed() bool { return len(r.Written) > 0 }
+
+// Print writes one line per file.
+func (r *Report) Print(w io.Writer) {
+	for _, p := range r.Written {
+		fmt.Fprintf(w, "wrote %s\n", p)
+	}
+	for _, p := range r.Skipped {
+		fmt.Fprintf(w, "skipped %s: it exists with other content (edited?); --force overwrites it\n", p)
+	}
+}
+
+// Apply renders every file, checks Go files parse and gofmt, then writes.
+// If rendering or checking fails nothing is written.
+func (p *Plan) Apply() (*Report, error) {
+	rendered := make([]generators.File, 0, len(p.Files))
+	for _, f := range p.Files {
+		content := f.Content
+		if content == nil {
+			b, err := templates.Render(f.Template, p.Data)
+			if err != nil {
+				return nil, err
+			}
+			content = b
+		}
+		if strings.HasSuffix(f.Path, ".go") {
+			b, err := generators.FormatGo(f.Path, content)
+			if err != nil {
+				return nil, err
+			}
+			content = b
+		}
+		rendered = append(rendered, generators.File{Path: filepath.Join(p.Root, f.Path), Content: content})
+	}
+	rep := &Report{}
+	var write []generators.File
+	for i, f := range rendered {
+		old, err := os.ReadFile(f.Path)
+		switch {
+		case err != nil && !os.IsNotExist(err):
+			return nil, err
+		case err == nil && bytes.Equal(old, f.Content):
+			rep.Unchanged = append(rep.Unchanged, p.Files[i].Path)
+			continue
+		case err == nil && p.Files[i].IfExists == Keep && !p.Force:
+			rep.Skipped = append(rep.Skipped, p.Files[i].Path)
+			continue
+		}
+		write = append(write, f)
+		rep.Written = append(rep.Written, p.Files[i].Path)
+	}
+	tx := &generators.Transaction{}
+	if err := tx.Write(write...); err != nil {
+		if rerr := tx.Rollback(); rerr != nil {
+			err = fmt.Errorf("%w (restoring: %v)", err, rerr)
+		}
+		return nil, err
+	}
+	return rep, nil
+}

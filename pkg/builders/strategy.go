@@ -1,0 +1,266 @@
+package builders
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/storage/names"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// DefaultStrategy is embedded in every generated <Kind>Strategy. Its hooks do
+// nothing: the semantics every resource needs (status is written only through
+// /status, metadata.generation counts spec changes) are enforced by Strategy
+// around the hooks, so an override can never lose them.
+//
+// Override a hook by declaring it on <Kind>Strategy, with either the internal
+// type or runtime.Object as the object argument:
+//
+//	func (*CronTabStrategy) Validate(ctx context.Context, obj *stable.CronTab) field.ErrorList
+type DefaultStrategy struct{}
+
+// PrepareForCreate runs before validation on create; the status is already cleared.
+func (DefaultStrategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {}
+
+// PrepareForUpdate runs before validation on update; the old status is already restored.
+func (DefaultStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {}
+
+// Validate returns the field errors of a new object (metadata is validated by the server).
+func (DefaultStrategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList { return nil }
+
+// ValidateUpdate returns the field errors of an update.
+func (DefaultStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+	return nil
+}
+
+// Canonicalize normalises an object after validation, before it is stored.
+func (DefaultStrategy) Canonicalize(obj runtime.Object) {}
+
+// DefaultSchemeFns is embedded in every generated <Kind>SchemeFns.
+type DefaultSchemeFns struct{}
+
+// DefaultingFunction sets defaults on a versioned object; override it on <Kind>SchemeFns.
+func (DefaultSchemeFns) DefaultingFunction(obj interface{}) {}
+
+// Strategy implements the create, update and delete strategies of
+// k8s.io/apiserver's generic registry for one resource, calling the user's hooks.
+type Strategy struct {
+	runtime.ObjectTyper
+	names.NameGenerator
+
+	resource          schema.GroupResource
+	namespaced        bool
+	statusSubresource bool
+	versions          []string
+	resetFields       []string // top-level JSON fields other than metadata and status
+
+	prepareForCreate func(context.Context, runtime.Object)
+	prepareForUpdate func(ctx context.Context, obj, old runtime.Object)
+	validate         func(context.Context, runtime.Object) field.ErrorList
+	validateUpdate   func(ctx context.Context, obj, old runtime.Object) field.ErrorList
+	canonicalize     func(runtime.Object)
+}
+
+// hookError reports a hook declared with a signature the framework cannot call.
+func hookError(hooks any, name, want string) error {
+	m, _ := reflect.TypeOf(hooks).MethodByName(name)
+	return fmt.Errorf("%T.%s has signature %s; want %s", hooks, name, strings.TrimPrefix(m.Type.String(), "func("+reflect.TypeOf(hooks).String()+", "), want)
+}
+
+func hasMethod(hooks any, name string) bool {
+	_, ok := reflect.TypeOf(hooks).MethodByName(name)
+	return ok
+}
+
+// newStrategy binds the user's hooks for internal type T. A hook may take T or
+// runtime.Object; a hook with any other signature is an error at start-up
+// rather than a silently ignored method.
+func newStrategy[T runtime.Object](scheme *runtime.Scheme, gr schema.GroupResource, namespaced, statusSubresource bool, versions []string, hooks any) (*Strategy, error) {
+	var def DefaultStrategy
+	if hooks == nil {
+		hooks = def
+	}
+	var zero T
+	typeName := reflect.TypeOf(zero).String()
+	s := &Strategy{
+		ObjectTyper:       scheme,
+		NameGenerator:     names.SimpleNameGenerator,
+		resource:          gr,
+		namespaced:        namespaced,
+		statusSubresource: statusSubresource,
+		versions:          versions,
+		resetFields:       topLevelFields(reflect.TypeOf(zero)),
+	}
+	var errs []string
+	bad := func(name, sig string) {
+		if hasMethod(hooks, name) {
+			errs = append(errs, hookError(hooks, name, fmt.Sprintf(sig, typeName)).Error())
+		}
+	}
+
+	switch h := hooks.(type) {
+	case interface{ PrepareForCreate(context.Context, T) }:
+		s.prepareForCreate = func(ctx context.Context, obj runtime.Object) { h.PrepareForCreate(ctx, obj.(T)) }
+	case interface {
+		PrepareForCreate(context.Context, runtime.Object)
+	}:
+		s.prepareForCreate = h.PrepareForCreate
+	default:
+		bad("PrepareForCreate", "func(context.Context, %s)")
+		s.prepareForCreate = def.PrepareForCreate
+	}
+	switch h := hooks.(type) {
+	case interface{ PrepareForUpdate(context.Context, T, T) }:
+		s.prepareForUpdate = func(ctx context.Context, obj, old runtime.Object) { h.PrepareForUpdate(ctx, obj.(T), old.(T)) }
+	case interface {
+		PrepareForUpdate(context.Context, runtime.Object, runtime.Object)
+	}:
+		s.prepareForUpdate = h.PrepareForUpdate
+	default:
+		bad("PrepareForUpdate", "func(ctx context.Context, obj, old %[1]s)")
+		s.prepareForUpdate = def.PrepareForUpdate
+	}
+	switch h := hooks.(type) {
+	case interface {
+		Validate(context.Context, T) field.ErrorList
+	}:
+		s.validate = func(ctx context.Context, obj runtime.Object) field.ErrorList { return h.Validate(ctx, obj.(T)) }
+	case interface {
+		Validate(context.Context, runtime.Object) field.ErrorList
+	}:
+		s.validate = h.Validate
+	default:
+		bad("Validate", "func(context.Context, %s) field.ErrorList")
+		s.validate = def.Validate
+	}
+	switch h := hooks.(type) {
+	case interface {
+		ValidateUpdate(context.Context, T, T) field.ErrorList
+	}:
+		s.validateUpdate = func(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+			return h.ValidateUpdate(ctx, obj.(T), old.(T))
+		}
+	case interface {
+		ValidateUpdate(context.Context, runtime.Object, runtime.Object) field.ErrorList
+	}:
+		s.validateUpdate = h.ValidateUpdate
+	default:
+		bad("ValidateUpdate", "func(ctx context.Context, obj, old %[1]s) field.ErrorList")
+		s.validateUpdate = def.ValidateUpdate
+	}
+	switch h := hooks.(type) {
+	case interface{ Canonicalize(T) }:
+		s.canonicalize = func(obj runtime.Object) { h.Canonicalize(obj.(T)) }
+	case interface{ Canonicalize(runtime.Object) }:
+		s.canonicalize = h.Canonicalize
+	default:
+		bad("Canonicalize", "func(%s)")
+		s.canonicalize = def.Canonicalize
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("strategy hooks for %s: %s", gr, strings.Join(errs, "; "))
+	}
+	return s, nil
+}
+
+// NamespaceScoped reports whether objects live in a namespace.
+func (s *Strategy) NamespaceScoped() bool { return s.namespaced }
+
+// PrepareForCreate clears the status (when /status is served) and starts
+// metadata.generation at 1, then calls the PrepareForCreate hook.
+func (s *Strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
+	if s.statusSubresource {
+		clearStatus(obj)
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetGeneration(1)
+	}
+	s.prepareForCreate(ctx, obj)
+}
+
+// PrepareForUpdate keeps the stored status (when /status is served), bumps
+// metadata.generation when anything but metadata and status changed, then
+// calls the PrepareForUpdate hook.
+func (s *Strategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
+	if s.statusSubresource {
+		copyStatus(obj, old)
+	}
+	bumpGeneration(obj, old)
+	s.prepareForUpdate(ctx, obj, old)
+}
+
+// Validate calls the Validate hook.
+func (s *Strategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
+	return s.validate(ctx, obj)
+}
+
+// ValidateUpdate calls the ValidateUpdate hook.
+func (s *Strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+	return s.validateUpdate(ctx, obj, old)
+}
+
+// Canonicalize calls the Canonicalize hook.
+func (s *Strategy) Canonicalize(obj runtime.Object) { s.canonicalize(obj) }
+
+// WarningsOnCreate returns no warnings.
+func (s *Strategy) WarningsOnCreate(ctx context.Context, obj runtime.Object) []string { return nil }
+
+// WarningsOnUpdate returns no warnings.
+func (s *Strategy) WarningsOnUpdate(ctx context.Context, obj, old runtime.Object) []string {
+	return nil
+}
+
+// AllowCreateOnUpdate is false: PUT to a missing object is 404, as for built-in kinds.
+func (s *Strategy) AllowCreateOnUpdate(ctx context.Context) bool { return false }
+
+// AllowUnconditionalUpdate lets updates without a resourceVersion through.
+func (s *Strategy) AllowUnconditionalUpdate(ctx context.Context) bool { return true }
+
+// GetResetFields tells server-side apply that status belongs to /status.
+func (s *Strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	if !s.statusSubresource {
+		return nil
+	}
+	return s.fieldSets("status")
+}
+
+func (s *Strategy) fieldSets(fields ...string) map[fieldpath.APIVersion]*fieldpath.Set {
+	out := map[fieldpath.APIVersion]*fieldpath.Set{}
+	for _, v := range s.versions {
+		set := fieldpath.NewSet()
+		for _, f := range fields {
+			set.Insert(fieldpath.MakePathOrDie(f))
+		}
+		out[fieldpath.APIVersion(schema.GroupVersion{Group: s.resource.Group, Version: v}.String())] = set
+	}
+	return out
+}
+
+// StatusStrategy is the update strategy of /status: only status and metadata
+// may change there.
+type StatusStrategy struct{ *Strategy }
+
+// NewStatusStrategy returns the /status update strategy for s.
+func NewStatusStrategy(s *Strategy) *StatusStrategy { return &StatusStrategy{s} }
+
+// PrepareForUpdate keeps everything but metadata and status from the stored object.
+func (s *StatusStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
+	copyAllButMetaAndStatus(obj, old)
+	bumpGeneration(obj, old) // nothing but status changed: keeps the stored generation
+}
+
+// ValidateUpdate accepts any status: metadata is validated by the server.
+func (s *StatusStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+	return nil
+}
+
+// GetResetFields tells server-side apply that only status is owned here.
+func (s *StatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return s.fieldSets(s.resetFields...)
+}
