@@ -84,3 +84,17 @@ func (controllerWiring) Generate(api *API) ([]File, error) {
 
 // ControllerPackage is the folder name of a kind's controller.
 func ControllerPackage(kind string) string { return strings.ToLower(kind) }
+
+// OpenAPIModelPackage is the +k8s:openapi-model-package of a version: the
+// package path in the reverse-domain form Kubernetes uses for definition
+// names (example.com/crontab -> com.example.crontab.pkg.apis.stable.v1).
+func OpenAPIModelPackage(module, group, version string) string {
+	parts := strings.Split(module, "/")
+	host := strings.Split(parts[0], ".")
+	for i, j := 0, len(host)-1; i < j; i, j = i+1, j-1 {
+		host[i], host[j] = host[j], host[i]
+	}
+	out := append(host, parts[1:]...)
+	out = append(out, "pkg", "apis", group, version)
+	return strings.Join(out, ".")
+}

@@ -84,6 +84,26 @@ func (defaulter) Generate(api *API, base *generator.Context) ([]File, error) {
 	return execute("defaulter", c, out, defaultergen.GetTargets(c, args))
 }
 
+// modelNames is openapi-gen's model name generator: zz_generated.model_name.go
+// in every versioned package, naming each type's OpenAPI definition after the
+// package's +k8s:openapi-model-package, as the scheme's definition namer
+// expects (without it, kubectl explain cannot find the kinds).
+type modelNames struct{}
+
+func (modelNames) Name() string               { return "openapi-model-names" }
+func (modelNames) Packages(api *API) []string { return nil }
+func (modelNames) Generate(api *API, base *generator.Context) ([]File, error) {
+	args := openapiargs.New()
+	args.OutputModelNameFile = "zz_generated.model_name.go"
+	args.GoHeaderFile = api.headerFile()
+	boilerplate, err := gengo.GoBoilerplate(args.GoHeaderFile, gengo.StdBuildTag, gengo.StdGeneratedBy)
+	if err != nil {
+		return nil, err
+	}
+	c, out := contextFor(base, openapigen.NameSystems(), openapigen.DefaultNameSystem(), api.versionPackages())
+	return execute("openapi-model-names", c, out, openapigen.GetModelNameTargets(c, args, boilerplate))
+}
+
 // openAPI is kube-openapi's openapi-gen: pkg/openapi/zz_generated.openapi.go
 // with the definitions of every versioned type and the types they use.
 type openAPI struct{}

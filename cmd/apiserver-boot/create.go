@@ -116,6 +116,7 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 	data.Group, data.FullGroup, data.Version = o.group, p.FullGroup(o.group), o.version
 	files := []scaffold.File{{Path: filepath.Join("pkg", "apis", o.group, "doc.go"), Template: "resource/group_doc.go.tmpl"}}
 	if o.level >= levelVersion {
+		data.ModelPackage = generators.OpenAPIModelPackage(p.Module, o.group, o.version)
 		files = append(files, scaffold.File{Path: filepath.Join("pkg", "apis", o.group, o.version, "doc.go"), Template: "resource/version_doc.go.tmpl"})
 	}
 	if o.level >= levelResource {
@@ -161,12 +162,14 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 	}
 	rep.Print(cmd.OutOrStdout())
 	if !rep.Changed() {
-		cmd.Println("Nothing to do: everything asked for already exists.")
+		fmt.Fprintln(cmd.OutOrStdout(), "Nothing to do: everything asked for already exists.")
 		return nil
 	}
-	if err := generate(root, cmd.Printf); err != nil {
-		return fmt.Errorf("generating code for the new files: %w", err)
+	if err := generate(root, cmd.OutOrStdout()); err != nil {
+		if uerr := rep.Undo(); uerr != nil {
+			return fmt.Errorf("generating code for the new files: %w (and removing them failed: %v)", err, uerr)
+		}
+		return fmt.Errorf("generating code for the new files: %w; the files written above were removed again", err)
 	}
 	return nil
 }
-

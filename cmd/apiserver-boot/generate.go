@@ -19,7 +19,7 @@ are only written once everything generated parses; on failure nothing changes.`,
 			if err != nil {
 				return err
 			}
-			return generate(root, cmd.Printf)
+			return generate(root, cmd.OutOrStdout())
 		},
 	}
 }

@@ -135,10 +135,10 @@ func (o *initOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	rep.Print(cmd.OutOrStdout())
-	if err := generate(root, cmd.Printf); err != nil {
+	if err := generate(root, cmd.OutOrStdout()); err != nil {
 		return err
 	}
-	cmd.Printf("Initialised %s (domain %s). Next: apiserver-boot create group version resource --group <group> --version v1 --kind <Kind>\n", module, o.domain)
+	fmt.Fprintf(cmd.OutOrStdout(), "Initialised %s (domain %s). Next: apiserver-boot create group version resource --group <group> --version v1 --kind <Kind>\n", module, o.domain)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -31,6 +32,8 @@ type templateData struct {
 	Name, Module, Domain, Framework, Boilerplate string
 	Group, FullGroup, Version, Kind, Plural      string
 	Scope, Package                               string
+	// ModelPackage names the OpenAPI definitions of a version's types.
+	ModelPackage string
 }
 
 func newTemplateData(root string, p *project.Project) (*templateData, error) {
@@ -45,7 +48,7 @@ func newTemplateData(root string, p *project.Project) (*templateData, error) {
 }
 
 // generate runs every generator over the project at root.
-func generate(root string, log func(format string, a ...any)) error {
+func generate(root string, out io.Writer) error {
 	p, err := project.Load(root)
 	if err != nil {
 		return err
@@ -64,8 +67,8 @@ func generate(root string, log func(format string, a ...any)) error {
 	}
 	for _, w := range res.Written {
 		rel, _ := filepath.Rel(root, w)
-		log("generated %s\n", rel)
+		fmt.Fprintf(out, "generated %s\n", rel)
 	}
-	log("generate: %d files written, %d unchanged\n", len(res.Written), res.Unchanged)
+	fmt.Fprintf(out, "generate: %d files written, %d unchanged\n", len(res.Written), res.Unchanged)
 	return nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/version"
@@ -33,7 +35,7 @@ func newVersionCommand() *cobra.Command {
 		Example: "  apiserver-boot version",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cmd.Println(version.Get().String())
+			fmt.Fprintln(cmd.OutOrStdout(), version.Get().String())
 			return nil
 		},
 	}

@@ -88,7 +88,7 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 		l.Close()
 	}
 	if o.generate {
-		if err := generate(root, func(string, ...any) {}); err != nil {
+		if err := generate(root, io.Discard); err != nil {
 			return err
 		}
 	}

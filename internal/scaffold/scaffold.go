@@ -44,7 +44,11 @@ type Plan struct {
 // Report says what Apply did.
 type Report struct {
 	Written, Unchanged, Skipped []string
+	tx                          *generators.Transaction
 }
+
+// Undo restores the files Apply wrote, for when a later step fails.
+func (r *Report) Undo() error { return r.tx.Rollback() }
 
 // Changed tells whether anything was written.
 func (r *Report) Changed() bool { return len(r.Written) > 0 }
@@ -99,6 +103,7 @@ func (p *Plan) Apply() (*Report, error) {
 		rep.Written = append(rep.Written, p.Files[i].Path)
 	}
 	tx := &generators.Transaction{}
+	rep.tx = tx
 	if err := tx.Write(write...); err != nil {
 		if rerr := tx.Rollback(); rerr != nil {
 			err = fmt.Errorf("%w (restoring: %v)", err, rerr)

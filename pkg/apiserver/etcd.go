@@ -56,7 +56,9 @@ func (o *EmbeddedEtcdOptions) Start() (*embed.Etcd, string, error) {
 	cfg := embed.NewConfig()
 	cfg.Name = "apiserver-boot"
 	cfg.Dir = o.DataDir
-	cfg.LogLevel = "error"
+	// etcd logs errors from its own listeners when closed on shutdown; start-up
+	// failures are returned by Start and runtime failures surface as storage errors.
+	cfg.LogLevel = "fatal"
 	client := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", o.ClientPort)}
 	peer := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", o.PeerPort)}
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	apimachineryversion "k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/endpoints/openapi"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -181,7 +183,7 @@ func Run(ctx context.Context, cfg Config, o *Options) error {
 	}
 
 	serverConfig := genericapiserver.NewRecommendedConfig(codecs)
-	serverConfig.EffectiveVersion = basecompatibility.NewEffectiveVersionFromString(baseversion.DefaultKubeBinaryVersion, "", "")
+	serverConfig.EffectiveVersion = kubeShapedVersion{basecompatibility.NewEffectiveVersionFromString(baseversion.DefaultKubeBinaryVersion, "", "")}
 	serverConfig.FeatureGate = utilfeature.DefaultFeatureGate
 	namer := openapi.NewDefinitionNamer(scheme)
 	serverConfig.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(cfg.OpenAPIDefinitions, namer)
@@ -255,6 +257,22 @@ func Run(ctx context.Context, cfg Config, o *Options) error {
 		})
 	}
 	return server.PrepareRun().RunWithContext(ctx)
+}
+
+// kubeShapedVersion reports the Kubernetes library version the server is
+// built on when the binary carries no stamped version (a plain `go build`),
+// so that clients such as `kubectl version` can parse /version.
+type kubeShapedVersion struct {
+	basecompatibility.EffectiveVersion
+}
+
+func (v kubeShapedVersion) Info() *apimachineryversion.Info {
+	info := v.EffectiveVersion.Info()
+	if info != nil && strings.HasPrefix(info.GitVersion, "v0.0.0-master") {
+		info.GitVersion = fmt.Sprintf("v%d.%d.0", v.BinaryVersion().Major(), v.BinaryVersion().Minor())
+		info.GitCommit, info.GitTreeState = "", ""
+	}
+	return info
 }
 
 // Main runs the apiserver command and returns the process exit code.

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// run executes the CLI in dir, as a user would, with stdin closed.
+func run(t *testing.T, dir string, args ...string) (string, error) {
+	t.Helper()
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	cmd := newRootCommand()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetIn(strings.NewReader(""))
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	return out.String(), err
+}
+
+func listFiles(t *testing.T, dir string) []string {
+	var out []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, rel)
+		}
+		return nil
+	})
+	return out
+}
+
+func TestInitBadInputWritesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		gomod bool
+		want  string
+	}{
+		{"no domain", []string{"init", "repo"}, true, "--domain is required"},
+		{"bad domain", []string{"init", "repo", "--domain", "Bad_Domain"}, true, "--domain"},
+		{"no go.mod", []string{"init", "repo", "--domain", "example.com"}, false, "go mod init"},
+		{"bad module", []string{"init", "repo", "--domain", "example.com", "--module", "not a module"}, false, "--module"},
+		{"module mismatch", []string{"init", "repo", "--domain", "example.com", "--module", "example.com/other"}, true, "--module"},
+		{"bad license", []string{"init", "repo", "--domain", "example.com", "--license", "gpl9"}, true, "--license"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tc.gomod {
+				os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/crontab\n\ngo 1.26\n"), 0o644)
+			}
+			before := listFiles(t, dir)
+			_, err := run(t, dir, tc.args...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("want an error containing %q, got %v", tc.want, err)
+			}
+			if after := listFiles(t, dir); len(after) != len(before) {
+				t.Errorf("files written on error: %v", after)
+			}
+		})
+	}
+}
+
+func TestCreateBadInputWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	// A minimal initialised project: PROJECT and the license header are all create reads.
+	os.WriteFile(filepath.Join(dir, "PROJECT"), []byte("version: \"1\"\ndomain: example.com\nmodule: example.com/crontab\nresources:\n- group: stable\n  version: v1\n  kind: CronTab\n  plural: crontabs\n  singular: crontab\n  scope: Namespaced\n  controller: true\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "hack"), 0o755)
+	os.WriteFile(filepath.Join(dir, "hack", "boilerplate.go.txt"), []byte("// header\n"), 0o644)
+	before := listFiles(t, dir)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--version", "v1", "--kind", "CronTab"}, "--group is required"},
+		{[]string{"--group", "Stable", "--version", "v1", "--kind", "CronTab"}, "--group"},
+		{[]string{"--group", "stable", "--version", "1", "--kind", "CronTab"}, "--version"},
+		{[]string{"--group", "stable", "--version", "v1beta", "--kind", "CronTab"}, "--version"},
+		{[]string{"--group", "stable", "--version", "v1", "--kind", "cronTab"}, "--kind"},
+		{[]string{"--group", "stable", "--version", "v1"}, "--kind is required"},
+		{[]string{"--group", "stable", "--version", "v1", "--kind", "Crontabs"}, "clashes"},
+	} {
+		_, err := run(t, dir, append([]string{"create", "group", "version", "resource"}, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: want an error containing %q, got %v", tc.args, tc.want, err)
+		}
+	}
+	if after := listFiles(t, dir); len(after) != len(before) {
+		t.Errorf("files written on error: %v", after)
+	}
+}
+
+func TestCreateOutsideProject(t *testing.T) {
+	_, err := run(t, t.TempDir(), "create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "CronTab")
+	if err == nil || !strings.Contains(err.Error(), "init repo") {
+		t.Fatalf("want a hint to run init repo, got %v", err)
+	}
+}
+
+func TestEveryCommandHasAnExample(t *testing.T) {
+	var check func(path string, c *cobra.Command)
+	check = func(path string, c *cobra.Command) {
+		if c.Runnable() && c.Example == "" {
+			t.Errorf("%s has no example in --help", path)
+		}
+		for _, sub := range c.Commands() {
+			check(path+" "+sub.Name(), sub)
+		}
+	}
+	check("apiserver-boot", newRootCommand())
+}

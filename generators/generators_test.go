@@ -1,0 +1,103 @@
+package generators
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func testAPI(t *testing.T, root string) *API {
+	t.Helper()
+	header, err := os.ReadFile(filepath.Join(root, "hack", "boilerplate.go.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &project.Project{Domain: "example.com", Module: "example.com/shop", Resources: []*project.Resource{
+		{Group: "shop", Version: "v1", Kind: "Widget", Plural: "widgets", Controller: true},
+	}}
+	api, err := LoadAPI(root, p, "github.com/apiserver-boot/apiserver-boot", string(header))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return api
+}
+
+// TestSourceGeneratorsGolden checks the files generated from source (internal
+// types, registration, controller wiring) against testdata/golden.
+func TestSourceGeneratorsGolden(t *testing.T) {
+	root, _ := filepath.Abs("testdata/api")
+	api := testAPI(t, root)
+	g := api.Groups[0]
+	if len(g.Kinds) != 2 || g.Kinds[0].Name != "Shelf" || g.Kinds[0].Namespaced || !g.Kinds[1].StatusSubresource ||
+		strings.Join(g.Kinds[1].ShortNames, ",") != "wd,wdg" {
+		t.Fatalf("markers not read as expected: %+v %+v", g.Kinds[0], g.Kinds[1])
+	}
+	var files []File
+	for _, gen := range sourceGenerators {
+		out, err := gen.Generate(api)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, out...)
+	}
+	if err := formatAll(files); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		rel, _ := filepath.Rel(root, f.Path)
+		golden := filepath.Join("testdata", "golden", rel+".golden")
+		if *update {
+			os.MkdirAll(filepath.Dir(golden), 0o755)
+			if err := os.WriteFile(golden, f.Content, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatalf("%v (run go test ./generators -update)", err)
+		}
+		if !bytes.Equal(want, f.Content) {
+			t.Errorf("%s differs from %s (run go test ./generators -update and review the diff):\n%s", rel, golden, f.Content)
+		}
+	}
+}
+
+func TestMarkerErrorsNameTheLine(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "pkg", "apis", "shop", "v1")
+	os.MkdirAll(dir, 0o755)
+	os.MkdirAll(filepath.Join(root, "hack"), 0o755)
+	os.WriteFile(filepath.Join(root, "hack", "boilerplate.go.txt"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "a_types.go"), []byte("package v1\n\n// +resource:path=as,scope=Galaxy\ntype A struct{}\n"), 0o644)
+	_, err := LoadAPI(root, &project.Project{Domain: "example.com", Module: "example.com/shop"}, "x", "")
+	if err == nil || !strings.Contains(err.Error(), "a_types.go:4") || !strings.Contains(err.Error(), "Namespaced or Cluster") {
+		t.Fatalf("want an error at a_types.go:4 naming the valid scopes, got %v", err)
+	}
+}
+
+func TestStorageVersionMustBeMarkedWithManyVersions(t *testing.T) {
+	root := t.TempDir()
+	for _, v := range []string{"v1", "v2"} {
+		dir := filepath.Join(root, "pkg", "apis", "shop", v)
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "a_types.go"), []byte("package "+v+"\n\n// +resource:path=as\ntype A struct{}\n"), 0o644)
+	}
+	_, err := LoadAPI(root, &project.Project{Domain: "example.com", Module: "example.com/shop"}, "x", "")
+	if err == nil || !strings.Contains(err.Error(), "+storageversion") {
+		t.Fatalf("want an error asking for +storageversion, got %v", err)
+	}
+}
+
+func TestOpenAPIModelPackage(t *testing.T) {
+	if got := OpenAPIModelPackage("example.com/crontab", "stable", "v1"); got != "com.example.crontab.pkg.apis.stable.v1" {
+		t.Errorf("got %s", got)
+	}
+}

@@ -1,0 +1,76 @@
+package v1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// Widget is a thing for sale.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +resource:path=widgets,strategy=WidgetStrategy,shortNames=wd;wdg,categories=all
+// +subresource:status
+type Widget struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   WidgetSpec   `json:"spec,omitempty"`
+	Status WidgetStatus `json:"status,omitempty"`
+}
+
+// WidgetSpec is the desired state.
+type WidgetSpec struct {
+	// Color of the widget.
+	// +kubebuilder:validation:Enum=red;blue
+	Color Color `json:"color,omitempty"`
+	// Port serves the widget.
+	Port intstr.IntOrString `json:"port,omitempty"`
+	// Resources it needs.
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// Color is a widget colour.
+type Color string
+
+// The known colours.
+const (
+	Red  Color = "red"
+	Blue Color = "blue"
+)
+
+// WidgetStatus is the observed state.
+type WidgetStatus struct {
+	Sold bool `json:"sold,omitempty"`
+}
+
+// WidgetList is a list of widgets.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type WidgetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Widget `json:"items"`
+}
+
+// Shelf holds widgets, across the whole cluster.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +resource:path=shelves,scope=Cluster
+type Shelf struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Widgets           []string `json:"widgets,omitempty"`
+}
+
+// ShelfList is a list of shelves.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type ShelfList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Shelf `json:"items"`
+}
+
+// hidden is not copied: helpers outside *_types.go files are versioned-only.
+var hidden = 1

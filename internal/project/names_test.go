@@ -1,0 +1,59 @@
+package project
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestValidation(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		err     error
+		wantErr string // substring; "" means valid
+	}{
+		{"domain ok", ValidateDomain("example.com"), ""},
+		{"domain caps", ValidateDomain("Example.com"), "--domain"},
+		{"domain no dot", ValidateDomain("example"), "--domain"},
+		{"group ok", ValidateGroup("stable", "example.com"), ""},
+		{"group dash", ValidateGroup("my-group", "example.com"), "--group"},
+		{"group caps", ValidateGroup("Stable", "example.com"), "--group"},
+		{"version v1", ValidateVersion("v1"), ""},
+		{"version v1alpha1", ValidateVersion("v1alpha1"), ""},
+		{"version v2beta3", ValidateVersion("v2beta3"), ""},
+		{"version 1", ValidateVersion("1"), "--version"},
+		{"version v1gamma1", ValidateVersion("v1gamma1"), "--version"},
+		{"version v0", ValidateVersion("v0"), "--version"},
+		{"kind ok", ValidateKind("CronTab"), ""},
+		{"kind lower", ValidateKind("cronTab"), "--kind"},
+		{"kind list", ValidateKind("CronTabList"), "List"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			switch {
+			case tc.wantErr == "" && tc.err != nil:
+				t.Errorf("unexpected error: %v", tc.err)
+			case tc.wantErr != "" && (tc.err == nil || !strings.Contains(tc.err.Error(), tc.wantErr)):
+				t.Errorf("want an error containing %q, got %v", tc.wantErr, tc.err)
+			}
+		})
+	}
+}
+
+func TestPlural(t *testing.T) {
+	for kind, want := range map[string]string{"CronTab": "crontabs", "Policy": "policies", "Class": "classes", "Endpoints": "endpoints"} {
+		if got := Plural(kind); got != want {
+			t.Errorf("Plural(%s) = %s, want %s", kind, got, want)
+		}
+	}
+}
+
+func TestCheckClash(t *testing.T) {
+	p := &Project{Domain: "example.com", Resources: []*Resource{{Group: "stable", Version: "v1", Kind: "CronTab", Plural: "crontabs", Singular: "crontab"}}}
+	// CronTabs' plural "crontabs" would be the plural of CronTab and clash.
+	err := p.CheckClash(&Resource{Group: "stable", Version: "v1", Kind: "Crontabs", Plural: "crontabses", Singular: "crontabs"})
+	if err == nil || !strings.Contains(err.Error(), `"crontabs"`) {
+		t.Errorf("want a clash naming crontabs, got %v", err)
+	}
+	if err := p.CheckClash(&Resource{Group: "other", Version: "v1", Kind: "CronTab", Plural: "crontabs", Singular: "crontab"}); err != nil {
+		t.Errorf("another group may reuse names: %v", err)
+	}
+}
