@@ -1,0 +1,249 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+const cronTab = `apiVersion: stable.example.com/v1
+kind: CronTab
+metadata:
+  name: %s
+  labels: {team: %s}
+spec:
+  replicas: %d
+status:
+  replicas: 99
+`
+
+func TestRunLocalWithKubectl(t *testing.T) {
+	rl, port := runLocal(t)
+
+	// Discovery, OpenAPI (explain) and /version work for kubectl.
+	res := mustKubectl(t, "api-resources", "--api-group", "stable.example.com")
+	for _, want := range []string{"crontabs", "calendars"} {
+		if !strings.Contains(res, want) {
+			t.Errorf("api-resources lacks %s:\n%s", want, res)
+		}
+	}
+	if out := mustKubectl(t, "explain", "crontab.spec.replicas"); !strings.Contains(out, "desired number of instances") {
+		t.Errorf("explain does not show the field's Go doc:\n%s", out)
+	}
+	if out := mustKubectl(t, "version", "-o", "json"); !strings.Contains(out, `"gitVersion": "v1.`) {
+		t.Errorf("server version is not Kubernetes-shaped:\n%s", out)
+	}
+
+	// A watch started before the writes sees them, in order.
+	watch := exec.Command("kubectl", "--kubeconfig", filepath.Join(proj, "kubeconfig"), "get", "crontabs", "--watch",
+		"--output-watch-events", "-o", `jsonpath={.type} {.object.metadata.name}{"\n"}`)
+	watchOut := &syncBuffer{}
+	watch.Stdout, watch.Stderr = watchOut, watchOut
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Process.Kill()
+	time.Sleep(time.Second)
+
+	// Create: status from the client is dropped, generation starts at 1, defaults apply.
+	for _, m := range []string{fmt.Sprintf(cronTab, "alpha", "a", 3), fmt.Sprintf(cronTab, "beta", "b", 0)} {
+		if r := kubectlApplyStdin(t, "create", m); r.err != nil {
+			t.Fatalf("create: %v %s", r.err, r.stderr)
+		}
+	}
+	if got := mustKubectl(t, "get", "crontab", "alpha", "-o", "jsonpath={.metadata.generation} {.spec.replicas} [{.status.replicas}]"); got != "1 3 []" {
+		t.Errorf("after create: generation, replicas, status = %q, want %q", got, "1 3 []")
+	}
+	if got := mustKubectl(t, "get", "crontab", "beta", "-o", "jsonpath={.spec.replicas}"); got != "1" {
+		t.Errorf("DefaultingFunction not applied: replicas = %q, want 1", got)
+	}
+
+	// Validation errors reach kubectl with their field path, as 422.
+	r := kubectlApplyStdin(t, "create", fmt.Sprintf(cronTab, "gamma", "a", 15))
+	if r.err == nil || !strings.Contains(r.stderr, "spec.replicas: Invalid value: 15: must be less than or equal to 10") {
+		t.Errorf("want a validation error for spec.replicas, got err=%v stderr=%s", r.err, r.stderr)
+	}
+	if code := rawPost(t, "/apis/stable.example.com/v1/namespaces/default/crontabs",
+		`{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"gamma"},"spec":{"replicas":15}}`); code != http.StatusUnprocessableEntity {
+		t.Errorf("invalid create: HTTP %d, want 422", code)
+	}
+
+	// List and label selectors.
+	if got := mustKubectl(t, "get", "crontabs", "-o", "name"); got != "crontab.stable.example.com/alpha\ncrontab.stable.example.com/beta\n" {
+		t.Errorf("list: %q", got)
+	}
+	if got := mustKubectl(t, "get", "crontabs", "-l", "team=b", "-o", "name"); got != "crontab.stable.example.com/beta\n" {
+		t.Errorf("label selector: %q", got)
+	}
+	if got := mustKubectl(t, "get", "crontabs", "--field-selector", "metadata.name=alpha", "-o", "name"); got != "crontab.stable.example.com/alpha\n" {
+		t.Errorf("field selector: %q", got)
+	}
+
+	// Update: spec changes bump generation; status through the main resource is ignored,
+	// through /status it is written without touching spec or generation.
+	mustKubectl(t, "patch", "crontab", "alpha", "--type", "merge", "-p", `{"spec":{"replicas":5},"status":{"replicas":7}}`)
+	if got := mustKubectl(t, "get", "crontab", "alpha", "-o", "jsonpath={.metadata.generation} {.spec.replicas} [{.status.replicas}]"); got != "2 5 []" {
+		t.Errorf("after spec patch: %q, want %q", got, "2 5 []")
+	}
+	mustKubectl(t, "patch", "crontab", "alpha", "--subresource", "status", "--type", "merge", "-p", `{"spec":{"replicas":9},"status":{"replicas":7}}`)
+	if got := mustKubectl(t, "get", "crontab", "alpha", "-o", "jsonpath={.metadata.generation} {.spec.replicas} [{.status.replicas}]"); got != "2 5 [7]" {
+		t.Errorf("after status patch: %q, want %q", got, "2 5 [7]")
+	}
+	if r := kubectl("patch", "crontab", "alpha", "--type", "merge", "-p", `{"spec":{"replicas":11}}`); r.err == nil || !strings.Contains(r.stderr, "spec.replicas") {
+		t.Errorf("ValidateUpdate hook not applied: %v %s", r.err, r.stderr)
+	}
+
+	// Cluster-scoped kinds are served without a namespace.
+	if r := kubectlApplyStdin(t, "create", "apiVersion: stable.example.com/v1\nkind: Calendar\nmetadata:\n  name: holidays\n"); r.err != nil {
+		t.Fatalf("create calendar: %v %s", r.err, r.stderr)
+	}
+	if got := mustKubectl(t, "get", "calendars", "-o", "jsonpath={.items[0].metadata.name}/{.items[0].metadata.namespace}"); got != "holidays/" {
+		t.Errorf("cluster-scoped list: %q", got)
+	}
+
+	// Delete.
+	mustKubectl(t, "delete", "crontab", "beta")
+	if r := kubectl("get", "crontab", "beta"); r.err == nil || !strings.Contains(r.stderr, "NotFound") {
+		t.Errorf("deleted object still readable: %v %s", r.err, r.stderr)
+	}
+	time.Sleep(time.Second)
+	for _, want := range []string{"ADDED alpha", "ADDED beta", "MODIFIED alpha", "DELETED beta"} {
+		if !strings.Contains(watchOut.String(), want) {
+			t.Errorf("watch did not show %q:\n%s", want, watchOut.String())
+		}
+	}
+
+	// Anonymous callers get 401, except on health endpoints.
+	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	for path, want := range map[string]int{"/apis/stable.example.com/v1/crontabs": 401, "/healthz": 200, "/readyz": 200} {
+		resp, err := insecure.Get(fmt.Sprintf("https://127.0.0.1:%d%s", port, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("anonymous GET %s: %d, want %d", path, resp.StatusCode, want)
+		}
+	}
+
+	// The controller-manager reconciles what the apiserver stores.
+	if !waitUntil(30*time.Second, func() bool { return strings.Contains(rl.out.String(), `"Reconciling CronTab" namespace="default" name="alpha"`) }) {
+		t.Errorf("controller-manager did not reconcile alpha:\n%s", rl.out.String())
+	}
+
+	// Ctrl-C stops everything; nothing is left running.
+	rl.stop(t)
+	if left := projectProcesses(); len(left) > 0 {
+		t.Fatalf("processes left after stop: %v", left)
+	}
+
+	// Objects survive a restart of the embedded etcd.
+	rl, _ = runLocal(t, "--generate=false")
+	if got := mustKubectl(t, "get", "crontab", "alpha", "-o", "jsonpath={.spec.replicas}"); got != "5" {
+		t.Errorf("after restart: replicas = %q, want 5", got)
+	}
+	rl.stop(t)
+	if left := projectProcesses(); len(left) > 0 {
+		t.Fatalf("processes left after stop: %v", left)
+	}
+}
+
+func waitUntil(timeout time.Duration, f func() bool) bool {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if f() {
+			return true
+		}
+	}
+	return f()
+}
+
+// rawPost posts JSON with the kubeconfig's credentials and returns the HTTP status.
+func rawPost(t *testing.T, path, body string) int {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(proj, "kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := client.Post(cfg.Host+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(b), "spec.replicas") {
+		t.Errorf("response does not name the field: %s", b)
+	}
+	return resp.StatusCode
+}
+
+// TestExternalEtcd runs the apiserver on a separate etcd process and checks
+// where objects are stored: <prefix>/<group>/<plural>/<namespace>/<name>.
+func TestExternalEtcd(t *testing.T) {
+	clientPort, peerPort := freePort(t), freePort(t)
+	clientURL := fmt.Sprintf("http://127.0.0.1:%d", clientPort)
+	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
+	etcd := start(t, t.TempDir(), etcdBin, "--name", "e2e", "--data-dir", t.TempDir(),
+		"--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
+		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
+		"--initial-cluster", "e2e="+peerURL)
+	etcd.waitFor(t, "ready to serve client requests", time.Minute)
+
+	rl, _ := runLocal(t, "--etcd-servers", clientURL, "--controller-manager=false", "--generate=false")
+	if r := kubectlApplyStdin(t, "create", fmt.Sprintf(cronTab, "external", "x", 2)); r.err != nil {
+		t.Fatalf("create: %v %s", r.err, r.stderr)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{clientURL}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	key := "/registry/stable.example.com/crontabs/default/external"
+	got, err := cli.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Kvs) != 1 || !strings.Contains(string(got.Kvs[0].Value), `"apiVersion":"stable.example.com/v1"`) {
+		t.Errorf("etcd key %s: %v", key, got.Kvs)
+	}
+	rl.stop(t)
+	etcd.signal(syscall.SIGTERM) // etcd exits by re-raising the signal: its exit status is not ours to check
+	<-etcd.done
+	if left := projectProcesses(); len(left) > 0 {
+		t.Fatalf("processes left after stop: %v", left)
+	}
+}
+
+// TestPortTaken: a taken port is an error naming the flag to change it.
+func TestPortTaken(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	out, err := sh(proj, cli, "run", "local", "--secure-port", fmt.Sprint(port), "--generate=false")
+	if err == nil || !strings.Contains(out, "--secure-port") {
+		t.Fatalf("want an error naming --secure-port, got %v:\n%s", err, out)
+	}
+}
