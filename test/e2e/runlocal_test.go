@@ -142,7 +142,9 @@ func TestRunLocalWithKubectl(t *testing.T) {
 	}
 
 	// The controller-manager reconciles what the apiserver stores.
-	if !waitUntil(30*time.Second, func() bool { return strings.Contains(rl.out.String(), `"Reconciling CronTab" namespace="default" name="alpha"`) }) {
+	if !waitUntil(30*time.Second, func() bool {
+		return strings.Contains(rl.out.String(), `"Reconciling CronTab" namespace="default" name="alpha"`)
+	}) {
 		t.Errorf("controller-manager did not reconcile alpha:\n%s", rl.out.String())
 	}
 
@@ -245,5 +247,16 @@ func TestPortTaken(t *testing.T) {
 	out, err := sh(proj, cli, "run", "local", "--secure-port", fmt.Sprint(port), "--generate=false")
 	if err == nil || !strings.Contains(out, "--secure-port") {
 		t.Fatalf("want an error naming --secure-port, got %v:\n%s", err, out)
+	}
+}
+
+// TestExampleBuilds: the committed example project compiles and vets.
+func TestExampleBuilds(t *testing.T) {
+	dir := filepath.Join(repoRoot, "example")
+	if out, err := sh(dir, "go", "build", "./..."); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if out, err := sh(dir, "go", "vet", "./..."); err != nil {
+		t.Fatalf("%v\n%s", err, out)
 	}
 }

@@ -1,0 +1,37 @@
+# apiserver-boot: scaffolding and code generation for Kubernetes extension apiservers.
+GO ?= go
+BIN := bin/apiserver-boot
+# The example project: one group, two kinds, one of them cluster-scoped.
+EXAMPLE_INIT := init repo --module example.com/crontab --domain example.com --owner "The apiserver-boot Authors"
+EXAMPLE_CREATE := create group version resource --group stable --version v1
+
+.PHONY: all build test test-unit test-e2e example demo fmt vet clean
+all: build
+
+build: ## Build bin/apiserver-boot.
+	$(GO) build -o $(BIN) ./cmd/apiserver-boot
+
+test: test-unit test-e2e ## Everything CI runs.
+
+test-unit: vet ## Fast tests: naming, templates, markers, generators (goldens), strategies, CLI input checks, example/ in sync.
+	$(GO) test ./...
+
+test-e2e: ## Slow tier: scaffold, build and run a project; drive it with kubectl on embedded and external etcd.
+	$(GO) test -tags e2e -count=1 -v -timeout 60m ./test/e2e/
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	$(GO) vet ./...
+	$(GO) vet -tags e2e ./test/e2e/
+
+example: build ## Regenerate example/ from scratch with the current templates and generators.
+	rm -rf example && mkdir example
+	cd example && ../$(BIN) $(EXAMPLE_INIT)
+	cd example && ../$(BIN) $(EXAMPLE_CREATE) --kind CronTab
+	cd example && ../$(BIN) $(EXAMPLE_CREATE) --kind Calendar --non-namespaced --controller=false
+
+demo: build ## Scaffold a sample into a temporary folder, run it on an embedded etcd and show kubectl output.
+	./hack/demo.sh
+
+clean:
+	rm -rf bin .cache

@@ -1,0 +1,24 @@
+/*
+Copyright 2026 The apiserver-boot Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package apis holds one folder per API group: pkg/apis/<group>/<version>/
+// has the versioned types users write; pkg/apis/<group>/ gets the internal
+// types generated from them.
+//
+// +domain=example.com
+package apis
+
+//go:generate go run github.com/apiserver-boot/apiserver-boot/cmd/apiserver-boot generate

@@ -1,0 +1,24 @@
+/*
+Copyright 2026 The apiserver-boot Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package stable is the internal (unversioned) form of the stable.example.com
+// API group: every version converts to and from it, and REST strategy hooks
+// receive it. Its types are generated from the storage version: do not write
+// them by hand.
+//
+// +k8s:deepcopy-gen=package
+// +groupName=stable.example.com
+package stable
