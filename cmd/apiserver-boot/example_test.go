@@ -85,4 +85,3 @@ func projectFiles(t *testing.T, root string) map[string][]byte {
 	}
 	return out
 }
-

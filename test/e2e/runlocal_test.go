@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -104,6 +105,15 @@ func TestRunLocalWithKubectl(t *testing.T) {
 	if got := mustKubectl(t, "get", "crontab", "alpha", "-o", "jsonpath={.metadata.generation} {.spec.replicas} [{.status.replicas}]"); got != "2 5 [7]" {
 		t.Errorf("after status patch: %q, want %q", got, "2 5 [7]")
 	}
+	// kubectl edit, with a non-interactive editor.
+	edit := exec.Command("kubectl", "--kubeconfig", filepath.Join(proj, "kubeconfig"), "edit", "crontab", "alpha")
+	edit.Env = append(os.Environ(), "KUBE_EDITOR=sed -i s/replicas:.5/replicas:.6/")
+	if out, err := edit.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl edit: %v\n%s", err, out)
+	}
+	if got := mustKubectl(t, "get", "crontab", "alpha", "-o", "jsonpath={.metadata.generation} {.spec.replicas}"); got != "3 6" {
+		t.Errorf("after edit: %q, want %q", got, "3 6")
+	}
 	if r := kubectl("patch", "crontab", "alpha", "--type", "merge", "-p", `{"spec":{"replicas":11}}`); r.err == nil || !strings.Contains(r.stderr, "spec.replicas") {
 		t.Errorf("ValidateUpdate hook not applied: %v %s", r.err, r.stderr)
 	}
@@ -156,8 +166,8 @@ func TestRunLocalWithKubectl(t *testing.T) {
 
 	// Objects survive a restart of the embedded etcd.
 	rl, _ = runLocal(t, "--generate=false")
-	if got := mustKubectl(t, "get", "crontab", "alpha", "-o", "jsonpath={.spec.replicas}"); got != "5" {
-		t.Errorf("after restart: replicas = %q, want 5", got)
+	if got := mustKubectl(t, "get", "crontab", "alpha", "-o", "jsonpath={.spec.replicas}"); got != "6" {
+		t.Errorf("after restart: replicas = %q, want 6", got)
 	}
 	rl.stop(t)
 	if left := projectProcesses(); len(left) > 0 {
