@@ -107,7 +107,7 @@ func TestRunLocalWithKubectl(t *testing.T) {
 	}
 	// kubectl edit, with a non-interactive editor.
 	edit := exec.Command("kubectl", "--kubeconfig", filepath.Join(proj, "kubeconfig"), "edit", "crontab", "alpha")
-	edit.Env = append(os.Environ(), "KUBE_EDITOR=sed -i s/replicas:.5/replicas:.6/")
+	edit.Env = append(os.Environ(), "KUBE_EDITOR=sed -i 's/replicas: 5$/replicas: 6/'") // run through sh by kubectl
 	if out, err := edit.CombinedOutput(); err != nil {
 		t.Fatalf("kubectl edit: %v\n%s", err, out)
 	}
