@@ -98,11 +98,7 @@ func (o *createOptions) validate(p *project.Project) error {
 }
 
 func (o *createOptions) run(cmd *cobra.Command) error {
-	root, err := findRoot()
-	if err != nil {
-		return err
-	}
-	p, err := project.Load(root)
+	root, p, err := loadProject()
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,16 @@ func findRoot() (string, error) {
 	}
 }
 
+// loadProject finds the project around the working directory and reads its PROJECT file.
+func loadProject() (string, *project.Project, error) {
+	root, err := findRoot()
+	if err != nil {
+		return "", nil, err
+	}
+	p, err := project.Load(root)
+	return root, p, err
+}
+
 // templateData is what project and resource templates see.
 type templateData struct {
 	Name, Module, Domain, Framework, Boilerplate string

@@ -20,8 +20,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
 )
 
 func newRunCommand() *cobra.Command {
@@ -70,11 +68,7 @@ controller-manager. Logs are prefixed per process. Ctrl-C stops everything.`,
 }
 
 func (o *runLocalOptions) run(cmd *cobra.Command) error {
-	root, err := findRoot()
-	if err != nil {
-		return err
-	}
-	p, err := project.Load(root)
+	root, p, err := loadProject()
 	if err != nil {
 		return err
 	}

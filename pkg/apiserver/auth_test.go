@@ -30,7 +30,7 @@ func TestStandaloneAuth(t *testing.T) {
 	authn := standaloneAuthenticator("secret")
 	authz := standaloneAuthorizer()
 	for _, tc := range []struct {
-		path, token string
+		path, token   string
 		authenticated bool
 		allowed       bool
 	}{
