@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/util/jsonpath"
 	"sigs.k8s.io/controller-tools/pkg/markers"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
@@ -50,6 +51,9 @@ type Version struct {
 	Kinds   []*Kind
 	fset    *token.FileSet
 	files   []*ast.File // hand-written files (no zz_generated)
+	types   map[string]*TypeDecl
+	// ModelPackage is the +k8s:openapi-model-package of the version, if any.
+	ModelPackage string
 }
 
 // Kind is a served resource.
@@ -60,11 +64,14 @@ type Kind struct {
 	Strategy          string
 	Namespaced        bool
 	StatusSubresource bool
+	Scale             *ScaleSubresource
 	ShortNames        []string
 	Categories        []string
 	Versions          []string // serving versions, most preferred first
 	StorageVersion    string
 	StorageAlias      string // import alias of the storage version package
+	PrintColumns      []PrintColumn
+	SelectableFields  []string
 	storageMarked     bool
 }
 
@@ -132,6 +139,7 @@ func LoadAPI(root string, p *project.Project, framework, header string) (*API, e
 // load parses the hand-written files of a version and finds its kinds.
 func (v *Version) load() error {
 	v.fset = token.NewFileSet()
+	v.types = map[string]*TypeDecl{}
 	entries, err := os.ReadDir(v.Dir)
 	if err != nil {
 		return err
@@ -148,6 +156,14 @@ func (v *Version) load() error {
 		v.files = append(v.files, f)
 	}
 	for _, f := range v.files {
+		for _, l := range commentLines(v.fset, f.Doc) {
+			if strings.HasPrefix(l.text, "+k8s:openapi-model-package=") {
+				v.ModelPackage = strings.TrimPrefix(l.text, "+k8s:openapi-model-package=")
+			}
+		}
+		if err := v.collectTypes(f, strings.HasSuffix(v.fset.Position(f.Pos()).Filename, "_types.go")); err != nil {
+			return err
+		}
 		for _, decl := range f.Decls {
 			gd, ok := decl.(*ast.GenDecl)
 			if !ok || gd.Tok != token.TYPE {
@@ -172,6 +188,26 @@ func (v *Version) load() error {
 					return err
 				}
 				_, k.StatusSubresource = vals["subresource:status"]
+				for _, l := range commentLines(v.fset, doc) {
+					if pc, ok := parseTypeMarker(l.text).(PrintColumn); ok {
+						if err := pc.validate(); err != nil {
+							return fmt.Errorf("%s: %s: %w", l.pos, l.text, err)
+						}
+						k.PrintColumns = append(k.PrintColumns, pc)
+					}
+					if sf, ok := parseTypeMarker(l.text).(SelectableField); ok {
+						if err := validateFieldPath(sf.JSONPath); err != nil {
+							return fmt.Errorf("%s: %s: %w", l.pos, l.text, err)
+						}
+						k.SelectableFields = append(k.SelectableFields, sf.JSONPath)
+					}
+				}
+				if scale, ok := vals["subresource:scale"].(ScaleSubresource); ok {
+					if err := scale.validate(); err != nil {
+						return fmt.Errorf("%s: +subresource:scale on %s: %w", v.fset.Position(ts.Pos()), ts.Name.Name, err)
+					}
+					k.Scale = &scale
+				}
 				_, k.storageMarked = vals["storageversion"]
 				v.Kinds = append(v.Kinds, k)
 			}
@@ -179,6 +215,19 @@ func (v *Version) load() error {
 	}
 	sort.Slice(v.Kinds, func(i, j int) bool { return v.Kinds[i].Name < v.Kinds[j].Name })
 	return nil
+}
+
+// parseTypeMarker parses a type marker that may repeat (markerValues keeps one per name).
+func parseTypeMarker(text string) any {
+	def := registry.Lookup(text, markers.DescribesType)
+	if def == nil {
+		return nil
+	}
+	v, err := def.Parse(text)
+	if err != nil {
+		return nil // reported by markerValues
+	}
+	return v
 }
 
 func newKind(name string, rm ResourceMarker, pos token.Position) (*Kind, error) {
@@ -200,6 +249,49 @@ func newKind(name string, rm ResourceMarker, pos token.Position) (*Kind, error) 
 		return nil, fmt.Errorf("%s: +resource scope=%q on %s: want Namespaced or Cluster", pos, rm.Scope, name)
 	}
 	return k, nil
+}
+
+func (s ScaleSubresource) validate() error {
+	for name, p := range map[string]string{"specpath": s.SpecPath, "statuspath": s.StatusPath, "selectorpath": s.SelectorPath} {
+		if p != "" {
+			if err := validateFieldPath(p); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// validateFieldPath accepts simple JSON paths of fields, such as .spec.replicas.
+func validateFieldPath(p string) error {
+	if !strings.HasPrefix(p, ".") || strings.Contains(p, "..") || strings.ContainsAny(p, "[]*@? ") || strings.HasSuffix(p, ".") {
+		return fmt.Errorf("%q is not a JSON path of fields such as .spec.replicas", p)
+	}
+	return nil
+}
+
+func (c PrintColumn) validate() error {
+	switch c.Type {
+	case "integer", "number", "string", "boolean", "date":
+	default:
+		return fmt.Errorf("type=%q: want integer, number, string, boolean or date", c.Type)
+	}
+	if err := jsonpath.New(c.Name).Parse("{" + c.JSONPath + "}"); err != nil {
+		return fmt.Errorf("JSONPath=%s: %w", c.JSONPath, err)
+	}
+	return nil
+}
+
+// HasScale tells whether any kind of the API serves /scale.
+func (api *API) HasScale() bool {
+	for _, g := range api.Groups {
+		for _, k := range g.Kinds {
+			if k.Scale != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // mergeKinds collects the group's kinds across versions and picks each kind's

@@ -83,6 +83,43 @@ func TestMarkerErrorsNameTheLine(t *testing.T) {
 	}
 }
 
+func TestUnknownMarkersAreErrorsWithSuggestions(t *testing.T) {
+	for _, tc := range []struct{ types, want string }{
+		{"// +resoruce:path=as\ntype A struct{}\n", "a_types.go:3:1: unknown marker +resoruce (did you mean +resource?)"},
+		{"// +resource:path=as\ntype A struct {\n\t// +kubebuilder:validation:Maximun=3\n\tX int `json:\"x\"`\n}\n", "a_types.go:5:2: unknown marker +kubebuilder:validation:Maximun (did you mean +kubebuilder:validation:Maximum?)"},
+		{"// +resource:path=as\n// +printcolumn:name=X,type=text,JSONPath=.spec.x\ntype A struct{}\n", `type="text": want integer, number, string, boolean or date`},
+		{"// +resource:path=as\ntype A struct {\n\t// +kubebuilder:validation:MinLength=3\n\tX int `json:\"x\"`\n}\n", ""},
+		{"// +resource:path=as\ntype A struct {\n\t// +optional\n\t// +listType=atomic\n\tX []int `json:\"x\"`\n}\n", ""},
+	} {
+		root := t.TempDir()
+		dir := filepath.Join(root, "pkg", "apis", "shop", "v1")
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "a_types.go"), []byte("package v1\n\n"+tc.types), 0o644)
+		_, err := LoadAPI(root, &project.Project{Domain: "example.com", Module: "example.com/shop"}, "x", "")
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("unexpected error: %v", err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("want an error containing %q, got %v", tc.want, err)
+		}
+	}
+}
+
+func TestMarkerOnWrongFieldType(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "pkg", "apis", "shop", "v1")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "a_types.go"), []byte("package v1\n\n// +resource:path=as\ntype A struct {\n\t// +kubebuilder:validation:MinLength=3\n\tX int `json:\"x\"`\n}\n"), 0o644)
+	api, err := LoadAPI(root, &project.Project{Domain: "example.com", Module: "example.com/shop"}, "x", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = markerValidation{}.Generate(api)
+	if err == nil || !strings.Contains(err.Error(), "a_types.go:6:2") || !strings.Contains(err.Error(), "does not apply to field X of type int") {
+		t.Fatalf("want an error at the field naming its type, got %v", err)
+	}
+}
+
 func TestStorageVersionMustBeMarkedWithManyVersions(t *testing.T) {
 	root := t.TempDir()
 	for _, v := range []string{"v1", "v2"} {

@@ -29,6 +29,14 @@ type ResourceMarker struct {
 // StatusSubresource is `+subresource:status`: serve /status.
 type StatusSubresource struct{}
 
+// ScaleSubresource is `+subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.labelSelector`:
+// serve /scale as autoscaling/v1 Scale, reading and writing the replica counts at these JSON paths.
+type ScaleSubresource struct {
+	SpecPath     string `marker:"specpath"`
+	StatusPath   string `marker:"statuspath"`
+	SelectorPath string `marker:"selectorpath,optional"`
+}
+
 // StorageVersion is `+storageversion`: this version is kept in etcd.
 type StorageVersion struct{}
 
@@ -42,6 +50,7 @@ var registry = func() *markers.Registry {
 	}{
 		{"resource", markers.DescribesType, ResourceMarker{}},
 		{"subresource:status", markers.DescribesType, StatusSubresource{}},
+		{"subresource:scale", markers.DescribesType, ScaleSubresource{}},
 		{"storageversion", markers.DescribesType, StorageVersion{}},
 		{"groupName", markers.DescribesPackage, ""},
 		{"domain", markers.DescribesPackage, ""},

@@ -3,6 +3,9 @@ package generators
 import (
 	"fmt"
 	"sort"
+	"strings"
+
+	"sigs.k8s.io/controller-tools/pkg/markers"
 
 	"golang.org/x/tools/go/packages"
 	"k8s.io/gengo/v2"
@@ -50,6 +53,9 @@ func loadUniverse(api *API) (*generator.Context, error) {
 	}
 	c, err := generator.NewContext(p, namer.NameSystems{}, "")
 	if err != nil {
+		return nil, err
+	}
+	if err := rewriteDefaults(c.Universe, api.versionPackages()); err != nil {
 		return nil, err
 	}
 	// Types of other packages that API types refer to (core/v1, resource...)
@@ -122,4 +128,40 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// rewriteDefaults adds, next to every +kubebuilder:default=<value> on a field
+// of a versioned type, the +default=<json> that defaulter-gen (server-side
+// defaulting) and openapi-gen (the schema's default) read. The rewrite is in
+// memory, on the universe every generator shares.
+func rewriteDefaults(u types.Universe, pkgs []string) error {
+	for _, path := range pkgs {
+		pkg := u.Package(path)
+		for _, t := range pkg.Types {
+			for i := range t.Members {
+				m := &t.Members[i]
+				for _, line := range m.CommentLines {
+					text := strings.TrimSpace(line)
+					if !strings.HasPrefix(text, "+kubebuilder:default") {
+						continue
+					}
+					def := registry.Lookup(text, markers.DescribesField)
+					if def == nil {
+						continue
+					}
+					v, err := def.Parse(text)
+					if err != nil {
+						return fmt.Errorf("%s.%s: %s: %w", t.Name, m.Name, text, err)
+					}
+					d := v.(Default)
+					js, err := defaultJSON(&d)
+					if err != nil {
+						return err
+					}
+					m.CommentLines = append(m.CommentLines, "+default="+js)
+				}
+			}
+		}
+	}
+	return nil
 }

@@ -115,8 +115,13 @@ var openAPIBase = []string{
 	"k8s.io/apimachinery/pkg/version",
 }
 
-func (openAPI) Name() string               { return "openapi" }
-func (openAPI) Packages(api *API) []string { return openAPIBase }
+func (openAPI) Name() string { return "openapi" }
+func (openAPI) Packages(api *API) []string {
+	if api.HasScale() {
+		return append(append([]string(nil), openAPIBase...), "k8s.io/api/autoscaling/v1") // /scale serves its Scale
+	}
+	return openAPIBase
+}
 func (openAPI) Generate(api *API, base *generator.Context) ([]File, error) {
 	args := openapiargs.New()
 	args.OutputDir = filepath.Join(api.Root, "pkg", "openapi")

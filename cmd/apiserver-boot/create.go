@@ -39,14 +39,17 @@ const (
 )
 
 type createOptions struct {
-	level                   createLevel
-	group, version, kind    string
-	nonNamespaced, noStatus bool
-	controller, force       bool
+	level                  createLevel
+	group, version, kind   string
+	plural, singular       string
+	shortNames, categories []string
+	nonNamespaced          bool
+	status, scale          bool
+	controller, force      bool
 }
 
 func newCreateLevel(use, short, example string, level createLevel) *cobra.Command {
-	o := &createOptions{level: level, controller: true}
+	o := &createOptions{level: level, controller: true, status: true}
 	cmd := &cobra.Command{
 		Use:     use,
 		Short:   short,
@@ -63,7 +66,13 @@ func newCreateLevel(use, short, example string, level createLevel) *cobra.Comman
 	}
 	if level >= levelResource {
 		f.StringVar(&o.kind, "kind", "", "Kind, UpperCamelCase, e.g. CronTab (required)")
+		f.StringVar(&o.plural, "resource", "", "Plural resource name in URLs; default derived from the kind (CronTab: crontabs)")
+		f.StringVar(&o.singular, "singular", "", "Singular name kubectl accepts; default the lowercased kind")
+		f.StringSliceVar(&o.shortNames, "short-names", nil, "Short names kubectl accepts, e.g. ct,cron")
+		f.StringSliceVar(&o.categories, "categories", nil, "Categories the resource belongs to, e.g. all,batch (kubectl get all)")
 		f.BoolVar(&o.nonNamespaced, "non-namespaced", false, "Make the resource cluster-scoped")
+		f.BoolVar(&o.status, "with-status-subresource", o.status, "Serve /status; writes to the main resource then ignore status")
+		f.BoolVar(&o.scale, "with-scale-subresource", false, "Serve /scale (autoscaling/v1 Scale over .spec.replicas and .status.replicas)")
 		f.BoolVar(&o.controller, "controller", o.controller, "Scaffold a controller for the kind")
 	}
 	f.BoolVar(&o.force, "force", false, "Overwrite files that exist with other content")
@@ -93,8 +102,48 @@ func (o *createOptions) validate(p *project.Project) error {
 		if err := project.ValidateKind(o.kind); err != nil {
 			return err
 		}
+		checks := map[string][]string{"--resource": {o.plural}, "--singular": {o.singular}, "--short-names": o.shortNames, "--categories": o.categories}
+		for flag, values := range checks {
+			for _, v := range values {
+				if v == "" && (flag == "--short-names" || flag == "--categories") {
+					return fmt.Errorf("%s has an empty name", flag)
+				}
+				if v != "" {
+					if err := project.ValidateName(flag, v); err != nil {
+						return err
+					}
+				}
+			}
+		}
 	}
 	return nil
+}
+
+// resource is the resource the flags describe.
+func (o *createOptions) resource() *project.Resource {
+	r := &project.Resource{
+		Group: o.group, Version: o.version, Kind: o.kind,
+		Plural: o.plural, Singular: o.singular, ShortNames: o.shortNames, Categories: o.categories,
+		Scope: project.Namespaced, Controller: o.controller,
+	}
+	if r.Plural == "" {
+		r.Plural = project.Plural(o.kind)
+	}
+	if r.Singular == "" {
+		r.Singular = project.Singular(o.kind)
+	}
+	if o.nonNamespaced {
+		r.Scope = project.Cluster
+	}
+	if o.status {
+		r.Subresources = append(r.Subresources, "status")
+	}
+	if o.scale {
+		r.Subresources = append(r.Subresources, "scale")
+		paths := project.DefaultScalePaths
+		r.Scale = &paths
+	}
+	return r
 }
 
 func (o *createOptions) run(cmd *cobra.Command) error {
@@ -116,14 +165,7 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 		files = append(files, scaffold.File{Path: filepath.Join("pkg", "apis", o.group, o.version, "doc.go"), Template: "resource/version_doc.go.tmpl"})
 	}
 	if o.level >= levelResource {
-		r := &project.Resource{
-			Group: o.group, Version: o.version, Kind: o.kind,
-			Plural: project.Plural(o.kind), Singular: project.Singular(o.kind),
-			Scope: project.Namespaced, Subresources: []string{"status"}, Controller: o.controller,
-		}
-		if o.nonNamespaced {
-			r.Scope = project.Cluster
-		}
+		r := o.resource()
 		existing := p.Find(r.Group, r.Version, r.Kind)
 		if existing == nil {
 			if err := p.CheckClash(r); err != nil {
@@ -133,7 +175,7 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 		} else {
 			r = existing
 		}
-		data.Kind, data.Plural, data.Scope = r.Kind, r.Plural, string(r.Scope)
+		data.Kind, data.Plural, data.Scope, data.Resource = r.Kind, r.Plural, string(r.Scope), r
 		files = append(files, scaffold.File{
 			Path:     filepath.Join("pkg", "apis", o.group, o.version, generators.ControllerPackage(o.kind)+"_types.go"),
 			Template: "resource/types.go.tmpl",

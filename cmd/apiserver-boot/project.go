@@ -44,6 +44,8 @@ type templateData struct {
 	Scope, Package                               string
 	// ModelPackage names the OpenAPI definitions of a version's types.
 	ModelPackage string
+	// Resource is the resource being created.
+	Resource *project.Resource
 }
 
 func newTemplateData(root string, p *project.Project) (*templateData, error) {

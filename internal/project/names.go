@@ -54,6 +54,15 @@ func ValidateKind(kind string) error {
 	return nil
 }
 
+// ValidateName checks a resource name given by flag (plural, singular, short
+// name, category): lowercase DNS-1035 labels, as discovery requires.
+func ValidateName(flag, name string) error {
+	if errs := validation.IsDNS1035Label(name); len(errs) > 0 {
+		return fmt.Errorf("%s %q is not valid: want a lowercase name of letters, digits and '-', starting with a letter (%s)", flag, name, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
 // Plural derives the resource name of a kind the way Kubernetes does (CronTab -> crontabs, Policy -> policies).
 func Plural(kind string) string {
 	plural, _ := meta.UnsafeGuessKindToResource(schema.GroupVersionKind{Kind: kind})
@@ -63,26 +72,36 @@ func Plural(kind string) string {
 // Singular is the lowercased kind.
 func Singular(kind string) string { return strings.ToLower(kind) }
 
-// CheckClash refuses a new resource whose names collide with another kind of
-// the same group: kind, list kind, plural and singular share one value space.
-func (p *Project) CheckClash(r *Resource) error {
-	names := func(x *Resource) map[string]string {
-		return map[string]string{
-			"kind": strings.ToLower(x.Kind), "list kind": strings.ToLower(x.Kind + "List"),
-			"plural": x.Plural, "singular": x.Singular,
-		}
+// names lists the names a resource takes in its group's value space (seed
+// 001: kind, list kind, plural, singular and short names must not collide).
+func names(x *Resource) map[string]string {
+	out := map[string]string{
+		strings.ToLower(x.Kind): "kind", strings.ToLower(x.Kind + "List"): "list kind",
+		x.Plural: "plural", x.Singular: "singular",
 	}
+	for _, s := range x.ShortNames {
+		out[s] = "short name"
+	}
+	return out
+}
+
+// CheckClash refuses a new resource whose names collide with another kind of
+// the same group, or with a built-in Kubernetes resource of the same group.
+func (p *Project) CheckClash(r *Resource) error {
 	mine := names(r)
 	for _, o := range p.Resources {
 		if o.Group != r.Group || o.Kind == r.Kind {
 			continue
 		}
-		for what, theirs := range names(o) {
-			for myWhat, n := range mine {
-				if n == theirs {
-					return fmt.Errorf("--kind %s: its %s %q clashes with the %s of kind %s in group %s", r.Kind, myWhat, n, what, o.Kind, r.Group)
-				}
+		for n, what := range names(o) {
+			if myWhat, ok := mine[n]; ok {
+				return fmt.Errorf("--kind %s: its %s %q clashes with the %s of kind %s in group %s", r.Kind, myWhat, n, what, o.Kind, p.FullGroup(r.Group))
 			}
+		}
+	}
+	for n, what := range builtinNames(p.FullGroup(r.Group)) {
+		if myWhat, ok := mine[n]; ok {
+			return fmt.Errorf("--kind %s: its %s %q clashes with the %s of a built-in Kubernetes resource in group %s", r.Kind, myWhat, n, what, p.FullGroup(r.Group))
 		}
 	}
 	return nil

@@ -40,9 +40,33 @@ type Resource struct {
 	Kind         string   `json:"kind"`
 	Plural       string   `json:"plural"`
 	Singular     string   `json:"singular"`
+	ShortNames   []string `json:"shortNames,omitempty"`
+	Categories   []string `json:"categories,omitempty"`
 	Scope        Scope    `json:"scope"`
 	Subresources []string `json:"subresources,omitempty"`
-	Controller   bool     `json:"controller"`
+	// Scale holds the /scale paths when "scale" is among the subresources.
+	Scale      *ScalePaths `json:"scale,omitempty"`
+	Controller bool        `json:"controller"`
+}
+
+// ScalePaths are the JSON paths /scale reads and writes.
+type ScalePaths struct {
+	SpecReplicasPath   string `json:"specReplicasPath"`
+	StatusReplicasPath string `json:"statusReplicasPath"`
+	LabelSelectorPath  string `json:"labelSelectorPath,omitempty"`
+}
+
+// DefaultScalePaths are the paths of the scaffolded types.
+var DefaultScalePaths = ScalePaths{SpecReplicasPath: ".spec.replicas", StatusReplicasPath: ".status.replicas", LabelSelectorPath: ".status.labelSelector"}
+
+// HasSubresource tells whether the resource serves the named subresource.
+func (r *Resource) HasSubresource(name string) bool {
+	for _, s := range r.Subresources {
+		if s == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Load reads the PROJECT file in dir.

@@ -147,6 +147,11 @@ func NewScheme(groups []*builders.APIGroup) (*runtime.Scheme, error) {
 		if err := scheme.SetVersionPriority(g.PrioritizedVersions()...); err != nil {
 			return nil, err
 		}
+		for _, r := range g.Resources {
+			if r.Scale != nil {
+				addScaleToScheme(scheme)
+			}
+		}
 	}
 	return scheme, nil
 }

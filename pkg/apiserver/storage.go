@@ -70,6 +70,13 @@ func newStorage(r *builders.Resource, group string, scheme *runtime.Scheme, opts
 		return nil, err
 	}
 	gr := schema.GroupResource{Group: group, Resource: r.Plural}
+	table, err := newTableConvertor(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := addFieldLabelConversions(scheme, group, r); err != nil {
+		return nil, err
+	}
 	store := &genericregistry.Store{
 		NewFunc:                   r.New,
 		NewListFunc:               r.NewList,
@@ -79,9 +86,9 @@ func newStorage(r *builders.Resource, group string, scheme *runtime.Scheme, opts
 		UpdateStrategy:            strategy,
 		DeleteStrategy:            strategy,
 		ResetFieldsStrategy:       strategy,
-		TableConvertor:            rest.NewDefaultTableConvertor(gr),
+		TableConvertor:            table,
 	}
-	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter}); err != nil {
+	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: attrFunc(r)}); err != nil {
 		return nil, err
 	}
 	out := map[string]rest.Storage{
@@ -93,6 +100,9 @@ func newStorage(r *builders.Resource, group string, scheme *runtime.Scheme, opts
 		statusStore.UpdateStrategy = status
 		statusStore.ResetFieldsStrategy = status
 		out[r.Plural+"/status"] = &statusREST{store: &statusStore}
+	}
+	if r.Scale != nil {
+		out[r.Plural+"/scale"] = &scaleREST{store: store, paths: *r.Scale}
 	}
 	return out, nil
 }

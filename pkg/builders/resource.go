@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // APIGroup is everything the apiserver needs to serve one API group.
@@ -43,6 +44,17 @@ type Resource struct {
 	Versions []string
 	// StatusSubresource serves /status with status-only update semantics.
 	StatusSubresource bool
+	// Scale, when set, serves /scale as autoscaling/v1 Scale.
+	Scale *Scale
+
+	// PrintColumns are the extra columns of `kubectl get`, from +printcolumn markers.
+	PrintColumns []Column
+	// SelectableFields are JSON paths (".spec.cronSpec") usable in field selectors,
+	// besides metadata.name and metadata.namespace.
+	SelectableFields []string
+
+	// ValidateMarkers runs the checks generated from field markers; nil means none.
+	ValidateMarkers func(runtime.Object) field.ErrorList
 
 	// New and NewList return empty internal objects.
 	New     func() runtime.Object
@@ -50,16 +62,50 @@ type Resource struct {
 
 	// strategy builds the REST strategy once the scheme is known.
 	strategy func(scheme *runtime.Scheme, group string) (*Strategy, error)
+	hooks    any
+}
+
+// Column is a printer column: what `kubectl get` shows besides NAME and AGE.
+type Column struct {
+	Name        string
+	Type        string // integer, number, string, boolean or date
+	Format      string
+	Description string
+	JSONPath    string
+	// Priority 0 columns are always shown; higher ones with -o wide.
+	Priority int32
+}
+
+// Hooks returns the user's strategy hooks value, for optional hooks such as ConvertToTable.
+func (r *Resource) Hooks() any { return r.hooks }
+
+// Scale locates a resource's replica counts for the /scale subresource, as
+// JSON paths in the object (e.g. ".spec.replicas").
+type Scale struct {
+	SpecReplicasPath   string
+	StatusReplicasPath string
+	// LabelSelectorPath is optional: where the status holds the pods' selector, for autoscalers.
+	LabelSelectorPath string
 }
 
 // NewResource describes a resource whose internal type is T. hooks is a
 // pointer to the user's <Kind>Strategy value: any hook declared on it (with a
 // T or runtime.Object argument) replaces the default behaviour.
 func NewResource[T runtime.Object](r Resource, hooks any) *Resource {
+	r.hooks = hooks
 	r.strategy = func(scheme *runtime.Scheme, group string) (*Strategy, error) {
-		return newStrategy[T](scheme, schema.GroupResource{Group: group, Resource: r.Plural}, r.Namespaced, r.StatusSubresource, r.Versions, hooks)
+		s, err := newStrategy[T](scheme, schema.GroupResource{Group: group, Resource: r.Plural}, r.Namespaced, r.StatusSubresource, r.Versions, hooks)
+		if s != nil {
+			s.validateMarkers = r.ValidateMarkers
+		}
+		return s, err
 	}
 	return &r
+}
+
+// MarkerValidation adapts a generated ValidateMarkers_<Kind> function.
+func MarkerValidation[T runtime.Object](validate func(T) field.ErrorList) func(runtime.Object) field.ErrorList {
+	return func(obj runtime.Object) field.ErrorList { return validate(obj.(T)) }
 }
 
 // Strategy returns the REST strategy for the resource in the given group.

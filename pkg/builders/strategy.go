@@ -65,6 +65,7 @@ type Strategy struct {
 	validate         func(context.Context, runtime.Object) field.ErrorList
 	validateUpdate   func(ctx context.Context, obj, old runtime.Object) field.ErrorList
 	canonicalize     func(runtime.Object)
+	validateMarkers  func(runtime.Object) field.ErrorList
 }
 
 // hookError reports a hook declared with a signature the framework cannot call.
@@ -195,14 +196,21 @@ func (s *Strategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object
 	s.prepareForUpdate(ctx, obj, old)
 }
 
-// Validate calls the Validate hook.
+// Validate runs the checks declared by field markers, then the Validate hook.
 func (s *Strategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
-	return s.validate(ctx, obj)
+	return append(s.markerErrors(obj), s.validate(ctx, obj)...)
 }
 
-// ValidateUpdate calls the ValidateUpdate hook.
+// ValidateUpdate runs the checks declared by field markers, then the ValidateUpdate hook.
 func (s *Strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
-	return s.validateUpdate(ctx, obj, old)
+	return append(s.markerErrors(obj), s.validateUpdate(ctx, obj, old)...)
+}
+
+func (s *Strategy) markerErrors(obj runtime.Object) field.ErrorList {
+	if s.validateMarkers == nil {
+		return nil
+	}
+	return s.validateMarkers(obj)
 }
 
 // Canonicalize calls the Canonicalize hook.

@@ -32,6 +32,6 @@ func main() {
 	os.Exit(apiserver.Main(apiserver.Config{
 		Name:               "crontab",
 		Groups:             apis.Groups(),
-		OpenAPIDefinitions: openapi.GetOpenAPIDefinitions,
+		OpenAPIDefinitions: openapi.Definitions,
 	}))
 }

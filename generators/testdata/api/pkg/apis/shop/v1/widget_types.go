@@ -11,6 +11,10 @@ import (
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 // +resource:path=widgets,strategy=WidgetStrategy,shortNames=wd;wdg,categories=all
 // +subresource:status
+// +subresource:scale:specpath=.spec.count,statuspath=.status.count
+// +printcolumn:name=Color,type=string,JSONPath=.spec.color
+// +printcolumn:name=Port,type=string,JSONPath=.spec.port,priority=1
+// +selectablefield:JSONPath=.spec.color
 type Widget struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -28,6 +32,30 @@ type WidgetSpec struct {
 	Port intstr.IntOrString `json:"port,omitempty"`
 	// Resources it needs.
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+	// Count of widgets.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10
+	// +kubebuilder:default=1
+	Count int32 `json:"count,omitempty"`
+	// SKU identifies the widget.
+	// +kubebuilder:validation:Required
+	// +kubebuilder:validation:Pattern=`^[A-Z]{3}-[0-9]+$`
+	// +kubebuilder:validation:MaxLength=12
+	SKU string `json:"sku"`
+	// Ratio is optional.
+	// +kubebuilder:validation:Minimum=0.5
+	Ratio *float64 `json:"ratio,omitempty"`
+	// Parts lists the parts.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=5
+	Parts []Part `json:"parts,omitempty"`
+}
+
+// Part is one part of a widget.
+type Part struct {
+	// Name of the part.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
 }
 
 // Color is a widget colour.
@@ -41,7 +69,8 @@ const (
 
 // WidgetStatus is the observed state.
 type WidgetStatus struct {
-	Sold bool `json:"sold,omitempty"`
+	Sold  bool  `json:"sold,omitempty"`
+	Count int32 `json:"count,omitempty"`
 }
 
 // WidgetList is a list of widgets.

@@ -1,0 +1,185 @@
+package generators
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/controller-tools/pkg/markers"
+)
+
+// TypeDecl is a type declared in a version's *_types.go files.
+type TypeDecl struct {
+	Name       string
+	Struct     *ast.StructType // nil for other types
+	Underlying ast.Expr        // the type expression when not a struct
+	Fields     []*Field
+	Pos        token.Position
+}
+
+// Field is one struct field with its JSON name and markers.
+type Field struct {
+	GoName   string
+	JSONName string
+	Inline   bool // embedded into its parent's JSON object
+	// OmitEmpty: a zero value is absent from the JSON, so its checks do not apply.
+	OmitEmpty bool
+	Type      ast.Expr
+	Markers  FieldMarkers
+	Pos      token.Position
+}
+
+// jsonName reads a field's JSON name and inlining from its tag.
+func jsonName(f *ast.Field) (name string, inline bool, skip bool) {
+	if f.Tag != nil {
+		tag, _ := strconv.Unquote(f.Tag.Value)
+		parts := strings.Split(reflect.StructTag(tag).Get("json"), ",")
+		if parts[0] == "-" {
+			return "", false, true
+		}
+		for _, p := range parts[1:] {
+			if p == "inline" {
+				return "", true, false
+			}
+		}
+		if parts[0] != "" {
+			return parts[0], false, false
+		}
+	}
+	if len(f.Names) == 0 {
+		return "", true, false // embedded without a name: inlined by encoding/json
+	}
+	return f.Names[0].Name, false, false
+}
+
+// collectTypes reads the type declarations of a file into v.types, checking
+// every marker on them: an unknown marker is an error, not a silent skip.
+func (v *Version) collectTypes(f *ast.File, typesFile bool) error {
+	for _, decl := range f.Decls {
+		gd, ok := decl.(*ast.GenDecl)
+		if !ok || gd.Tok != token.TYPE {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			ts := spec.(*ast.TypeSpec)
+			doc := ts.Doc
+			if doc == nil && len(gd.Specs) == 1 {
+				doc = gd.Doc
+			}
+			for _, l := range commentLines(v.fset, doc) {
+				if err := checkMarker(l.text, markers.DescribesType, l.pos); err != nil {
+					return err
+				}
+			}
+			td := &TypeDecl{Name: ts.Name.Name, Pos: v.fset.Position(ts.Pos())}
+			st, isStruct := ts.Type.(*ast.StructType)
+			if !isStruct {
+				td.Underlying = ts.Type
+			} else {
+				td.Struct = st
+				for _, af := range st.Fields.List {
+					for _, l := range commentLines(v.fset, af.Doc) {
+						if err := checkMarker(l.text, markers.DescribesField, l.pos); err != nil {
+							return err
+						}
+					}
+					vals, err := markerValues(v.fset, markers.DescribesField, af.Doc)
+					if err != nil {
+						return err
+					}
+					name, inline, skip := jsonName(af)
+					if skip {
+						continue
+					}
+					goName := ""
+					if len(af.Names) > 0 {
+						goName = af.Names[0].Name
+					} else {
+						goName = embeddedName(af.Type)
+					}
+					td.Fields = append(td.Fields, &Field{
+						GoName: goName, JSONName: name, Inline: inline, Type: af.Type, OmitEmpty: omitEmpty(af),
+						Markers: fieldMarkers(vals), Pos: v.fset.Position(af.Pos()),
+					})
+				}
+			}
+			if typesFile {
+				v.types[td.Name] = td
+			}
+		}
+	}
+	return nil
+}
+
+func omitEmpty(f *ast.Field) bool {
+	if f.Tag == nil {
+		return false
+	}
+	tag, _ := strconv.Unquote(f.Tag.Value)
+	for _, p := range strings.Split(reflect.StructTag(tag).Get("json"), ",")[1:] {
+		if p == "omitempty" {
+			return true
+		}
+	}
+	return false
+}
+
+func embeddedName(e ast.Expr) string {
+	switch t := e.(type) {
+	case *ast.Ident:
+		return t.Name
+	case *ast.StarExpr:
+		return embeddedName(t.X)
+	case *ast.SelectorExpr:
+		return t.Sel.Name
+	}
+	return ""
+}
+
+// basicKind classifies a type expression for validation: "string", "number",
+// "bool", "struct:<Local>", "slice", "map", "pointer", or "other".
+func (v *Version) basicKind(e ast.Expr) string {
+	switch t := e.(type) {
+	case *ast.Ident:
+		switch t.Name {
+		case "string":
+			return "string"
+		case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "float32", "float64":
+			return "number"
+		case "bool":
+			return "bool"
+		}
+		if td, ok := v.types[t.Name]; ok {
+			if td.Struct != nil {
+				return "struct:" + t.Name
+			}
+			return v.basicKind(td.Underlying)
+		}
+	case *ast.StarExpr:
+		return "pointer"
+	case *ast.ArrayType:
+		return "slice"
+	case *ast.MapType:
+		return "map"
+	}
+	return "other"
+}
+
+func exprString(fset *token.FileSet, e ast.Expr) string {
+	switch t := e.(type) {
+	case *ast.Ident:
+		return t.Name
+	case *ast.StarExpr:
+		return "*" + exprString(fset, t.X)
+	case *ast.SelectorExpr:
+		return exprString(fset, t.X) + "." + t.Sel.Name
+	case *ast.ArrayType:
+		return "[]" + exprString(fset, t.Elt)
+	case *ast.MapType:
+		return "map[" + exprString(fset, t.Key) + "]" + exprString(fset, t.Value)
+	}
+	return fmt.Sprintf("%T", e)
+}

@@ -1,0 +1,254 @@
+package generators
+
+import (
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"path/filepath"
+	"regexp"
+
+	"strconv"
+	"strings"
+
+	"github.com/apiserver-boot/apiserver-boot/templates"
+)
+
+// markerValidation writes pkg/apis/<group>/zz_generated.validation.go: the
+// server-side checks declared by field markers, as Go code over the internal
+// types (which mirror the storage version). Every kind gets
+// ValidateMarkers_<Kind>, which the strategy runs before the Validate hooks.
+type markerValidation struct{}
+
+func (markerValidation) Name() string { return "marker-validation" }
+
+// validator is one generated function: validate_<Type>.
+type validator struct {
+	Type  string
+	Lines []string
+}
+
+func (markerValidation) Generate(api *API) ([]File, error) {
+	var out []File
+	for _, g := range api.Groups {
+		v := g.Version(g.StorageVersion)
+		gen := &validationGen{v: v, needs: map[string]bool{}, visiting: map[string]bool{}}
+		var kinds []string
+		for _, k := range g.Kinds {
+			kinds = append(kinds, k.Name)
+			if _, err := gen.need(k.Name); err != nil {
+				return nil, err
+			}
+		}
+		var validators []validator
+		for _, name := range sortedKeys(gen.needs) {
+			if !gen.needs[name] {
+				continue
+			}
+			lines, err := gen.body(v.types[name])
+			if err != nil {
+				return nil, err
+			}
+			validators = append(validators, validator{Type: name, Lines: lines})
+		}
+		b, err := templates.Render("generated/validation.go.tmpl", map[string]any{
+			"Header": api.Header, "Package": g.Name, "Kinds": kinds, "Validators": validators,
+			"Needs": gen.needs, "Patterns": gen.patterns, "UsesFmt": gen.usesFmt, "UsesUTF8": gen.usesUTF8,
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, File{Path: filepath.Join(g.Dir, "zz_generated.validation.go"), Content: b})
+	}
+	return out, nil
+}
+
+type validationGen struct {
+	v        *Version
+	needs    map[string]bool // type -> has checks (transitively)
+	visiting map[string]bool
+	patterns []string
+	// imports the generated code needs
+	usesFmt, usesUTF8 bool
+}
+
+// need reports whether a local struct type has any marker check, transitively.
+func (g *validationGen) need(name string) (bool, error) {
+	if n, ok := g.needs[name]; ok {
+		return n, nil
+	}
+	td := g.v.types[name]
+	if td == nil || td.Struct == nil || g.visiting[name] {
+		return false, nil
+	}
+	g.visiting[name] = true
+	defer delete(g.visiting, name)
+	result := false
+	for _, f := range td.Fields {
+		if !f.Markers.Empty() {
+			result = true
+		}
+		if local := g.localStruct(f.Type); local != "" {
+			n, err := g.need(local)
+			if err != nil {
+				return false, err
+			}
+			result = result || n
+		}
+	}
+	g.needs[name] = result
+	return result, nil
+}
+
+// localStruct returns the local struct type a field holds, directly or
+// through a pointer, slice or map.
+func (g *validationGen) localStruct(e ast.Expr) string {
+	for {
+		switch k := g.v.basicKind(e); {
+		case strings.HasPrefix(k, "struct:"):
+			return strings.TrimPrefix(k, "struct:")
+		case k == "pointer" || k == "slice" || k == "map":
+			e = elem(e)
+		default:
+			return ""
+		}
+	}
+}
+
+func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// body returns the statements of validate_<Type>(fp *field.Path, in *<Type>).
+func (g *validationGen) body(td *TypeDecl) ([]string, error) {
+	var lines []string
+	add := func(format string, a ...any) { lines = append(lines, fmt.Sprintf(format, a...)) }
+	for _, f := range td.Fields {
+		path := fmt.Sprintf("fp.Child(%q)", f.JSONName)
+		if f.Inline {
+			path = "fp"
+		}
+		access := "in." + f.GoName
+		m := f.Markers
+		kind := g.v.basicKind(f.Type)
+		bad := func(marker string) error {
+			return fmt.Errorf("%s: +kubebuilder:validation:%s does not apply to field %s of type %s", f.Pos, marker, f.GoName, exprString(g.v.fset, f.Type))
+		}
+		if m.Required {
+			switch kind {
+			case "pointer":
+				add("if %s == nil {\nerrs = append(errs, field.Required(%s, \"\"))\n}", access, path)
+			case "string", "slice", "map":
+				add("if len(%s) == 0 {\nerrs = append(errs, field.Required(%s, \"\"))\n}", access, path)
+			}
+		}
+		// Scalar checks apply to the value, through a pointer if there is one.
+		value, scalar := access, kind
+		open := ""
+		if kind == "pointer" {
+			scalar = g.v.basicKind(elem(f.Type))
+			value = "(*" + access + ")"
+			open = fmt.Sprintf("if %s != nil {", access)
+		}
+		var checks []string
+		check := func(format string, a ...any) { checks = append(checks, fmt.Sprintf(format, a...)) }
+		if m.Minimum != nil || m.Maximum != nil {
+			if scalar != "number" {
+				if m.Minimum != nil {
+					return nil, bad("Minimum")
+				}
+				return nil, bad("Maximum")
+			}
+			if m.Minimum != nil {
+				check("if float64(%s) < %s {\nerrs = append(errs, field.Invalid(%s, %s, \"must be greater than or equal to %s\"))\n}", value, fmtFloat(*m.Minimum), path, value, fmtFloat(*m.Minimum))
+			}
+			if m.Maximum != nil {
+				check("if float64(%s) > %s {\nerrs = append(errs, field.Invalid(%s, %s, \"must be less than or equal to %s\"))\n}", value, fmtFloat(*m.Maximum), path, value, fmtFloat(*m.Maximum))
+			}
+		}
+		if m.Pattern != nil || m.MinLength != nil || m.MaxLength != nil || m.Enum != nil {
+			if scalar != "string" {
+				switch {
+				case m.Pattern != nil:
+					return nil, bad("Pattern")
+				case m.Enum != nil:
+					return nil, bad("Enum")
+				default:
+					return nil, bad("MinLength/MaxLength")
+				}
+			}
+			if m.Pattern != nil {
+				if _, err := regexp.Compile(*m.Pattern); err != nil {
+					return nil, fmt.Errorf("%s: +kubebuilder:validation:Pattern on %s: %w", f.Pos, f.GoName, err)
+				}
+				g.patterns = append(g.patterns, *m.Pattern)
+				check("if !pattern%d.MatchString(string(%s)) {\nerrs = append(errs, field.Invalid(%s, %s, %q))\n}", len(g.patterns)-1, value, path, value, "must match the regular expression '"+*m.Pattern+"'")
+			}
+			if m.MinLength != nil || m.MaxLength != nil {
+				g.usesUTF8 = true
+			}
+			if m.MinLength != nil {
+				check("if utf8.RuneCountInString(string(%s)) < %d {\nerrs = append(errs, field.Invalid(%s, %s, \"must be at least %d characters long\"))\n}", value, *m.MinLength, path, value, *m.MinLength)
+			}
+			if m.MaxLength != nil {
+				check("if utf8.RuneCountInString(string(%s)) > %d {\nerrs = append(errs, field.TooLong(%s, %s, %d))\n}", value, *m.MaxLength, path, value, *m.MaxLength)
+			}
+			if m.Enum != nil {
+				var vals []string
+				for _, e := range m.Enum {
+					vals = append(vals, strconv.Quote(fmt.Sprint(e)))
+				}
+				check("switch string(%s) {\ncase %s:\ndefault:\nerrs = append(errs, field.NotSupported(%s, %s, []string{%s}))\n}", value, strings.Join(vals, ", "), path, value, strings.Join(vals, ", "))
+			}
+		}
+		if m.MinItems != nil || m.MaxItems != nil {
+			if kind != "slice" && kind != "map" {
+				return nil, bad("MinItems/MaxItems")
+			}
+			if m.MinItems != nil {
+				check("if len(%s) < %d {\nerrs = append(errs, field.Invalid(%s, len(%s), \"must have at least %d items\"))\n}", access, *m.MinItems, path, access, *m.MinItems)
+			}
+			if m.MaxItems != nil {
+				check("if len(%s) > %d {\nerrs = append(errs, field.TooMany(%s, len(%s), %d))\n}", access, *m.MaxItems, path, access, *m.MaxItems)
+			}
+		}
+		// A zero scalar is either absent (omitempty) or already reported as required.
+		if len(checks) > 0 && open == "" && (f.OmitEmpty || m.Required) {
+			switch scalar {
+			case "string":
+				open = fmt.Sprintf("if %s != \"\" {", value)
+			case "number":
+				open = fmt.Sprintf("if %s != 0 {", value)
+			}
+		}
+		if len(checks) > 0 {
+			if open != "" {
+				add("%s\n%s\n}", open, strings.Join(checks, "\n"))
+			} else {
+				lines = append(lines, checks...)
+			}
+		}
+		// Recurse into local structs that have checks.
+		if local := g.localStruct(f.Type); local != "" && g.needs[local] {
+			switch kind {
+			case "pointer":
+				add("if %s != nil {\nerrs = append(errs, validate_%s(%s, %s)...)\n}", access, local, path, access)
+			case "slice":
+				if g.v.basicKind(elem(f.Type)) == "struct:"+local {
+					add("for i := range %s {\nerrs = append(errs, validate_%s(%s.Index(i), &%s[i])...)\n}", access, local, path, access)
+				}
+			case "map":
+				if g.v.basicKind(elem(f.Type)) == "struct:"+local {
+					g.usesFmt = true
+					add("for k := range %s {\nv := %s[k]\nerrs = append(errs, validate_%s(%s.Key(fmt.Sprint(k)), &v)...)\n}", access, access, local, path)
+				}
+			default:
+				add("errs = append(errs, validate_%s(%s, &%s)...)", local, path, access)
+			}
+		}
+	}
+	return lines, nil
+}
+
+// defaultJSON renders a +kubebuilder:default value as JSON.
+func defaultJSON(d *Default) (string, error) {
+	b, err := json.Marshal(d.Value)
+	return string(b), err
+}

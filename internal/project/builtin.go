@@ -1,0 +1,30 @@
+package project
+
+import (
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+var builtin = sync.OnceValue(func() map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for gvk := range scheme.Scheme.AllKnownTypes() {
+		if gvk.Version == "__internal" || strings.HasSuffix(gvk.Kind, "List") || strings.HasSuffix(gvk.Kind, "Options") {
+			continue
+		}
+		if out[gvk.Group] == nil {
+			out[gvk.Group] = map[string]string{}
+		}
+		plural, singular := meta.UnsafeGuessKindToResource(gvk)
+		out[gvk.Group][strings.ToLower(gvk.Kind)] = "kind"
+		out[gvk.Group][plural.Resource] = "plural"
+		out[gvk.Group][singular.Resource] = "singular"
+	}
+	return out
+})
+
+// builtinNames returns the names of the built-in resources of a group (from
+// client-go's scheme), for groups such as networking.k8s.io.
+func builtinNames(group string) map[string]string { return builtin()[group] }
