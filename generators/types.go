@@ -28,8 +28,8 @@ type Field struct {
 	// OmitEmpty: a zero value is absent from the JSON, so its checks do not apply.
 	OmitEmpty bool
 	Type      ast.Expr
-	Markers  FieldMarkers
-	Pos      token.Position
+	Markers   FieldMarkers
+	Pos       token.Position
 }
 
 // jsonName reads a field's JSON name and inlining from its tag.
