@@ -114,6 +114,13 @@ func (g *validationGen) localStruct(e ast.Expr) string {
 	}
 }
 
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // body returns the statements of validate_<Type>(fp *field.Path, in *<Type>).
@@ -185,7 +192,7 @@ func (g *validationGen) body(td *TypeDecl) ([]string, error) {
 				g.usesUTF8 = true
 			}
 			if m.MinLength != nil {
-				check("if utf8.RuneCountInString(string(%s)) < %d {\nerrs = append(errs, field.Invalid(%s, %s, \"must be at least %d characters long\"))\n}", value, *m.MinLength, path, value, *m.MinLength)
+				check("if utf8.RuneCountInString(string(%s)) < %d {\nerrs = append(errs, field.Invalid(%s, %s, %q))\n}", value, *m.MinLength, path, value, "must be at least "+plural(*m.MinLength, "character")+" long")
 			}
 			if m.MaxLength != nil {
 				check("if utf8.RuneCountInString(string(%s)) > %d {\nerrs = append(errs, field.TooLong(%s, %s, %d))\n}", value, *m.MaxLength, path, value, *m.MaxLength)
@@ -203,7 +210,7 @@ func (g *validationGen) body(td *TypeDecl) ([]string, error) {
 				return nil, bad("MinItems/MaxItems")
 			}
 			if m.MinItems != nil {
-				check("if len(%s) < %d {\nerrs = append(errs, field.Invalid(%s, len(%s), \"must have at least %d items\"))\n}", access, *m.MinItems, path, access, *m.MinItems)
+				check("if len(%s) < %d {\nerrs = append(errs, field.Invalid(%s, len(%s), %q))\n}", access, *m.MinItems, path, access, "must have at least "+plural(*m.MinItems, "item"))
 			}
 			if m.MaxItems != nil {
 				check("if len(%s) > %d {\nerrs = append(errs, field.TooMany(%s, len(%s), %d))\n}", access, *m.MaxItems, path, access, *m.MaxItems)

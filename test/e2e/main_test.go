@@ -85,7 +85,8 @@ func setup(m *testing.M) (int, error) {
 	}{
 		{"go mod init", []string{"go", "mod", "init", "example.com/crontab"}},
 		{"init repo", []string{cli, "init", "repo", "--domain", "example.com"}},
-		{"create CronTab", []string{cli, "create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "CronTab"}},
+		{"create CronTab", []string{cli, "create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "CronTab",
+			"--short-names", "ct,cron", "--categories", "all,batch", "--with-scale-subresource"}},
 		{"create Calendar (cluster)", []string{cli, "create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "Calendar", "--non-namespaced", "--controller=false"}},
 	}
 	for _, s := range steps {
@@ -94,6 +95,9 @@ func setup(m *testing.M) (int, error) {
 		}
 	}
 	if err := os.WriteFile(filepath.Join(proj, "pkg", "apis", "stable", "v1", "crontab_hooks.go"), []byte(hooks), 0o644); err != nil {
+		return 0, err
+	}
+	if err := editTypes(); err != nil {
 		return 0, err
 	}
 	if err := timed("generate (with hooks)", func() error { _, err := sh(proj, cli, "generate"); return err }); err != nil {
@@ -108,12 +112,41 @@ func setup(m *testing.M) (int, error) {
 	return m.Run(), nil
 }
 
+// editTypes adds fields with markers, printer columns and a selectable field
+// to the scaffolded CronTab, as a user would.
+func editTypes() error {
+	path := filepath.Join(proj, "pkg", "apis", "stable", "v1", "crontab_types.go")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	src := string(b)
+	for old, new := range map[string]string{
+		"// +subresource:status\n": "// +subresource:status\n" +
+			"// +printcolumn:name=Schedule,type=string,JSONPath=.spec.cronSpec\n" +
+			"// +printcolumn:name=Replicas,type=integer,JSONPath=.spec.replicas\n" +
+			"// +printcolumn:name=Image,type=string,JSONPath=.spec.image,priority=1\n" +
+			"// +selectablefield:JSONPath=.spec.image\n",
+		"\t// +optional\n\tReplicas int32 `json:\"replicas,omitempty\"`\n}": "\t// +optional\n\t// +kubebuilder:validation:Maximum=10\n\tReplicas int32 `json:\"replicas,omitempty\"`\n" +
+			"\t// CronSpec is the schedule, in cron format.\n\t// +kubebuilder:validation:MinLength=9\n\t// +kubebuilder:default=\"* * * * *\"\n\tCronSpec string `json:\"cronSpec,omitempty\"`\n" +
+			"\t// Image is the container image to run.\n\t// +kubebuilder:validation:Enum=busybox;nginx\n\tImage string `json:\"image,omitempty\"`\n}",
+	} {
+		if !strings.Contains(src, old) {
+			return fmt.Errorf("scaffolded types changed: %q not found", old)
+		}
+		src = strings.Replace(src, old, new, 1)
+	}
+	return os.WriteFile(path, []byte(src), 0o644)
+}
+
 // hooks overrides DefaultingFunction, Validate and ValidateUpdate, as a user would.
 const hooks = `package v1
 
 import (
 	"context"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"example.com/crontab/pkg/apis/stable"
@@ -127,10 +160,27 @@ func (CronTabSchemeFns) DefaultingFunction(o interface{}) {
 }
 
 func (*CronTabStrategy) Validate(ctx context.Context, obj *stable.CronTab) field.ErrorList {
-	if obj.Spec.Replicas > 10 {
-		return field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), obj.Spec.Replicas, "must be less than or equal to 10")}
+	if obj.Spec.Replicas == 7 {
+		return field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), obj.Spec.Replicas, "must not be 7")}
 	}
 	return nil
+}
+
+// ConvertToTable replaces the printer columns of calendars entirely.
+func (*CalendarStrategy) ConvertToTable(ctx context.Context, obj runtime.Object, opts runtime.Object) (*metav1.Table, error) {
+	table := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{{Name: "Name", Type: "string", Format: "name"}, {Name: "Holiday", Type: "string"}}}
+	add := func(c *stable.Calendar) {
+		table.Rows = append(table.Rows, metav1.TableRow{Cells: []interface{}{c.Name, "yes"}, Object: runtime.RawExtension{Object: c}})
+	}
+	switch o := obj.(type) {
+	case *stable.Calendar:
+		add(o)
+	case *stable.CalendarList:
+		for i := range o.Items {
+			add(&o.Items[i])
+		}
+	}
+	return table, nil
 }
 
 func (s *CronTabStrategy) ValidateUpdate(ctx context.Context, obj, old *stable.CronTab) field.ErrorList {

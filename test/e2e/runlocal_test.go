@@ -75,12 +75,12 @@ func TestRunLocalWithKubectl(t *testing.T) {
 	}
 
 	// Validation errors reach kubectl with their field path, as 422.
-	r := kubectlApplyStdin(t, "create", fmt.Sprintf(cronTab, "gamma", "a", 15))
-	if r.err == nil || !strings.Contains(r.stderr, "spec.replicas: Invalid value: 15: must be less than or equal to 10") {
-		t.Errorf("want a validation error for spec.replicas, got err=%v stderr=%s", r.err, r.stderr)
+	r := kubectlApplyStdin(t, "create", fmt.Sprintf(cronTab, "gamma", "a", 7))
+	if r.err == nil || !strings.Contains(r.stderr, "spec.replicas: Invalid value: 7: must not be 7") {
+		t.Errorf("want the Validate hook's error for spec.replicas, got err=%v stderr=%s", r.err, r.stderr)
 	}
 	if code := rawPost(t, "/apis/stable.example.com/v1/namespaces/default/crontabs",
-		`{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"gamma"},"spec":{"replicas":15}}`); code != http.StatusUnprocessableEntity {
+		`{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"gamma"},"spec":{"replicas":7}}`); code != http.StatusUnprocessableEntity {
 		t.Errorf("invalid create: HTTP %d, want 422", code)
 	}
 
@@ -114,7 +114,7 @@ func TestRunLocalWithKubectl(t *testing.T) {
 	if got := mustKubectl(t, "get", "crontab", "alpha", "-o", "jsonpath={.metadata.generation} {.spec.replicas}"); got != "3 6" {
 		t.Errorf("after edit: %q, want %q", got, "3 6")
 	}
-	if r := kubectl("patch", "crontab", "alpha", "--type", "merge", "-p", `{"spec":{"replicas":11}}`); r.err == nil || !strings.Contains(r.stderr, "spec.replicas") {
+	if r := kubectl("patch", "crontab", "alpha", "--type", "merge", "-p", `{"spec":{"replicas":7}}`); r.err == nil || !strings.Contains(r.stderr, "must not be 7") {
 		t.Errorf("ValidateUpdate hook not applied: %v %s", r.err, r.stderr)
 	}
 

@@ -155,7 +155,12 @@ func mustKubectl(t *testing.T, args ...string) string {
 
 func kubectlApplyStdin(t *testing.T, verb, manifest string) result {
 	t.Helper()
-	cmd := exec.Command("kubectl", "--kubeconfig", filepath.Join(proj, "kubeconfig"), verb, "-f", "-")
+	return kubectlStdin(manifest, verb, "-f", "-")
+}
+
+// kubectlStdin runs kubectl with manifest on its standard input.
+func kubectlStdin(manifest string, args ...string) result {
+	cmd := exec.Command("kubectl", append([]string{"--kubeconfig", filepath.Join(proj, "kubeconfig")}, args...)...)
 	cmd.Stdin = strings.NewReader(manifest)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -1,0 +1,251 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// TestResourceSemantics drives what makes the generated resources behave
+// like built-in Kubernetes APIs (issue: subresources, names, printing,
+// OpenAPI validation, apply), with kubectl and, where kubectl has no verb,
+// raw HTTP through the kubeconfig's credentials.
+func TestResourceSemantics(t *testing.T) {
+	rl, _ := runLocal(t, "--generate=true", "--controller-manager=false")
+	defer rl.stop(t)
+	create := func(manifest string) {
+		t.Helper()
+		if r := kubectlApplyStdin(t, "create", manifest); r.err != nil {
+			t.Fatalf("create: %v\n%s", r.err, r.stderr)
+		}
+	}
+	create("apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: sem\n  labels: {app: sem}\nspec:\n  replicas: 2\n  image: nginx\n")
+
+	t.Run("names in discovery: short names, singular, categories", func(t *testing.T) {
+		for _, args := range [][]string{{"get", "ct", "sem", "-o", "name"}, {"get", "cron", "sem", "-o", "name"}, {"get", "crontab", "sem", "-o", "name"}} {
+			if got := mustKubectl(t, args...); got != "crontab.stable.example.com/sem\n" {
+				t.Errorf("kubectl %s: %q", strings.Join(args, " "), got)
+			}
+		}
+		if got := mustKubectl(t, "get", "all", "-o", "name"); !strings.Contains(got, "crontab.stable.example.com/sem") {
+			t.Errorf("kubectl get all (category all): %q", got)
+		}
+		if got := mustKubectl(t, "get", "batch", "-o", "name"); !strings.Contains(got, "crontab.stable.example.com/sem") {
+			t.Errorf("kubectl get batch (category batch): %q", got)
+		}
+	})
+
+	t.Run("defaults and validation from markers", func(t *testing.T) {
+		if got := mustKubectl(t, "get", "ct", "sem", "-o", "jsonpath={.spec.cronSpec}"); got != "* * * * *" {
+			t.Errorf("+kubebuilder:default not applied: cronSpec = %q", got)
+		}
+		r := kubectlApplyStdin(t, "create", "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: bad\nspec:\n  replicas: 15\n  image: redis\n  cronSpec: '* *'\n")
+		for _, want := range []string{
+			"spec.replicas: Invalid value: 15: must be less than or equal to 10",
+			`spec.image: Unsupported value: "redis": supported values: "busybox", "nginx"`,
+			`spec.cronSpec: Invalid value: "* *": must be at least 9 characters long`,
+		} {
+			if r.err == nil || !strings.Contains(r.stderr, want) {
+				t.Errorf("want %q, got err=%v stderr=%s", want, r.err, r.stderr)
+			}
+		}
+		schema := mustKubectl(t, "get", "--raw", "/openapi/v3/apis/stable.example.com/v1")
+		for _, want := range []string{`"maximum":10`, `"enum":["busybox","nginx"]`, `"minLength":9`, `"default":"* * * * *"`} {
+			if !strings.Contains(schema, want) {
+				t.Errorf("published OpenAPI schema lacks %s", want)
+			}
+		}
+		if out := mustKubectl(t, "explain", "crontab.spec.cronSpec"); !strings.Contains(out, "the schedule, in cron format") {
+			t.Errorf("explain: %s", out)
+		}
+	})
+
+	t.Run("printer columns and a table hook", func(t *testing.T) {
+		out := mustKubectl(t, "get", "crontabs")
+		if !strings.HasPrefix(out, "NAME") || !strings.Contains(out, "SCHEDULE") || !strings.Contains(out, "REPLICAS") || !strings.Contains(out, "AGE") || strings.Contains(out, "IMAGE") {
+			t.Errorf("kubectl get: columns NAME SCHEDULE REPLICAS AGE expected:\n%s", out)
+		}
+		if wide := mustKubectl(t, "get", "crontabs", "-o", "wide"); !strings.Contains(wide, "IMAGE") || !strings.Contains(wide, "nginx") {
+			t.Errorf("-o wide should add the priority column IMAGE:\n%s", wide)
+		}
+		create("apiVersion: stable.example.com/v1\nkind: Calendar\nmetadata:\n  name: sem-calendar\n")
+		if out := mustKubectl(t, "get", "calendars"); !strings.Contains(out, "HOLIDAY") {
+			t.Errorf("ConvertToTable hook not used:\n%s", out)
+		}
+	})
+
+	t.Run("scale subresource", func(t *testing.T) {
+		mustKubectl(t, "scale", "--replicas=5", "crontabs/sem")
+		if got := mustKubectl(t, "get", "ct", "sem", "-o", "jsonpath={.spec.replicas}"); got != "5" {
+			t.Errorf("after kubectl scale: replicas = %q", got)
+		}
+		got := mustKubectl(t, "get", "crontab", "sem", "--subresource=scale", "-o", "jsonpath={.apiVersion} {.kind} {.spec.replicas}")
+		if got != "autoscaling/v1 Scale 5" {
+			t.Errorf("get --subresource=scale: %q", got)
+		}
+	})
+
+	t.Run("field selectors", func(t *testing.T) {
+		create("apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: sem-busy\nspec:\n  image: busybox\n")
+		for sel, want := range map[string]string{
+			"spec.image=busybox":      "crontab.stable.example.com/sem-busy\n",
+			"metadata.name=sem":       "crontab.stable.example.com/sem\n",
+			"metadata.namespace=none": "",
+		} {
+			if got := mustKubectl(t, "get", "crontabs", "--field-selector", sel, "-o", "name"); got != want {
+				t.Errorf("--field-selector %s: %q, want %q", sel, got, want)
+			}
+		}
+		if r := kubectl("get", "crontabs", "--field-selector", "spec.cronSpec=x"); r.err == nil || !strings.Contains(r.stderr, "not supported") {
+			t.Errorf("a field not marked selectable should be refused: %v %s", r.err, r.stderr)
+		}
+	})
+
+	t.Run("patch: json, merge, strategic, server-side and client-side apply", func(t *testing.T) {
+		mustKubectl(t, "patch", "ct", "sem", "--type", "json", "-p", `[{"op":"replace","path":"/spec/replicas","value":3}]`)
+		mustKubectl(t, "patch", "ct", "sem", "--type", "merge", "-p", `{"metadata":{"labels":{"merge":"yes"}}}`)
+		mustKubectl(t, "patch", "ct", "sem", "--type", "strategic", "-p", `{"metadata":{"labels":{"strategic":"yes"}}}`)
+		if got := mustKubectl(t, "get", "ct", "sem", "-o", "jsonpath={.spec.replicas} {.metadata.labels.merge} {.metadata.labels.strategic}"); got != "3 yes yes" {
+			t.Errorf("after patches: %q", got)
+		}
+		applied := "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: sem-apply\nspec:\n  replicas: 4\n  image: busybox\n"
+		if r := kubectlApplyStdinArgs(t, applied, "apply", "--server-side", "--field-manager", "e2e-ssa"); r.err != nil {
+			t.Fatalf("apply --server-side: %v %s", r.err, r.stderr)
+		}
+		if got := mustKubectl(t, "get", "ct", "sem-apply", "-o", "jsonpath={.metadata.managedFields[*].manager}"); !strings.Contains(got, "e2e-ssa") {
+			t.Errorf("managed fields after server-side apply: %q", got)
+		}
+		conflicting := strings.Replace(applied, "replicas: 4", "replicas: 6", 1)
+		if r := kubectlApplyStdinArgs(t, conflicting, "apply", "--server-side", "--field-manager", "other"); r.err == nil || !strings.Contains(r.stderr, "conflict") {
+			t.Errorf("a second manager changing spec.replicas should conflict: %v %s", r.err, r.stderr)
+		}
+		clientSide := "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: sem-csa\nspec:\n  replicas: 1\n"
+		for i := 0; i < 2; i++ {
+			if r := kubectlApplyStdinArgs(t, strings.Replace(clientSide, "replicas: 1", fmt.Sprintf("replicas: %d", i+1), 1), "apply"); r.err != nil {
+				t.Fatalf("kubectl apply: %v %s", r.err, r.stderr)
+			}
+		}
+		if got := mustKubectl(t, "get", "ct", "sem-csa", "-o", "jsonpath={.spec.replicas}"); got != "2" {
+			t.Errorf("client-side apply: replicas = %q", got)
+		}
+	})
+
+	t.Run("optimistic concurrency: a stale resourceVersion is 409", func(t *testing.T) {
+		stale := mustKubectl(t, "get", "ct", "sem", "-o", "json")
+		mustKubectl(t, "label", "ct", "sem", "bump=1")
+		r := kubectlApplyStdin(t, "replace", stale)
+		if r.err == nil || !strings.Contains(r.stderr, "the object has been modified") {
+			t.Errorf("replace with a stale resourceVersion: %v %s", r.err, r.stderr)
+		}
+		var obj map[string]any
+		json.Unmarshal([]byte(stale), &obj)
+		if code := rawDo(t, http.MethodPut, "/apis/stable.example.com/v1/namespaces/default/crontabs/sem", stale); code != http.StatusConflict {
+			t.Errorf("PUT with a stale resourceVersion: HTTP %d, want 409", code)
+		}
+	})
+
+	t.Run("finalizers hold deletion", func(t *testing.T) {
+		create("apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: sem-final\n  finalizers: [example.com/hold]\n")
+		mustKubectl(t, "delete", "ct", "sem-final", "--wait=false")
+		if got := mustKubectl(t, "get", "ct", "sem-final", "-o", "jsonpath={.metadata.deletionTimestamp}"); got == "" {
+			t.Fatalf("object with a finalizer should stay, with a deletionTimestamp")
+		}
+		mustKubectl(t, "patch", "ct", "sem-final", "--type", "merge", "-p", `{"metadata":{"finalizers":null}}`)
+		if !waitUntil(10*time.Second, func() bool { return kubectl("get", "ct", "sem-final").err != nil }) {
+			t.Errorf("object still there after its finalizers were removed")
+		}
+	})
+
+	t.Run("watch from a resourceVersion, with bookmarks", func(t *testing.T) {
+		rv := mustKubectl(t, "get", "crontabs", "-o", "jsonpath={.metadata.resourceVersion}")
+		events := make(chan string, 100)
+		go watchRaw(t, "/apis/stable.example.com/v1/namespaces/default/crontabs?watch=true&allowWatchBookmarks=true&timeoutSeconds=8&resourceVersion="+rv, events)
+		time.Sleep(500 * time.Millisecond)
+		create("apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: sem-watch\n")
+		mustKubectl(t, "label", "ct", "sem-watch", "seen=yes")
+		mustKubectl(t, "delete", "ct", "sem-watch")
+		var got []string
+		for e := range events {
+			got = append(got, e)
+		}
+		joined := strings.Join(got, " ")
+		for _, want := range []string{"ADDED sem-watch", "MODIFIED sem-watch", "DELETED sem-watch", "BOOKMARK"} {
+			if !strings.Contains(joined, want) {
+				t.Errorf("watch events %v lack %q", got, want)
+			}
+		}
+	})
+}
+
+func kubectlApplyStdinArgs(t *testing.T, manifest string, args ...string) result {
+	t.Helper()
+	return kubectlStdin(manifest, append(args, "-f", "-")...)
+}
+
+func restConfig(t *testing.T) (*rest.Config, *http.Client) {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(proj, "kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, client
+}
+
+// rawDo sends body with the kubeconfig's credentials and returns the HTTP status.
+func rawDo(t *testing.T, method, path, body string) int {
+	t.Helper()
+	cfg, client := restConfig(t)
+	req, _ := http.NewRequest(method, cfg.Host+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// watchRaw streams a watch and sends "<TYPE> <name>" per event until the server ends it.
+func watchRaw(t *testing.T, path string, events chan<- string) {
+	defer close(events)
+	cfg, client := restConfig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, cfg.Host+path, nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer resp.Body.Close()
+	dec := json.NewDecoder(bufio.NewReader(resp.Body))
+	for {
+		var e struct {
+			Type   string `json:"type"`
+			Object struct {
+				Metadata struct {
+					Name string `json:"name"`
+				} `json:"metadata"`
+			} `json:"object"`
+		}
+		if err := dec.Decode(&e); err != nil {
+			return
+		}
+		events <- e.Type + " " + e.Object.Metadata.Name
+	}
+}
