@@ -39,6 +39,7 @@ type Group struct {
 	Dir            string
 	Versions       []*Version // most preferred first (Kubernetes version order)
 	Kinds          []*Kind    // every kind of the group, once
+	Requests       []string   // request types of custom subresources, in the storage version
 	StorageVersion string
 }
 
@@ -49,9 +50,11 @@ type Version struct {
 	Package string
 	Dir     string
 	Kinds   []*Kind
-	fset    *token.FileSet
-	files   []*ast.File // hand-written files (no zz_generated)
-	types   map[string]*TypeDecl
+	// Requests are the request types of custom subresources (+subresource:request).
+	Requests []string
+	fset     *token.FileSet
+	files    []*ast.File // hand-written files (no zz_generated)
+	types    map[string]*TypeDecl
 	// ModelPackage is the +k8s:openapi-model-package of the version, if any.
 	ModelPackage string
 }
@@ -72,6 +75,7 @@ type Kind struct {
 	StorageAlias      string // import alias of the storage version package
 	PrintColumns      []PrintColumn
 	SelectableFields  []string
+	Subresources      []RESTSubresource
 	storageMarked     bool
 }
 
@@ -179,6 +183,9 @@ func (v *Version) load() error {
 				if err != nil {
 					return err
 				}
+				if _, ok := vals["subresource:request"]; ok {
+					v.Requests = append(v.Requests, ts.Name.Name)
+				}
 				rm, ok := vals["resource"].(ResourceMarker)
 				if !ok {
 					continue
@@ -194,6 +201,12 @@ func (v *Version) load() error {
 							return fmt.Errorf("%s: %s: %w", l.pos, l.text, err)
 						}
 						k.PrintColumns = append(k.PrintColumns, pc)
+					}
+					if sub, ok := parseTypeMarker(l.text).(RESTSubresource); ok {
+						if sub.Handler == "" {
+							sub.Handler = upperCamel(sub.Path)
+						}
+						k.Subresources = append(k.Subresources, sub)
 					}
 					if sf, ok := parseTypeMarker(l.text).(SelectableField); ok {
 						if err := validateFieldPath(sf.JSONPath); err != nil {
@@ -214,7 +227,33 @@ func (v *Version) load() error {
 		}
 	}
 	sort.Slice(v.Kinds, func(i, j int) bool { return v.Kinds[i].Name < v.Kinds[j].Name })
+	sort.Strings(v.Requests)
+	for _, k := range v.Kinds {
+		for _, sub := range k.Subresources {
+			if !contains(v.Requests, sub.Request) {
+				return fmt.Errorf("%s: subresource %s of %s: request type %s has no +subresource:request marker in %s", v.Dir, sub.Path, k.Name, sub.Request, v.Name)
+			}
+		}
+	}
 	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// upperCamel turns a subresource path such as "dry-run" into "DryRun".
+func upperCamel(s string) string {
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
 }
 
 // parseTypeMarker parses a type marker that may repeat (markerValues keeps one per name).
@@ -326,6 +365,7 @@ func (g *Group) mergeKinds() error {
 			k.StorageVersion = k.Versions[0]
 		}
 		k.StorageAlias = g.Name + k.StorageVersion
+		g.Requests = g.Version(k.StorageVersion).Requests
 		if g.StorageVersion == "" {
 			g.StorageVersion = k.StorageVersion
 		} else if g.StorageVersion != k.StorageVersion {

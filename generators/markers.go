@@ -37,6 +37,18 @@ type ScaleSubresource struct {
 	SelectorPath string `marker:"selectorpath,optional"`
 }
 
+// RESTSubresource is `+subresource:rest:path=restart,request=CronTabRestart[,handler=Restart]`:
+// serve POST <plural>/<name>/<path>, calling the handler method declared on
+// the kind's strategy with the object and the request.
+type RESTSubresource struct {
+	Path    string `marker:"path"`
+	Request string `marker:"request"`
+	Handler string `marker:"handler,optional"`
+}
+
+// SubresourceRequest is `+subresource:request` on the request type of a custom subresource.
+type SubresourceRequest struct{}
+
 // StorageVersion is `+storageversion`: this version is kept in etcd.
 type StorageVersion struct{}
 
@@ -51,6 +63,8 @@ var registry = func() *markers.Registry {
 		{"resource", markers.DescribesType, ResourceMarker{}},
 		{"subresource:status", markers.DescribesType, StatusSubresource{}},
 		{"subresource:scale", markers.DescribesType, ScaleSubresource{}},
+		{"subresource:rest", markers.DescribesType, RESTSubresource{}},
+		{"subresource:request", markers.DescribesType, SubresourceRequest{}},
 		{"storageversion", markers.DescribesType, StorageVersion{}},
 		{"groupName", markers.DescribesPackage, ""},
 		{"domain", markers.DescribesPackage, ""},

@@ -26,7 +26,7 @@ func newCreateCommand() *cobra.Command {
   apiserver-boot create group version resource --group stable --version v1 --kind Cluster --non-namespaced`, levelResource)
 	version.AddCommand(resource)
 	group.AddCommand(version)
-	cmd.AddCommand(group)
+	cmd.AddCommand(group, newCreateSubresourceCommand())
 	return cmd
 }
 

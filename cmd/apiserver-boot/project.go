@@ -46,6 +46,8 @@ type templateData struct {
 	ModelPackage string
 	// Resource is the resource being created.
 	Resource *project.Resource
+	// Subresource, Request and Handler name a custom subresource.
+	Subresource, Request, Handler string
 }
 
 func newTemplateData(root string, p *project.Project) (*templateData, error) {

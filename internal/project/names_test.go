@@ -57,3 +57,19 @@ func TestCheckClash(t *testing.T) {
 		t.Errorf("another group may reuse names: %v", err)
 	}
 }
+
+func TestCheckClashShortNamesAndBuiltins(t *testing.T) {
+	p := &Project{Domain: "example.com", Resources: []*Resource{{Group: "stable", Version: "v1", Kind: "CronTab", Plural: "crontabs", Singular: "crontab", ShortNames: []string{"ct"}}}}
+	err := p.CheckClash(&Resource{Group: "stable", Version: "v1", Kind: "Cat", Plural: "cats", Singular: "cat", ShortNames: []string{"ct"}})
+	if err == nil || !strings.Contains(err.Error(), `short name "ct"`) {
+		t.Errorf("want a short-name clash, got %v", err)
+	}
+	k8s := &Project{Domain: "k8s.io"}
+	err = k8s.CheckClash(&Resource{Group: "networking", Version: "v1", Kind: "Ingress", Plural: "ingresses", Singular: "ingress"})
+	if err == nil || !strings.Contains(err.Error(), "built-in Kubernetes resource in group networking.k8s.io") {
+		t.Errorf("want a clash with the built-in Ingress, got %v", err)
+	}
+	if err := k8s.CheckClash(&Resource{Group: "networking", Version: "v1", Kind: "Gateway2", Plural: "gateway2s", Singular: "gateway2"}); err != nil {
+		t.Errorf("a new name in a built-in group is fine: %v", err)
+	}
+}

@@ -104,5 +104,8 @@ func newStorage(r *builders.Resource, group string, scheme *runtime.Scheme, opts
 	if r.Scale != nil {
 		out[r.Plural+"/scale"] = &scaleREST{store: store, paths: *r.Scale}
 	}
+	for _, sub := range r.Subresources {
+		out[r.Plural+"/"+sub.Path] = &customREST{store: store, sub: sub}
+	}
 	return out, nil
 }

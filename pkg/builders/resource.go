@@ -1,6 +1,7 @@
 package builders
 
 import (
+	"context"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -47,6 +48,9 @@ type Resource struct {
 	// Scale, when set, serves /scale as autoscaling/v1 Scale.
 	Scale *Scale
 
+	// Subresources are custom REST subresources (POST <plural>/<name>/<path>).
+	Subresources []Subresource
+
 	// PrintColumns are the extra columns of `kubectl get`, from +printcolumn markers.
 	PrintColumns []Column
 	// SelectableFields are JSON paths (".spec.cronSpec") usable in field selectors,
@@ -63,6 +67,22 @@ type Resource struct {
 	// strategy builds the REST strategy once the scheme is known.
 	strategy func(scheme *runtime.Scheme, group string) (*Strategy, error)
 	hooks    any
+}
+
+// Subresource is a custom subresource: POST <plural>/<name>/<Path> with a
+// request object calls Handle with the named object and the request.
+type Subresource struct {
+	Path       string
+	NewRequest func() runtime.Object
+	Handle     func(ctx context.Context, obj, request runtime.Object) (runtime.Object, error)
+}
+
+// NewSubresource binds a typed handler, such as a method declared on
+// <Kind>Strategy, taking the internal object and the internal request.
+func NewSubresource[T, R runtime.Object](path string, newRequest func() runtime.Object, handle func(context.Context, T, R) (runtime.Object, error)) Subresource {
+	return Subresource{Path: path, NewRequest: newRequest, Handle: func(ctx context.Context, obj, request runtime.Object) (runtime.Object, error) {
+		return handle(ctx, obj.(T), request.(R))
+	}}
 }
 
 // Column is a printer column: what `kubectl get` shows besides NAME and AGE.

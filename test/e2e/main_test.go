@@ -87,6 +87,7 @@ func setup(m *testing.M) (int, error) {
 		{"init repo", []string{cli, "init", "repo", "--domain", "example.com"}},
 		{"create CronTab", []string{cli, "create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "CronTab",
 			"--short-names", "ct,cron", "--categories", "all,batch", "--with-scale-subresource"}},
+		{"create subresource restart", []string{cli, "create", "subresource", "--subresource", "restart", "--group", "stable", "--version", "v1", "--kind", "CronTab"}},
 		{"create Calendar (cluster)", []string{cli, "create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "Calendar", "--non-namespaced", "--controller=false"}},
 	}
 	for _, s := range steps {

@@ -96,6 +96,21 @@ func TestResourceSemantics(t *testing.T) {
 		}
 	})
 
+	t.Run("custom subresource", func(t *testing.T) {
+		if got := mustKubectl(t, "get", "--raw", "/apis/stable.example.com/v1"); !strings.Contains(got, `"name":"crontabs/restart"`) {
+			t.Errorf("discovery lacks crontabs/restart: %s", got)
+		}
+		out := kubectlStdin(`{"apiVersion":"stable.example.com/v1","kind":"CronTabRestart"}`,
+			"create", "--raw", "/apis/stable.example.com/v1/namespaces/default/crontabs/sem/restart", "-f", "-")
+		if out.err != nil || !strings.Contains(out.stdout, `"kind":"CronTab"`) || !strings.Contains(out.stdout, `"name":"sem"`) {
+			t.Errorf("POST crontabs/sem/restart should return the CronTab as scaffolded: %v %s %s", out.err, out.stdout, out.stderr)
+		}
+		if out := kubectlStdin(`{"apiVersion":"stable.example.com/v1","kind":"CronTabRestart"}`,
+			"create", "--raw", "/apis/stable.example.com/v1/namespaces/default/crontabs/missing/restart", "-f", "-"); out.err == nil || !strings.Contains(out.stderr, "NotFound") {
+			t.Errorf("restart of a missing object should be 404: %v %s", out.err, out.stderr)
+		}
+	})
+
 	t.Run("field selectors", func(t *testing.T) {
 		create("apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: sem-busy\nspec:\n  image: busybox\n")
 		for sel, want := range map[string]string{
