@@ -38,6 +38,10 @@ func (registration) Generate(api *API) ([]File, error) {
 	if err := render(filepath.Join(api.Root, "pkg", "apis", "zz_generated.register.go"), "generated/apis_register.go.tmpl", api); err != nil {
 		return nil, err
 	}
+	// One conformance test per resource, run by `go test ./...` in the project.
+	if err := render(filepath.Join(api.Root, "pkg", "apis", "zz_generated.conformance_test.go"), "generated/conformance_test.go.tmpl", api); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

@@ -62,6 +62,16 @@ func (r *statusREST) ConvertToTable(ctx context.Context, obj runtime.Object, opt
 	return r.store.ConvertToTable(ctx, obj, opts)
 }
 
+// NewStore builds the etcd-backed store of a resource's main endpoint, as the
+// server does; conformance tests use it directly.
+func NewStore(r *builders.Resource, group string, scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*genericregistry.Store, error) {
+	storage, err := newStorage(r, group, scheme, optsGetter)
+	if err != nil {
+		return nil, err
+	}
+	return storage[r.Plural].(*resourceREST).Store, nil
+}
+
 // newStorage builds the REST storage of one resource: "<plural>" and, when
 // enabled, "<plural>/status".
 func newStorage(r *builders.Resource, group string, scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {

@@ -41,8 +41,12 @@ func newTableConvertor(r *builders.Resource) (rest.TableConvertor, error) {
 		jp.AllowMissingKeys(true)
 		c.columns = append(c.columns, jp)
 		c.types = append(c.types, col.Type)
+		desc := col.Description
+		if desc == "" {
+			desc = "Printer column (JSONPath): " + col.JSONPath // as kube-apiserver describes CRD columns
+		}
 		c.headers = append(c.headers, metav1.TableColumnDefinition{
-			Name: col.Name, Type: col.Type, Format: col.Format, Description: col.Description, Priority: col.Priority,
+			Name: col.Name, Type: col.Type, Format: col.Format, Description: desc, Priority: col.Priority,
 		})
 	}
 	c.headers = append(c.headers, metav1.TableColumnDefinition{

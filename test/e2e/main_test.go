@@ -169,7 +169,10 @@ func (*CronTabStrategy) Validate(ctx context.Context, obj *stable.CronTab) field
 
 // ConvertToTable replaces the printer columns of calendars entirely.
 func (*CalendarStrategy) ConvertToTable(ctx context.Context, obj runtime.Object, opts runtime.Object) (*metav1.Table, error) {
-	table := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{{Name: "Name", Type: "string", Format: "name"}, {Name: "Holiday", Type: "string"}}}
+	table := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
+		{Name: "Name", Type: "string", Format: "name", Description: "Name of the calendar"},
+		{Name: "Holiday", Type: "string", Description: "Whether it is a holiday"},
+	}}
 	add := func(c *stable.Calendar) {
 		table.Rows = append(table.Rows, metav1.TableRow{Cells: []interface{}{c.Name, "yes"}, Object: runtime.RawExtension{Object: c}})
 	}
@@ -177,6 +180,7 @@ func (*CalendarStrategy) ConvertToTable(ctx context.Context, obj runtime.Object,
 	case *stable.Calendar:
 		add(o)
 	case *stable.CalendarList:
+		table.ListMeta = o.ListMeta
 		for i := range o.Items {
 			add(&o.Items[i])
 		}

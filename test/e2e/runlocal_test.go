@@ -260,13 +260,26 @@ func TestPortTaken(t *testing.T) {
 	}
 }
 
-// TestExampleBuilds: the committed example project compiles and vets.
+// TestExampleBuilds: the committed example project compiles, vets and
+// passes its generated tests (REST conformance for a namespaced and a
+// cluster-scoped kind).
 func TestExampleBuilds(t *testing.T) {
 	dir := filepath.Join(repoRoot, "example")
-	if out, err := sh(dir, "go", "build", "./..."); err != nil {
+	for _, args := range [][]string{{"build", "./..."}, {"vet", "./..."}, {"test", "-count=1", "./..."}} {
+		if out, err := sh(dir, "go", args...); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+	}
+}
+
+// TestProjectTests: the generated tests of the e2e project (with markers,
+// hooks, scale and a custom subresource) pass.
+func TestProjectTests(t *testing.T) {
+	out, err := sh(proj, "go", "test", "-count=1", "./...")
+	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if out, err := sh(dir, "go", "vet", "./..."); err != nil {
-		t.Fatalf("%v\n%s", err, out)
+	if !strings.Contains(out, "ok  \texample.com/crontab/pkg/apis") {
+		t.Errorf("the conformance tests did not run:\n%s", out)
 	}
 }
