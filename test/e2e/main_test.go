@@ -101,6 +101,9 @@ func setup(m *testing.M) (int, error) {
 	if err := editTypes(); err != nil {
 		return 0, err
 	}
+	if err := os.WriteFile(filepath.Join(proj, "pkg", "apis", "stable", "v1", "protobuf_client_test.go"), []byte(protobufClientTest), 0o644); err != nil {
+		return 0, err
+	}
 	if err := timed("generate (with hooks)", func() error { _, err := sh(proj, cli, "generate"); return err }); err != nil {
 		return 0, err
 	}
@@ -139,6 +142,90 @@ func editTypes() error {
 	}
 	return os.WriteFile(path, []byte(src), 0o644)
 }
+
+// protobufClientTest is a test of the project, run against the running
+// server by TestResourceSemantics: client-go speaking protobuf.
+const protobufClientTest = `//go:build e2eclient
+
+package v1_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	v1 "example.com/crontab/pkg/apis/stable/v1"
+)
+
+func TestProtobufClient(t *testing.T) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("E2E_KUBECONFIG"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheme := runtime.NewScheme()
+	if err := v1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
+	cfg.GroupVersion = &v1.SchemeGroupVersion
+	cfg.APIPath = "/apis"
+	cfg.ContentType = runtime.ContentTypeProtobuf
+	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf
+	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	client, err := rest.RESTClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	w, err := client.Get().Namespace("default").Resource("crontabs").
+		VersionedParams(&metav1.ListOptions{Watch: true, FieldSelector: "metadata.name=proto"}, metav1.ParameterCodec).Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	in := &v1.CronTab{ObjectMeta: metav1.ObjectMeta{Name: "proto", Labels: map[string]string{"via": "protobuf"}}, Spec: v1.CronTabSpec{Replicas: 3, Image: "nginx"}}
+	created := &v1.CronTab{}
+	if err := client.Post().Namespace("default").Resource("crontabs").Body(in).Do(ctx).Into(created); err != nil {
+		t.Fatal(err)
+	}
+	if created.Spec.Replicas != 3 || created.Spec.CronSpec != "* * * * *" || created.Generation != 1 || created.Labels["via"] != "protobuf" {
+		t.Errorf("created over protobuf: %+v", created)
+	}
+	list := &v1.CronTabList{}
+	if err := client.Get().Namespace("default").Resource("crontabs").Do(ctx).Into(list); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, item := range list.Items {
+		found = found || item.Name == "proto"
+	}
+	if !found {
+		t.Errorf("list over protobuf lacks proto: %d items", len(list.Items))
+	}
+	select {
+	case e := <-w.ResultChan():
+		if ct, ok := e.Object.(*v1.CronTab); !ok || e.Type != "ADDED" || ct.Name != "proto" {
+			t.Errorf("watch over protobuf: %s %#v", e.Type, e.Object)
+		}
+	case <-ctx.Done():
+		t.Fatal("no watch event over protobuf")
+	}
+	if err := client.Delete().Namespace("default").Resource("crontabs").Name("proto").Do(ctx).Error(); err != nil {
+		t.Fatal(err)
+	}
+}
+`
 
 // hooks overrides DefaultingFunction, Validate and ValidateUpdate, as a user would.
 const hooks = `package v1

@@ -7,7 +7,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -108,6 +111,31 @@ func TestResourceSemantics(t *testing.T) {
 		if out := kubectlStdin(`{"apiVersion":"stable.example.com/v1","kind":"CronTabRestart"}`,
 			"create", "--raw", "/apis/stable.example.com/v1/namespaces/default/crontabs/missing/restart", "-f", "-"); out.err == nil || !strings.Contains(out.stderr, "NotFound") {
 			t.Errorf("restart of a missing object should be 404: %v %s", out.err, out.stderr)
+		}
+	})
+
+	t.Run("protobuf: client-go, and JSON stays the default", func(t *testing.T) {
+		cmd := exec.Command("go", "test", "-count=1", "-v", "-tags", "e2eclient", "-run", "TestProtobufClient", "./pkg/apis/stable/v1/")
+		cmd.Dir = proj
+		cmd.Env = append(os.Environ(), "E2E_KUBECONFIG="+filepath.Join(proj, "kubeconfig"))
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "--- PASS: TestProtobufClient") {
+			t.Fatalf("client-go over protobuf: %v\n%s", err, out)
+		}
+		cfg, client := restConfig(t)
+		for accept, want := range map[string]string{"application/vnd.kubernetes.protobuf": "k8s\x00", "": "{"} {
+			req, _ := http.NewRequest(http.MethodGet, cfg.Host+"/apis/stable.example.com/v1/namespaces/default/crontabs/sem", nil)
+			if accept != "" {
+				req.Header.Set("Accept", accept)
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.HasPrefix(string(body), want) {
+				t.Errorf("GET with Accept %q: body starts %q, want %q (Content-Type %s)", accept, body[:min(8, len(body))], want, resp.Header.Get("Content-Type"))
+			}
 		}
 	})
 

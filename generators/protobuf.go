@@ -1,0 +1,311 @@
+package generators
+
+import (
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"k8s.io/gengo/v2/generator"
+	"k8s.io/gengo/v2/types"
+
+	"github.com/apiserver-boot/apiserver-boot/templates"
+)
+
+// protobuf writes zz_generated.protobuf.go in every versioned package: the
+// Marshal, Unmarshal and Reset methods through which k8s.io/apimachinery's
+// protobuf serializer speaks application/vnd.kubernetes.protobuf, in the
+// Kubernetes wire format (TypeMeta carried by the envelope, ObjectMeta and
+// the other Kubernetes types through their own protobuf methods). Field
+// numbers follow declaration order, or a `protobuf:"...,<n>,..."` tag.
+//
+// Upstream go-to-protobuf needs protoc, a gogo plugin and a GOPATH-shaped
+// proto tree, and exits the process on errors; this covers the same wire
+// format for the types apiserver-boot generates, in the one generate pass.
+type protobuf struct{}
+
+func (protobuf) Name() string               { return "protobuf" }
+func (protobuf) Packages(api *API) []string { return nil }
+
+type protoType struct {
+	Name      string
+	Marshal   []string
+	Unmarshal []string
+}
+
+func (protobuf) Generate(api *API, c *generator.Context) ([]File, error) {
+	var out []File
+	for _, g := range api.Groups {
+		for _, v := range g.Versions {
+			pkg := c.Universe.Package(v.Package)
+			pg := &protoGen{pkg: v.Package, seen: map[string]bool{}, imports: map[string]string{}}
+			roots := append([]string(nil), v.Requests...)
+			for _, k := range v.Kinds {
+				roots = append(roots, k.Name, k.Name+"List")
+			}
+			for _, name := range roots {
+				if t := pkg.Types[name]; t != nil {
+					if err := pg.collect(t); err != nil {
+						return nil, err
+					}
+				}
+			}
+			sort.Slice(pg.types, func(i, j int) bool { return pg.types[i].Name < pg.types[j].Name })
+			b, err := templates.Render("generated/protobuf.go.tmpl", map[string]any{
+				"Header": api.Header, "Package": v.Name, "Types": pg.types, "UsesSort": pg.usesSort, "Imports": pg.imports,
+			})
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, File{Path: filepath.Join(v.Dir, "zz_generated.protobuf.go"), Content: b})
+		}
+	}
+	return out, nil
+}
+
+type protoGen struct {
+	pkg      string
+	seen     map[string]bool
+	types    []protoType
+	usesSort bool
+	imports  map[string]string // path -> name, for Kubernetes types named in decode code
+}
+
+func isTypeMeta(t *types.Type) bool {
+	return t.Name.Package == "k8s.io/apimachinery/pkg/apis/meta/v1" && t.Name.Name == "TypeMeta"
+}
+
+// collect generates the methods of a local struct type and of the local structs it holds.
+func (g *protoGen) collect(t *types.Type) error {
+	if g.seen[t.Name.Name] {
+		return nil
+	}
+	g.seen[t.Name.Name] = true
+	pt := protoType{Name: t.Name.Name}
+	num := 0
+	for _, m := range t.Members {
+		if isTypeMeta(m.Type) || reflect.StructTag(m.Tags).Get("json") == "-" {
+			continue // TypeMeta travels in the envelope, as in Kubernetes' own protobuf
+		}
+		num++
+		if n := protoNumber(m.Tags); n > 0 {
+			num = n
+		}
+		field := fmt.Sprintf("%s.%s", t.Name.Name, m.Name)
+		enc, dec, err := g.field(m.Type, "m."+m.Name, num, field)
+		if err != nil {
+			return err
+		}
+		pt.Marshal = append(pt.Marshal, enc)
+		pt.Unmarshal = append(pt.Unmarshal, fmt.Sprintf("case %d:\n%s", num, dec))
+	}
+	g.types = append(g.types, pt)
+	return nil
+}
+
+// protoNumber reads the field number of a `protobuf:"bytes,3,opt,name=x"` tag.
+func protoNumber(tags string) int {
+	parts := strings.Split(reflect.StructTag(tags).Get("protobuf"), ",")
+	if len(parts) > 1 {
+		n, _ := strconv.Atoi(parts[1])
+		return n
+	}
+	return 0
+}
+
+// scalar describes how a builtin is written: wire type, append and consume code.
+func (g *protoGen) scalar(t *types.Type) (wire, appendFn, consume string, ok bool) {
+	u := t
+	for u.Kind == types.Alias && u.Underlying != nil {
+		u = u.Underlying
+	}
+	if u.Kind != types.Builtin {
+		return "", "", "", false
+	}
+	switch u.Name.Name {
+	case "string":
+		return "protowire.BytesType", "protowire.AppendString(b, string(%s))", "protowire.ConsumeString", true
+	case "bool":
+		return "protowire.VarintType", "protowire.AppendVarint(b, protowire.EncodeBool(bool(%s)))", "consumeBool", true
+	case "int", "int8", "int16", "int32", "int64":
+		return "protowire.VarintType", "protowire.AppendVarint(b, uint64(int64(%s)))", "consumeInt", true
+	case "uint", "uint8", "uint16", "uint32", "uint64":
+		return "protowire.VarintType", "protowire.AppendVarint(b, uint64(%s))", "protowire.ConsumeVarint", true
+	case "float64":
+		return "protowire.Fixed64Type", "protowire.AppendFixed64(b, math.Float64bits(float64(%s)))", "consumeFloat64", true
+	case "float32":
+		return "protowire.Fixed32Type", "protowire.AppendFixed32(b, math.Float32bits(float32(%s)))", "consumeFloat32", true
+	}
+	return "", "", "", false
+}
+
+// message reports whether t is written as a nested message, and checks it can be.
+func (g *protoGen) message(t *types.Type, field string) (bool, error) {
+	if t.Kind != types.Struct {
+		return false, nil
+	}
+	if t.Name.Package == g.pkg {
+		return true, g.collect(t)
+	}
+	if _, ok := t.Methods["Marshal"]; ok {
+		if _, ok := t.Methods["Unmarshal"]; ok {
+			return true, nil
+		}
+	}
+	return false, fmt.Errorf("protobuf: field %s has type %s, which has no protobuf encoding (Marshal/Unmarshal methods); use a Kubernetes type or a struct of this package", field, t.Name)
+}
+
+// field returns the marshal statements and the unmarshal case body of one field.
+func (g *protoGen) field(t *types.Type, x string, num int, field string) (string, string, error) {
+	tag := func(wire string) string { return fmt.Sprintf("b = protowire.AppendTag(b, %d, %s)", num, wire) }
+	conv := func(t *types.Type, v string) string { return g.qualified(t) + "(" + v + ")" }
+	if wire, app, consume, ok := g.scalar(t); ok {
+		enc := tag(wire) + "\nb = " + fmt.Sprintf(app, x)
+		dec := fmt.Sprintf("v, n := %s(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\n%s = %s\nb = b[n:]", consume, x, conv(t, "v"))
+		return enc, expectWire(wire, dec), nil
+	}
+	switch t.Kind {
+	case types.Pointer:
+		elem := t.Elem
+		if wire, app, consume, ok := g.scalar(elem); ok {
+			enc := fmt.Sprintf("if %s != nil {\n%s\nb = %s\n}", x, tag(wire), fmt.Sprintf(app, "*"+x))
+			dec := fmt.Sprintf("v, n := %s(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\nvv := %s\n%s = &vv\nb = b[n:]", consume, conv(elem, "v"), x)
+			return enc, expectWire(wire, dec), nil
+		}
+		if ok, err := g.message(elem, field); err != nil || !ok {
+			return "", "", orUnsupported(err, field, t)
+		}
+		enc := fmt.Sprintf("if %s != nil {\nmb, err := %s.Marshal()\nif err != nil {\nreturn nil, err\n}\n%s\nb = protowire.AppendBytes(b, mb)\n}", x, x, tag("protowire.BytesType"))
+		dec := fmt.Sprintf("v, n := protowire.ConsumeBytes(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\nif %s == nil {\n%s = new(%s)\n}\nif err := %s.Unmarshal(v); err != nil {\nreturn err\n}\nb = b[n:]", x, x, g.qualified(elem), x)
+		return enc, expectWire("protowire.BytesType", dec), nil
+	case types.Struct:
+		if ok, err := g.message(t, field); err != nil || !ok {
+			return "", "", orUnsupported(err, field, t)
+		}
+		enc := fmt.Sprintf("{\nmb, err := %s.Marshal()\nif err != nil {\nreturn nil, err\n}\n%s\nb = protowire.AppendBytes(b, mb)\n}", x, tag("protowire.BytesType"))
+		dec := fmt.Sprintf("v, n := protowire.ConsumeBytes(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\nif err := %s.Unmarshal(v); err != nil {\nreturn err\n}\nb = b[n:]", x)
+		return enc, expectWire("protowire.BytesType", dec), nil
+	case types.Slice:
+		elem := t.Elem
+		if elem.Kind == types.Builtin && elem.Name.Name == "byte" {
+			enc := tag("protowire.BytesType") + fmt.Sprintf("\nb = protowire.AppendBytes(b, %s)", x)
+			dec := fmt.Sprintf("v, n := protowire.ConsumeBytes(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\n%s = append(%s[:0], v...)\nb = b[n:]", x, x)
+			return enc, expectWire("protowire.BytesType", dec), nil
+		}
+		if wire, app, consume, ok := g.scalar(elem); ok {
+			enc := fmt.Sprintf("for _, e := range %s {\n%s\nb = %s\n}", x, tag(wire), fmt.Sprintf(app, "e"))
+			dec := fmt.Sprintf("v, n := %s(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\n%s = append(%s, %s)\nb = b[n:]", consume, x, x, conv(elem, "v"))
+			return enc, expectWire(wire, dec), nil
+		}
+		if ok, err := g.message(elem, field); err != nil || !ok {
+			return "", "", orUnsupported(err, field, t)
+		}
+		enc := fmt.Sprintf("for i := range %s {\nmb, err := %s[i].Marshal()\nif err != nil {\nreturn nil, err\n}\n%s\nb = protowire.AppendBytes(b, mb)\n}", x, x, tag("protowire.BytesType"))
+		dec := fmt.Sprintf("v, n := protowire.ConsumeBytes(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\nvar e %s\nif err := e.Unmarshal(v); err != nil {\nreturn err\n}\n%s = append(%s, e)\nb = b[n:]", g.qualified(elem), x, x)
+		return enc, expectWire("protowire.BytesType", dec), nil
+	case types.Map:
+		kw, kapp, kcons, ok1 := g.scalar(t.Key)
+		vw, vapp, vcons, ok2 := g.scalar(t.Elem)
+		if !ok1 || !ok2 {
+			return "", "", orUnsupported(nil, field, t)
+		}
+		g.usesSort = true
+		enc := fmt.Sprintf(`keys := make([]%[1]s, 0, len(%[2]s))
+for k := range %[2]s {
+keys = append(keys, k)
+}
+sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+for _, k := range keys {
+var e []byte
+e = protowire.AppendTag(e, 1, %[3]s)
+e = %[4]s
+e = protowire.AppendTag(e, 2, %[5]s)
+e = %[6]s
+%[7]s
+b = protowire.AppendBytes(b, e)
+}`, g.qualified(t.Key), x, kw, strings.Replace(fmt.Sprintf(kapp, "k"), "(b,", "(e,", 1), vw,
+			strings.Replace(fmt.Sprintf(vapp, x+"[k]"), "(b,", "(e,", 1), tag("protowire.BytesType"))
+		dec := fmt.Sprintf(`entry, n := protowire.ConsumeBytes(b)
+if n < 0 {
+return protowire.ParseError(n)
+}
+b = b[n:]
+var key %[1]s
+var val %[2]s
+for len(entry) > 0 {
+num, typ, n := protowire.ConsumeTag(entry)
+if n < 0 {
+return protowire.ParseError(n)
+}
+entry = entry[n:]
+switch {
+case num == 1 && typ == %[3]s:
+v, n := %[4]s(entry)
+if n < 0 {
+return protowire.ParseError(n)
+}
+key = %[5]s
+entry = entry[n:]
+case num == 2 && typ == %[6]s:
+v, n := %[7]s(entry)
+if n < 0 {
+return protowire.ParseError(n)
+}
+val = %[8]s
+entry = entry[n:]
+default:
+n := protowire.ConsumeFieldValue(num, typ, entry)
+if n < 0 {
+return protowire.ParseError(n)
+}
+entry = entry[n:]
+}
+}
+if %[9]s == nil {
+%[9]s = map[%[1]s]%[2]s{}
+}
+%[9]s[key] = val`, g.qualified(t.Key), g.qualified(t.Elem), kw, kcons, conv(t.Key, "v"), vw, vcons, conv(t.Elem, "v"), x)
+		return enc, expectWire("protowire.BytesType", dec), nil
+	}
+	return "", "", orUnsupported(nil, field, t)
+}
+
+// qualified names a type in generated code of the package (builtins, local types,
+// or Kubernetes types through their package's conventional import).
+func (g *protoGen) qualified(t *types.Type) string {
+	if t.Name.Package == g.pkg || t.Name.Package == "" {
+		return t.Name.Name
+	}
+	name := importAlias(t.Name.Package)
+	g.imports[t.Name.Package] = name
+	return name + "." + t.Name.Name
+}
+
+// importAlias is the conventional import name of a package: metav1 for
+// k8s.io/apimachinery/pkg/apis/meta/v1, corev1 for k8s.io/api/core/v1.
+func importAlias(path string) string {
+	parts := strings.Split(path, "/")
+	last := parts[len(parts)-1]
+	if len(parts) > 1 && versionLike(last) {
+		return strings.ReplaceAll(parts[len(parts)-2], "-", "") + last
+	}
+	return strings.ReplaceAll(last, "-", "")
+}
+
+func versionLike(s string) bool {
+	return len(s) > 1 && s[0] == 'v' && s[1] >= '0' && s[1] <= '9'
+}
+
+func orUnsupported(err error, field string, t *types.Type) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("protobuf: field %s has type %s, which apiserver-boot cannot encode (use scalars, strings, structs, slices, and maps of scalars)", field, t.String())
+}
+
+// expectWire guards a decode with the wire type the field was written with.
+func expectWire(wire, dec string) string {
+	return fmt.Sprintf("if typ != %s {\nreturn fmt.Errorf(\"field %%d: wire type %%d, want %%d\", num, typ, %s)\n}\n%s", wire, wire, dec)
+}
