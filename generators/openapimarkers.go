@@ -25,6 +25,7 @@ type schemaProperty struct {
 
 type requiredProperty struct {
 	Model, JSON string
+	Required    bool // false: +kubebuilder:validation:Optional removes it
 }
 
 func (openAPIMarkers) Generate(api *API) ([]File, error) {
@@ -43,8 +44,8 @@ func (openAPIMarkers) Generate(api *API) ([]File, error) {
 					if f.Inline || f.JSONName == "" {
 						continue
 					}
-					if m.Required {
-						required = append(required, requiredProperty{model, f.JSONName})
+					if m.Required || m.Optional {
+						required = append(required, requiredProperty{model, f.JSONName, m.Required})
 					}
 					var sets []string
 					if m.Minimum != nil {

@@ -88,6 +88,8 @@ func setup(m *testing.M) (int, error) {
 		{"create CronTab", []string{cli, "create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "CronTab",
 			"--short-names", "ct,cron", "--categories", "all,batch", "--with-scale-subresource"}},
 		{"create subresource restart", []string{cli, "create", "subresource", "--subresource", "restart", "--group", "stable", "--version", "v1", "--kind", "CronTab"}},
+		{"create Ox (--resource, --singular)", []string{cli, "create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "Ox",
+			"--resource", "oxen", "--singular", "ox", "--controller=false"}},
 		{"create Calendar (cluster)", []string{cli, "create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "Calendar", "--non-namespaced", "--controller=false"}},
 	}
 	for _, s := range steps {

@@ -5,6 +5,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -41,11 +42,35 @@ func TestResourceSemantics(t *testing.T) {
 				t.Errorf("kubectl %s: %q", strings.Join(args, " "), got)
 			}
 		}
+		create("apiVersion: stable.example.com/v1\nkind: Ox\nmetadata:\n  name: babe\n")
+		for _, args := range [][]string{{"get", "oxen", "-o", "name"}, {"get", "ox", "-o", "name"}} {
+			if got := mustKubectl(t, args...); got != "ox.stable.example.com/babe\n" {
+				t.Errorf("kubectl %s (--resource oxen --singular ox): %q", strings.Join(args, " "), got)
+			}
+		}
 		if got := mustKubectl(t, "get", "all", "-o", "name"); !strings.Contains(got, "crontab.stable.example.com/sem") {
 			t.Errorf("kubectl get all (category all): %q", got)
 		}
 		if got := mustKubectl(t, "get", "batch", "-o", "name"); !strings.Contains(got, "crontab.stable.example.com/sem") {
 			t.Errorf("kubectl get batch (category batch): %q", got)
+		}
+	})
+
+	t.Run("create refuses clashing names, writing nothing", func(t *testing.T) {
+		before := snapshot(t, proj)
+		for args, want := range map[string]string{
+			"--kind Cow --short-names ct":   `short name "ct" clashes with the short name of kind CronTab`,
+			"--kind Crontabs":               `clashes with the plural of kind CronTab`,
+			"--kind Cow --resource oxen":    `plural "oxen" clashes with the plural of kind Ox`,
+			"--kind Cow --short-names Bad!": "--short-names",
+		} {
+			out, err := sh(proj, cli, append([]string{"create", "group", "version", "resource", "--group", "stable", "--version", "v1"}, strings.Fields(args)...)...)
+			if err == nil || !strings.Contains(out, want) {
+				t.Errorf("create %s: want an error containing %q, got %v\n%s", args, want, err, out)
+			}
+		}
+		if after := snapshot(t, proj); after != before {
+			t.Errorf("a refused create changed files")
 		}
 	})
 
@@ -291,4 +316,29 @@ func watchRaw(t *testing.T, path string, events chan<- string) {
 		}
 		events <- e.Type + " " + e.Object.Metadata.Name
 	}
+}
+
+// snapshot hashes every source file of a project (not its local state).
+func snapshot(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() && (rel == "bin" || rel == ".apiserver-boot") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || rel == "kubeconfig" {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		fmt.Fprintf(h, "%s %x\n", rel, sha256.Sum256(b))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
 }
