@@ -168,62 +168,55 @@ func (v *Version) load() error {
 		if err := v.collectTypes(f, strings.HasSuffix(v.fset.Position(f.Pos()).Filename, "_types.go")); err != nil {
 			return err
 		}
-		for _, decl := range f.Decls {
-			gd, ok := decl.(*ast.GenDecl)
-			if !ok || gd.Tok != token.TYPE {
-				continue
+		err := eachTypeSpec(f, func(ts *ast.TypeSpec, doc *ast.CommentGroup) error {
+			vals, err := markerValues(v.fset, markers.DescribesType, doc)
+			if err != nil {
+				return err
 			}
-			for _, spec := range gd.Specs {
-				ts := spec.(*ast.TypeSpec)
-				doc := ts.Doc
-				if doc == nil && len(gd.Specs) == 1 {
-					doc = gd.Doc
-				}
-				vals, err := markerValues(v.fset, markers.DescribesType, doc)
-				if err != nil {
-					return err
-				}
-				if _, ok := vals["subresource:request"]; ok {
-					v.Requests = append(v.Requests, ts.Name.Name)
-				}
-				rm, ok := vals["resource"].(ResourceMarker)
-				if !ok {
-					continue
-				}
-				k, err := newKind(ts.Name.Name, rm, v.fset.Position(ts.Pos()))
-				if err != nil {
-					return err
-				}
-				_, k.StatusSubresource = vals["subresource:status"]
-				for _, l := range commentLines(v.fset, doc) {
-					if pc, ok := parseTypeMarker(l.text).(PrintColumn); ok {
-						if err := pc.validate(); err != nil {
-							return fmt.Errorf("%s: %s: %w", l.pos, l.text, err)
-						}
-						k.PrintColumns = append(k.PrintColumns, pc)
-					}
-					if sub, ok := parseTypeMarker(l.text).(RESTSubresource); ok {
-						if sub.Handler == "" {
-							sub.Handler = upperCamel(sub.Path)
-						}
-						k.Subresources = append(k.Subresources, sub)
-					}
-					if sf, ok := parseTypeMarker(l.text).(SelectableField); ok {
-						if err := validateFieldPath(sf.JSONPath); err != nil {
-							return fmt.Errorf("%s: %s: %w", l.pos, l.text, err)
-						}
-						k.SelectableFields = append(k.SelectableFields, sf.JSONPath)
-					}
-				}
-				if scale, ok := vals["subresource:scale"].(ScaleSubresource); ok {
-					if err := scale.validate(); err != nil {
-						return fmt.Errorf("%s: +subresource:scale on %s: %w", v.fset.Position(ts.Pos()), ts.Name.Name, err)
-					}
-					k.Scale = &scale
-				}
-				_, k.storageMarked = vals["storageversion"]
-				v.Kinds = append(v.Kinds, k)
+			if _, ok := vals["subresource:request"]; ok {
+				v.Requests = append(v.Requests, ts.Name.Name)
 			}
+			rm, ok := vals["resource"].(ResourceMarker)
+			if !ok {
+				return nil
+			}
+			k, err := newKind(ts.Name.Name, rm, v.fset.Position(ts.Pos()))
+			if err != nil {
+				return err
+			}
+			_, k.StatusSubresource = vals["subresource:status"]
+			for _, l := range commentLines(v.fset, doc) {
+				if pc, ok := parseTypeMarker(l.text).(PrintColumn); ok {
+					if err := pc.validate(); err != nil {
+						return fmt.Errorf("%s: %s: %w", l.pos, l.text, err)
+					}
+					k.PrintColumns = append(k.PrintColumns, pc)
+				}
+				if sub, ok := parseTypeMarker(l.text).(RESTSubresource); ok {
+					if sub.Handler == "" {
+						sub.Handler = upperCamel(sub.Path)
+					}
+					k.Subresources = append(k.Subresources, sub)
+				}
+				if sf, ok := parseTypeMarker(l.text).(SelectableField); ok {
+					if err := validateFieldPath(sf.JSONPath); err != nil {
+						return fmt.Errorf("%s: %s: %w", l.pos, l.text, err)
+					}
+					k.SelectableFields = append(k.SelectableFields, sf.JSONPath)
+				}
+			}
+			if scale, ok := vals["subresource:scale"].(ScaleSubresource); ok {
+				if err := scale.validate(); err != nil {
+					return fmt.Errorf("%s: +subresource:scale on %s: %w", v.fset.Position(ts.Pos()), ts.Name.Name, err)
+				}
+				k.Scale = &scale
+			}
+			_, k.storageMarked = vals["storageversion"]
+			v.Kinds = append(v.Kinds, k)
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	sort.Slice(v.Kinds, func(i, j int) bool { return v.Kinds[i].Name < v.Kinds[j].Name })

@@ -55,9 +55,8 @@ func jsonName(f *ast.Field) (name string, inline bool, skip bool) {
 	return f.Names[0].Name, false, false
 }
 
-// collectTypes reads the type declarations of a file into v.types, checking
-// every marker on them: an unknown marker is an error, not a silent skip.
-func (v *Version) collectTypes(f *ast.File, typesFile bool) error {
+// eachTypeSpec calls fn for every type declared in f, with its doc comment.
+func eachTypeSpec(f *ast.File, fn func(ts *ast.TypeSpec, doc *ast.CommentGroup) error) error {
 	for _, decl := range f.Decls {
 		gd, ok := decl.(*ast.GenDecl)
 		if !ok || gd.Tok != token.TYPE {
@@ -69,49 +68,60 @@ func (v *Version) collectTypes(f *ast.File, typesFile bool) error {
 			if doc == nil && len(gd.Specs) == 1 {
 				doc = gd.Doc
 			}
-			for _, l := range commentLines(v.fset, doc) {
-				if err := checkMarker(l.text, markers.DescribesType, l.pos); err != nil {
-					return err
-				}
-			}
-			td := &TypeDecl{Name: ts.Name.Name, Pos: v.fset.Position(ts.Pos())}
-			st, isStruct := ts.Type.(*ast.StructType)
-			if !isStruct {
-				td.Underlying = ts.Type
-			} else {
-				td.Struct = st
-				for _, af := range st.Fields.List {
-					for _, l := range commentLines(v.fset, af.Doc) {
-						if err := checkMarker(l.text, markers.DescribesField, l.pos); err != nil {
-							return err
-						}
-					}
-					vals, err := markerValues(v.fset, markers.DescribesField, af.Doc)
-					if err != nil {
-						return err
-					}
-					name, inline, skip := jsonName(af)
-					if skip {
-						continue
-					}
-					goName := ""
-					if len(af.Names) > 0 {
-						goName = af.Names[0].Name
-					} else {
-						goName = embeddedName(af.Type)
-					}
-					td.Fields = append(td.Fields, &Field{
-						GoName: goName, JSONName: name, Inline: inline, Type: af.Type, OmitEmpty: omitEmpty(af),
-						Markers: fieldMarkers(vals), Pos: v.fset.Position(af.Pos()),
-					})
-				}
-			}
-			if typesFile {
-				v.types[td.Name] = td
+			if err := fn(ts, doc); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
+}
+
+// collectTypes reads the type declarations of a file into v.types, checking
+// every marker on them: an unknown marker is an error, not a silent skip.
+func (v *Version) collectTypes(f *ast.File, typesFile bool) error {
+	return eachTypeSpec(f, func(ts *ast.TypeSpec, doc *ast.CommentGroup) error {
+		for _, l := range commentLines(v.fset, doc) {
+			if err := checkMarker(l.text, markers.DescribesType, l.pos); err != nil {
+				return err
+			}
+		}
+		td := &TypeDecl{Name: ts.Name.Name, Pos: v.fset.Position(ts.Pos())}
+		st, isStruct := ts.Type.(*ast.StructType)
+		if !isStruct {
+			td.Underlying = ts.Type
+		} else {
+			td.Struct = st
+			for _, af := range st.Fields.List {
+				for _, l := range commentLines(v.fset, af.Doc) {
+					if err := checkMarker(l.text, markers.DescribesField, l.pos); err != nil {
+						return err
+					}
+				}
+				vals, err := markerValues(v.fset, markers.DescribesField, af.Doc)
+				if err != nil {
+					return err
+				}
+				name, inline, skip := jsonName(af)
+				if skip {
+					continue
+				}
+				goName := ""
+				if len(af.Names) > 0 {
+					goName = af.Names[0].Name
+				} else {
+					goName = embeddedName(af.Type)
+				}
+				td.Fields = append(td.Fields, &Field{
+					GoName: goName, JSONName: name, Inline: inline, Type: af.Type, OmitEmpty: omitEmpty(af),
+					Markers: fieldMarkers(vals), Pos: v.fset.Position(af.Pos()),
+				})
+			}
+		}
+		if typesFile {
+			v.types[td.Name] = td
+		}
+		return nil
+	})
 }
 
 func omitEmpty(f *ast.Field) bool {

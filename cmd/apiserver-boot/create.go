@@ -194,20 +194,5 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 		files = append(files, scaffold.File{Path: project.FileName, Content: record, IfExists: scaffold.Replace})
 	}
 	plan := &scaffold.Plan{Root: root, Data: data, Force: o.force, Files: files}
-	rep, err := plan.Apply()
-	if err != nil {
-		return err
-	}
-	rep.Print(cmd.OutOrStdout())
-	if !rep.Changed() {
-		fmt.Fprintln(cmd.OutOrStdout(), "Nothing to do: everything asked for already exists.")
-		return nil
-	}
-	if err := generate(root, cmd.OutOrStdout()); err != nil {
-		if uerr := rep.Undo(); uerr != nil {
-			return fmt.Errorf("generating code for the new files: %w (and removing them failed: %v)", err, uerr)
-		}
-		return fmt.Errorf("generating code for the new files: %w; the files written above were removed again", err)
-	}
-	return nil
+	return applyAndGenerate(cmd, root, plan, "everything asked for already exists.")
 }

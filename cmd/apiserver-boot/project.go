@@ -6,8 +6,11 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/spf13/cobra"
+
 	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/scaffold"
 	"github.com/apiserver-boot/apiserver-boot/internal/version"
 )
 
@@ -84,5 +87,26 @@ func generate(root string, out io.Writer) error {
 		fmt.Fprintf(out, "generated %s\n", rel)
 	}
 	fmt.Fprintf(out, "generate: %d files written, %d unchanged\n", len(res.Written), res.Unchanged)
+	return nil
+}
+
+// applyAndGenerate writes a scaffold plan, then generates code; if generating
+// fails, the files the plan wrote are restored, so nothing is half done.
+func applyAndGenerate(cmd *cobra.Command, root string, plan *scaffold.Plan, nothingToDo string) error {
+	rep, err := plan.Apply()
+	if err != nil {
+		return err
+	}
+	rep.Print(cmd.OutOrStdout())
+	if !rep.Changed() {
+		fmt.Fprintln(cmd.OutOrStdout(), "Nothing to do: "+nothingToDo)
+		return nil
+	}
+	if err := generate(root, cmd.OutOrStdout()); err != nil {
+		if uerr := rep.Undo(); uerr != nil {
+			return fmt.Errorf("generating code: %w (and restoring the files written above failed: %v)", err, uerr)
+		}
+		return fmt.Errorf("generating code: %w; the files written above were restored", err)
+	}
 	return nil
 }

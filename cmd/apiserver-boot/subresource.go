@@ -115,22 +115,7 @@ func (o *subresourceOptions) run(cmd *cobra.Command) error {
 	}
 	files = append(files, scaffold.File{Path: project.FileName, Content: record, IfExists: scaffold.Replace})
 	plan := &scaffold.Plan{Root: root, Data: data, Force: o.force, Files: files}
-	rep, err := plan.Apply()
-	if err != nil {
-		return err
-	}
-	rep.Print(cmd.OutOrStdout())
-	if !rep.Changed() {
-		fmt.Fprintf(cmd.OutOrStdout(), "Nothing to do: %s already has the %s subresource.\n", o.kind, o.name)
-		return nil
-	}
-	if err := generate(root, cmd.OutOrStdout()); err != nil {
-		if uerr := rep.Undo(); uerr != nil {
-			return fmt.Errorf("generating code: %w (and restoring files failed: %v)", err, uerr)
-		}
-		return fmt.Errorf("generating code: %w; the files written above were restored", err)
-	}
-	return nil
+	return applyAndGenerate(cmd, root, plan, fmt.Sprintf("%s already has the %s subresource.", o.kind, o.name))
 }
 
 func upperFirst(s string) string {
