@@ -1,6 +1,7 @@
 package generators
 
 import (
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -31,6 +32,11 @@ func (registration) Generate(api *API) ([]File, error) {
 		for _, v := range g.Versions {
 			data := map[string]any{"Header": api.Header, "Framework": api.Framework, "Group": g, "Version": v}
 			if err := render(filepath.Join(v.Dir, "zz_generated.register.go"), "generated/versioned_register.go.tmpl", data); err != nil {
+				return nil, err
+			}
+			// The scaffolded <kind>_types_test.go run against an in-process apiserver.
+			env := map[string]any{"Header": api.Header, "Framework": api.Framework, "Module": api.Module, "Name": path.Base(api.Module), "Package": v.Name + "_test"}
+			if err := render(filepath.Join(v.Dir, "zz_generated.testenv_test.go"), "generated/testenv_test.go.tmpl", env); err != nil {
 				return nil, err
 			}
 		}
@@ -71,6 +77,15 @@ func (controllerWiring) Generate(api *API) ([]File, error) {
 			return nil, err
 		}
 		out = append(out, File{Path: filepath.Join(dir, c.PackageName, "zz_generated.controller.go"), Content: b})
+	}
+	for _, c := range api.Controllers {
+		b, err := templates.Render("generated/testenv_test.go.tmpl", map[string]any{
+			"Header": api.Header, "Framework": api.Framework, "Module": api.Module, "Name": path.Base(api.Module), "Package": c.PackageName,
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, File{Path: filepath.Join(dir, c.PackageName, "zz_generated.testenv_test.go"), Content: b})
 	}
 	data := map[string]any{"Header": api.Header, "Framework": api.Framework, "Controllers": api.Controllers}
 	for name, tmpl := range map[string]string{

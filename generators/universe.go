@@ -58,6 +58,7 @@ func loadUniverse(api *API) (*generator.Context, error) {
 	if err := rewriteDefaults(c.Universe, api.versionPackages()); err != nil {
 		return nil, err
 	}
+	tagClients(c.Universe, api)
 	// Types of other packages that API types refer to (core/v1, resource...)
 	// need OpenAPI definitions too: add their packages as inputs.
 	if _, err := c.LoadPackages(referencedPackages(c.Universe, api.apiPackages())...); err != nil {

@@ -176,16 +176,18 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 			r = existing
 		}
 		data.Kind, data.Plural, data.Scope, data.Resource = r.Kind, r.Plural, string(r.Scope), r
-		files = append(files, scaffold.File{
-			Path:     filepath.Join("pkg", "apis", o.group, o.version, generators.ControllerPackage(o.kind)+"_types.go"),
-			Template: "resource/types.go.tmpl",
-		})
+		data.GroupGo, data.VersionGo, data.PluralGo = upperFirst(o.group), upperFirst(o.version), generators.ClientPlural(r.Kind, r.Plural)
+		base := filepath.Join("pkg", "apis", o.group, o.version, generators.ControllerPackage(o.kind))
+		files = append(files,
+			scaffold.File{Path: base + "_types.go", Template: "resource/types.go.tmpl"},
+			scaffold.File{Path: base + "_hooks.go", Template: "resource/hooks.go.tmpl"},
+			scaffold.File{Path: base + "_types_test.go", Template: "resource/types_test.go.tmpl"})
 		if r.Controller {
 			data.Package = generators.ControllerPackage(o.kind)
-			files = append(files, scaffold.File{
-				Path:     filepath.Join("pkg", "controller", data.Package, "controller.go"),
-				Template: "resource/controller.go.tmpl",
-			})
+			dir := filepath.Join("pkg", "controller", data.Package)
+			files = append(files,
+				scaffold.File{Path: filepath.Join(dir, "controller.go"), Template: "resource/controller.go.tmpl"},
+				scaffold.File{Path: filepath.Join(dir, "controller_test.go"), Template: "resource/controller_test.go.tmpl"})
 		}
 		record, err := p.Marshal()
 		if err != nil {

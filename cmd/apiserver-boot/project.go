@@ -49,6 +49,8 @@ type templateData struct {
 	ModelPackage string
 	// Resource is the resource being created.
 	Resource *project.Resource
+	// GroupGo, VersionGo and PluralGo are the clientset's accessor names (StableV1().CronTabs).
+	GroupGo, VersionGo, PluralGo string
 	// Subresource, Request and Handler name a custom subresource.
 	Subresource, Request, Handler string
 }

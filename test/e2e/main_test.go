@@ -250,7 +250,10 @@ func (CronTabSchemeFns) DefaultingFunction(o interface{}) {
 }
 
 func (*CronTabStrategy) Validate(ctx context.Context, obj *stable.CronTab) field.ErrorList {
-	if obj.Spec.Replicas == 7 {
+	switch {
+	case obj.Spec.Replicas < 0:
+		return field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), obj.Spec.Replicas, "must be greater than or equal to 0")}
+	case obj.Spec.Replicas == 7:
 		return field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), obj.Spec.Replicas, "must not be 7")}
 	}
 	return nil

@@ -86,19 +86,7 @@ type CalendarList struct {
 //	// PrepareForUpdate adjusts an update before validation.
 //	func (*CalendarStrategy) PrepareForUpdate(ctx context.Context, obj, old *stable.Calendar) {}
 //
-//	// Validate returns the field errors of a new object; kubectl shows them as 422 Invalid.
-//	func (*CalendarStrategy) Validate(ctx context.Context, obj *stable.Calendar) field.ErrorList {
-//		var errs field.ErrorList
-//		if obj.Spec.Replicas < 0 {
-//			errs = append(errs, field.Invalid(field.NewPath("spec", "replicas"), obj.Spec.Replicas, "must be non-negative"))
-//		}
-//		return errs
-//	}
-//
-//	// ValidateUpdate returns the field errors of an update.
-//	func (*CalendarStrategy) ValidateUpdate(ctx context.Context, obj, old *stable.Calendar) field.ErrorList {
-//		return nil
-//	}
+//	// Validate and ValidateUpdate are in calendar_hooks.go.
 //
 //	// Canonicalize normalises an object before it is stored.
 //	func (*CalendarStrategy) Canonicalize(obj *stable.Calendar) {}

@@ -86,19 +86,7 @@ type CronTabList struct {
 //	// PrepareForUpdate adjusts an update before validation.
 //	func (*CronTabStrategy) PrepareForUpdate(ctx context.Context, obj, old *stable.CronTab) {}
 //
-//	// Validate returns the field errors of a new object; kubectl shows them as 422 Invalid.
-//	func (*CronTabStrategy) Validate(ctx context.Context, obj *stable.CronTab) field.ErrorList {
-//		var errs field.ErrorList
-//		if obj.Spec.Replicas < 0 {
-//			errs = append(errs, field.Invalid(field.NewPath("spec", "replicas"), obj.Spec.Replicas, "must be non-negative"))
-//		}
-//		return errs
-//	}
-//
-//	// ValidateUpdate returns the field errors of an update.
-//	func (*CronTabStrategy) ValidateUpdate(ctx context.Context, obj, old *stable.CronTab) field.ErrorList {
-//		return nil
-//	}
+//	// Validate and ValidateUpdate are in crontab_hooks.go.
 //
 //	// Canonicalize normalises an object before it is stored.
 //	func (*CronTabStrategy) Canonicalize(obj *stable.CronTab) {}
