@@ -29,6 +29,10 @@ type API struct {
 	Groups    []*Group
 	// Controllers are the controllers recorded in PROJECT.
 	Controllers []*Controller
+	// Warnings are things a run could not do, for the CLI to print.
+	Warnings []string
+	// withoutProtobuf: some kind could not get protobuf methods, so clients must not prefer it.
+	withoutProtobuf bool
 }
 
 // Group is one API group: pkg/apis/<group>.

@@ -14,3 +14,20 @@ func elem(e ast.Expr) ast.Expr {
 	}
 	return e
 }
+
+// resolve follows local named types that are not structs (type Tags []string)
+// to their definition, so element types can be taken from them.
+func (v *Version) resolve(e ast.Expr) ast.Expr {
+	for seen := 0; seen < 32; seen++ {
+		id, ok := e.(*ast.Ident)
+		if !ok {
+			return e
+		}
+		td := v.types[id.Name]
+		if td == nil || td.Struct != nil {
+			return e
+		}
+		e = td.Underlying
+	}
+	return e
+}

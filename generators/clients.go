@@ -96,7 +96,7 @@ func (clientset) Generate(api *API, base *generator.Context) ([]File, error) {
 	args.GoHeaderFile = api.headerFile()
 	args.Groups = api.groupVersions()
 	_, args.ApplyConfigurationPackage = api.clientPackage("applyconfiguration")
-	args.PrefersProtobuf = true // generated types speak protobuf (zz_generated.protobuf.go)
+	args.PrefersProtobuf = !api.withoutProtobuf // generated types speak protobuf (zz_generated.protobuf.go)
 	c, out := contextFor(base, clientgen.NameSystems(api.pluralExceptions()), clientgen.DefaultNameSystem(), api.versionPackages())
 	return execute("clientset", c, out, clientgen.GetTargets(c, args))
 }

@@ -41,20 +41,25 @@ func (protobuf) Generate(api *API, c *generator.Context) ([]File, error) {
 		for _, v := range g.Versions {
 			pkg := c.Universe.Package(v.Package)
 			pg := &protoGen{pkg: v.Package, seen: map[string]bool{}, imports: map[string]string{}}
-			roots := append([]string(nil), v.Requests...)
-			for _, k := range v.Kinds {
-				roots = append(roots, k.Name, k.Name+"List")
+			// Each kind is encoded with its list, all or nothing: a kind that
+			// cannot be is served without protobuf (JSON still works; protobuf
+			// requests get 406), with a warning.
+			units := [][]string{}
+			for _, r := range v.Requests {
+				units = append(units, []string{r})
 			}
-			for _, name := range roots {
-				if t := pkg.Types[name]; t != nil {
-					if err := pg.collect(t); err != nil {
-						return nil, err
-					}
+			for _, k := range v.Kinds {
+				units = append(units, []string{k.Name, k.Name + "List"})
+			}
+			for _, unit := range units {
+				if err := pg.collectAll(pkg, unit); err != nil {
+					api.Warnings = append(api.Warnings, fmt.Sprintf("%s.%s is served without protobuf: %v", v.Package, unit[0], err))
+					api.withoutProtobuf = true
 				}
 			}
 			sort.Slice(pg.types, func(i, j int) bool { return pg.types[i].Name < pg.types[j].Name })
 			b, err := templates.Render("generated/protobuf.go.tmpl", map[string]any{
-				"Header": api.Header, "Package": v.Name, "Types": pg.types, "UsesSort": pg.usesSort, "Imports": pg.imports,
+				"Header": api.Header, "Package": v.Name, "Types": pg.types, "UsesSort": pg.usesSortIn(), "Imports": pg.imports,
 			})
 			if err != nil {
 				return nil, err
@@ -66,15 +71,48 @@ func (protobuf) Generate(api *API, c *generator.Context) ([]File, error) {
 }
 
 type protoGen struct {
-	pkg      string
-	seen     map[string]bool
-	types    []protoType
-	usesSort bool
-	imports  map[string]string // path -> name, for Kubernetes types named in decode code
+	pkg     string
+	seen    map[string]bool
+	types   []protoType
+	imports map[string]string // path -> name, for Kubernetes types named in decode code
+}
+
+// usesSortIn tells whether the emitted code sorts map keys.
+func (g *protoGen) usesSortIn() bool {
+	for _, t := range g.types {
+		for _, l := range t.Marshal {
+			if strings.Contains(l, "sort.Slice") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func isTypeMeta(t *types.Type) bool {
 	return t.Name.Package == "k8s.io/apimachinery/pkg/apis/meta/v1" && t.Name.Name == "TypeMeta"
+}
+
+// collectAll encodes the named types, or, on error, none of what it added.
+func (g *protoGen) collectAll(pkg *types.Package, names []string) error {
+	n := len(g.types)
+	seen := map[string]bool{}
+	for k := range g.seen {
+		seen[k] = true
+	}
+	imports := map[string]string{}
+	for k, v := range g.imports {
+		imports[k] = v
+	}
+	for _, name := range names {
+		if t := pkg.Types[name]; t != nil {
+			if err := g.collect(t); err != nil {
+				g.types, g.seen, g.imports = g.types[:n], seen, imports
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // collect generates the methods of a local struct type and of the local structs it holds.
@@ -85,6 +123,7 @@ func (g *protoGen) collect(t *types.Type) error {
 	g.seen[t.Name.Name] = true
 	pt := protoType{Name: t.Name.Name}
 	num := 0
+	used := map[int]string{}
 	for _, m := range t.Members {
 		if isTypeMeta(m.Type) || reflect.StructTag(m.Tags).Get("json") == "-" {
 			continue // TypeMeta travels in the envelope, as in Kubernetes' own protobuf
@@ -94,6 +133,10 @@ func (g *protoGen) collect(t *types.Type) error {
 			num = n
 		}
 		field := fmt.Sprintf("%s.%s", t.Name.Name, m.Name)
+		if prev, dup := used[num]; dup {
+			return fmt.Errorf("protobuf: fields %s and %s both have number %d: give them distinct protobuf:\"...,<n>,...\" tags", prev, field, num)
+		}
+		used[num] = field
 		enc, dec, err := g.field(m.Type, "m."+m.Name, num, field)
 		if err != nil {
 			return err
@@ -128,15 +171,15 @@ func (g *protoGen) scalar(t *types.Type) (wire, appendFn, consume string, ok boo
 	case "string":
 		return "protowire.BytesType", "protowire.AppendString(b, string(%s))", "protowire.ConsumeString", true
 	case "bool":
-		return "protowire.VarintType", "protowire.AppendVarint(b, protowire.EncodeBool(bool(%s)))", "consumeBool", true
+		return "protowire.VarintType", "protowire.AppendVarint(b, protowire.EncodeBool(bool(%s)))", "zzProtoConsumeBool", true
 	case "int", "int8", "int16", "int32", "int64":
-		return "protowire.VarintType", "protowire.AppendVarint(b, uint64(int64(%s)))", "consumeInt", true
+		return "protowire.VarintType", "protowire.AppendVarint(b, uint64(int64(%s)))", "zzProtoConsumeInt", true
 	case "uint", "uint8", "uint16", "uint32", "uint64":
 		return "protowire.VarintType", "protowire.AppendVarint(b, uint64(%s))", "protowire.ConsumeVarint", true
 	case "float64":
-		return "protowire.Fixed64Type", "protowire.AppendFixed64(b, math.Float64bits(float64(%s)))", "consumeFloat64", true
+		return "protowire.Fixed64Type", "protowire.AppendFixed64(b, math.Float64bits(float64(%s)))", "zzProtoConsumeFloat64", true
 	case "float32":
-		return "protowire.Fixed32Type", "protowire.AppendFixed32(b, math.Float32bits(float32(%s)))", "consumeFloat32", true
+		return "protowire.Fixed32Type", "protowire.AppendFixed32(b, math.Float32bits(float32(%s)))", "zzProtoConsumeFloat32", true
 	}
 	return "", "", "", false
 }
@@ -159,6 +202,10 @@ func (g *protoGen) message(t *types.Type, field string) (bool, error) {
 
 // field returns the marshal statements and the unmarshal case body of one field.
 func (g *protoGen) field(t *types.Type, x string, num int, field string) (string, string, error) {
+	// A named slice, map or pointer type (type Tags []string) is encoded as what it names.
+	for t.Kind == types.Alias && t.Underlying != nil && (t.Underlying.Kind == types.Slice || t.Underlying.Kind == types.Map || t.Underlying.Kind == types.Pointer) {
+		t = t.Underlying
+	}
 	tag := func(wire string) string { return fmt.Sprintf("b = protowire.AppendTag(b, %d, %s)", num, wire) }
 	conv := func(t *types.Type, v string) string { return g.qualified(t) + "(" + v + ")" }
 	if wire, app, consume, ok := g.scalar(t); ok {
@@ -208,11 +255,14 @@ func (g *protoGen) field(t *types.Type, x string, num int, field string) (string
 	case types.Map:
 		kw, kapp, kcons, ok1 := g.scalar(t.Key)
 		vw, vapp, vcons, ok2 := g.scalar(t.Elem)
+		if ok1 && !ok2 {
+			return g.messageMap(t, x, num, field, kw, kapp, kcons)
+		}
 		if !ok1 || !ok2 {
 			return "", "", orUnsupported(nil, field, t)
 		}
-		g.usesSort = true
-		enc := fmt.Sprintf(`keys := make([]%[1]s, 0, len(%[2]s))
+		enc := fmt.Sprintf(`{
+keys := make([]%[1]s, 0, len(%[2]s))
 for k := range %[2]s {
 keys = append(keys, k)
 }
@@ -225,6 +275,7 @@ e = protowire.AppendTag(e, 2, %[5]s)
 e = %[6]s
 %[7]s
 b = protowire.AppendBytes(b, e)
+}
 }`, g.qualified(t.Key), x, kw, strings.Replace(fmt.Sprintf(kapp, "k"), "(b,", "(e,", 1), vw,
 			strings.Replace(fmt.Sprintf(vapp, x+"[k]"), "(b,", "(e,", 1), tag("protowire.BytesType"))
 		dec := fmt.Sprintf(`entry, n := protowire.ConsumeBytes(b)
@@ -270,6 +321,92 @@ if %[9]s == nil {
 		return enc, expectWire("protowire.BytesType", dec), nil
 	}
 	return "", "", orUnsupported(nil, field, t)
+}
+
+// messageMap encodes a map with scalar keys and struct (or pointer to struct)
+// values as repeated entries {1: key, 2: message}.
+func (g *protoGen) messageMap(t *types.Type, x string, num int, field, kw, kapp, kcons string) (string, string, error) {
+	elem, ptr := t.Elem, false
+	if elem.Kind == types.Pointer {
+		elem, ptr = elem.Elem, true
+	}
+	if ok, err := g.message(elem, field); err != nil || !ok {
+		return "", "", orUnsupported(err, field, t)
+	}
+	value := x + "[k]"
+	nilCheck := ""
+	if ptr {
+		nilCheck = fmt.Sprintf("if %s == nil {\ncontinue\n}\n", value)
+	}
+	enc := fmt.Sprintf(`{
+keys := make([]%[1]s, 0, len(%[2]s))
+for k := range %[2]s {
+keys = append(keys, k)
+}
+sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+for _, k := range keys {
+%[3]sv := %[4]s
+mb, err := v.Marshal()
+if err != nil {
+return nil, err
+}
+var e []byte
+e = protowire.AppendTag(e, 1, %[5]s)
+e = %[6]s
+e = protowire.AppendTag(e, 2, protowire.BytesType)
+e = protowire.AppendBytes(e, mb)
+b = protowire.AppendTag(b, %[7]d, protowire.BytesType)
+b = protowire.AppendBytes(b, e)
+}
+}`, g.qualified(t.Key), x, nilCheck, value, kw, strings.Replace(fmt.Sprintf(kapp, "k"), "(b,", "(e,", 1), num)
+	newVal, store := "var val "+g.qualified(elem), "val"
+	if ptr {
+		newVal, store = "val := new("+g.qualified(elem)+")", "val"
+	}
+	dec := fmt.Sprintf(`entry, n := protowire.ConsumeBytes(b)
+if n < 0 {
+return protowire.ParseError(n)
+}
+b = b[n:]
+var key %[1]s
+%[2]s
+for len(entry) > 0 {
+num, typ, n := protowire.ConsumeTag(entry)
+if n < 0 {
+return protowire.ParseError(n)
+}
+entry = entry[n:]
+switch {
+case num == 1 && typ == %[3]s:
+v, n := %[4]s(entry)
+if n < 0 {
+return protowire.ParseError(n)
+}
+key = %[5]s
+entry = entry[n:]
+case num == 2 && typ == protowire.BytesType:
+v, n := protowire.ConsumeBytes(entry)
+if n < 0 {
+return protowire.ParseError(n)
+}
+if err := val.Unmarshal(v); err != nil {
+return err
+}
+entry = entry[n:]
+default:
+n := protowire.ConsumeFieldValue(num, typ, entry)
+if n < 0 {
+return protowire.ParseError(n)
+}
+entry = entry[n:]
+}
+}
+if %[6]s == nil {
+%[6]s = %[7]s{}
+}
+%[6]s[key] = %[8]s`, g.qualified(t.Key), newVal, kw, kcons, "%s(v)", x, "map["+g.qualified(t.Key)+"]"+map[bool]string{true: "*", false: ""}[ptr]+g.qualified(elem), store)
+	dec = strings.Replace(dec, "%s(v)", g.qualified(t.Key)+"(v)", 1)
+	return enc, expectWire("protowire.BytesType", dec), nil
 }
 
 // qualified names a type in generated code of the package (builtins, local types,

@@ -107,7 +107,7 @@ func (g *validationGen) localStruct(e ast.Expr) string {
 		case strings.HasPrefix(k, "struct:"):
 			return strings.TrimPrefix(k, "struct:")
 		case k == "pointer" || k == "slice" || k == "map":
-			e = elem(e)
+			e = elem(g.v.resolve(e))
 		default:
 			return ""
 		}
@@ -234,20 +234,24 @@ func (g *validationGen) body(td *TypeDecl) ([]string, error) {
 		}
 		// Recurse into local structs that have checks.
 		if local := g.localStruct(f.Type); local != "" && g.needs[local] {
-			switch kind {
-			case "pointer":
-				add("if %s != nil {\nerrs = append(errs, validate_%s(%s, %s)...)\n}", access, local, path, access)
-			case "slice":
-				if g.v.basicKind(elem(f.Type)) == "struct:"+local {
-					add("for i := range %s {\nerrs = append(errs, validate_%s(%s.Index(i), &%s[i])...)\n}", access, local, path, access)
-				}
-			case "map":
-				if g.v.basicKind(elem(f.Type)) == "struct:"+local {
-					g.usesFmt = true
-					add("for k := range %s {\nv := %s[k]\nerrs = append(errs, validate_%s(%s.Key(fmt.Sprint(k)), &v)...)\n}", access, access, local, path)
-				}
-			default:
+			elemKind := g.v.basicKind(elem(g.v.resolve(f.Type)))
+			switch {
+			case kind == "struct:"+local:
 				add("errs = append(errs, validate_%s(%s, &%s)...)", local, path, access)
+			case kind == "pointer" && elemKind == "struct:"+local:
+				add("if %s != nil {\nerrs = append(errs, validate_%s(%s, %s)...)\n}", access, local, path, access)
+			case kind == "slice" && elemKind == "struct:"+local:
+				add("for i := range %s {\nerrs = append(errs, validate_%s(%s.Index(i), &%s[i])...)\n}", access, local, path, access)
+			case kind == "slice" && elemKind == "pointer":
+				add("for i := range %s {\nif %s[i] != nil {\nerrs = append(errs, validate_%s(%s.Index(i), %s[i])...)\n}\n}", access, access, local, path, access)
+			case kind == "map" && elemKind == "struct:"+local:
+				g.usesFmt = true
+				add("for k := range %s {\nv := %s[k]\nerrs = append(errs, validate_%s(%s.Key(fmt.Sprint(k)), &v)...)\n}", access, access, local, path)
+			case kind == "map" && elemKind == "pointer":
+				g.usesFmt = true
+				add("for k, v := range %s {\nif v != nil {\nerrs = append(errs, validate_%s(%s.Key(fmt.Sprint(k)), v)...)\n}\n}", access, local, path)
+			default:
+				return nil, fmt.Errorf("%s: field %s of type %s holds %s, whose markers apply through pointers, slices and maps one level deep only", f.Pos, f.GoName, exprString(g.v.fset, f.Type), local)
 			}
 		}
 	}

@@ -171,6 +171,12 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 			if err := p.CheckClash(r); err != nil {
 				return err
 			}
+			// Controllers live in pkg/controller/<kind>: one per kind name.
+			for _, other := range p.Resources {
+				if r.Controller && other.Controller && other.Kind == r.Kind {
+					return fmt.Errorf("--kind %s already has a controller (for %s/%s): pass --controller=false", r.Kind, other.Group, other.Version)
+				}
+			}
 			p.Resources = append(p.Resources, r)
 		} else {
 			r = existing

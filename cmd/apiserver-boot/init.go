@@ -130,12 +130,7 @@ func (o *initOptions) run(cmd *cobra.Command) error {
 		{Path: "pkg/openapi/doc.go", Template: "project/pkg/openapi/doc.go.tmpl"},
 		{Path: "pkg/controller/doc.go", Template: "project/pkg/controller/doc.go.tmpl"},
 	}}
-	rep, err := plan.Apply()
-	if err != nil {
-		return err
-	}
-	rep.Print(cmd.OutOrStdout())
-	if err := generate(root, cmd.OutOrStdout()); err != nil {
+	if err := applyAndGenerate(cmd, root, plan, "the project is already initialised."); err != nil {
 		return err
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "Initialised %s (domain %s). Next: apiserver-boot create group version resource --group <group> --version v1 --kind <Kind>\n", module, o.domain)

@@ -88,6 +88,9 @@ func generate(root string, out io.Writer) error {
 		rel, _ := filepath.Rel(root, w)
 		fmt.Fprintf(out, "generated %s\n", rel)
 	}
+	for _, w := range api.Warnings {
+		fmt.Fprintf(out, "warning: %s\n", w)
+	}
 	fmt.Fprintf(out, "generate: %d files written, %d unchanged\n", len(res.Written), res.Unchanged)
 	return nil
 }

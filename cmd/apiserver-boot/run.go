@@ -60,7 +60,7 @@ controller-manager. Logs are prefixed per process. Ctrl-C stops everything.`,
 	f := cmd.Flags()
 	f.IntVar(&o.securePort, "secure-port", o.securePort, "Loopback HTTPS port of the apiserver")
 	f.StringVar(&o.etcdServers, "etcd-servers", "", "External etcd client URLs (comma separated); empty runs an embedded etcd")
-	f.StringVar(&o.kubeconfig, "kubeconfig", o.kubeconfig, "Where to write the kubeconfig for kubectl, relative to the project root")
+	f.StringVar(&o.kubeconfig, "kubeconfig", o.kubeconfig, "Where to write the kubeconfig for kubectl, relative to the project root (a kubeconfig of another cluster there is refused, not overwritten)")
 	f.BoolVar(&o.controllerManager, "controller-manager", o.controllerManager, "Also run the controller-manager")
 	f.BoolVar(&o.generate, "generate", o.generate, "Run `apiserver-boot generate` before building")
 	f.DurationVar(&o.timeout, "timeout", o.timeout, "How long to wait for the apiserver to become ready")
@@ -99,7 +99,12 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 	if !filepath.IsAbs(kubeconfig) {
 		kubeconfig = filepath.Join(root, kubeconfig)
 	}
-	_ = os.Remove(kubeconfig) // written anew by the apiserver once it serves
+	// The apiserver writes the kubeconfig anew once it serves. Never remove a
+	// kubeconfig this project did not write (say, ~/.kube/config).
+	if existing, err := clientcmd.LoadFromFile(kubeconfig); err == nil && existing.CurrentContext != filepath.Base(p.Module) {
+		return fmt.Errorf("--kubeconfig %s is not this project's (its current context is %q): choose another path", kubeconfig, existing.CurrentContext)
+	}
+	_ = os.Remove(kubeconfig)
 	logs := &prefixedOutput{w: out}
 	args := []string{"--secure-port", strconv.Itoa(o.securePort), "--write-kubeconfig", kubeconfig}
 	if o.etcdServers != "" {

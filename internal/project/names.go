@@ -24,10 +24,21 @@ func ValidateDomain(domain string) error {
 	return nil
 }
 
+// reservedGroups would shadow packages that generated code imports by name.
+var reservedGroups = map[string]bool{"runtime": true, "schema": true, "builders": true, "apis": true, "openapi": true, "field": true, "metav1": true, "controllers": true, "conformance": true, "testing": true}
+
 // ValidateGroup checks --group (it becomes a Go package name and the first label of <group>.<domain>).
 func ValidateGroup(group, domain string) error {
 	if !groupRE.MatchString(group) {
 		return fmt.Errorf("--group %q is not valid: want lowercase letters and digits starting with a letter, such as stable or batch2", group)
+	}
+	if reservedGroups[group] {
+		return fmt.Errorf("--group %q is reserved: generated code imports a package of that name; choose another group", group)
+	}
+	// Generated code imports <group>/<version> as <group><version>: a group
+	// named like that (stablev1) could collide with it.
+	if loc := regexp.MustCompile(`v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$`).FindStringIndex(group); loc != nil && loc[0] > 0 {
+		return fmt.Errorf("--group %q is not valid: it may not end in a version (%s)", group, group[loc[0]:])
 	}
 	if errs := validation.IsDNS1123Subdomain(group + "." + domain); len(errs) > 0 {
 		return fmt.Errorf("--group %q: %s.%s is not a valid API group name: %s", group, group, domain, strings.Join(errs, "; "))

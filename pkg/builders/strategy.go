@@ -202,8 +202,17 @@ func (s *Strategy) Validate(ctx context.Context, obj runtime.Object) field.Error
 }
 
 // ValidateUpdate runs the checks declared by field markers, then the ValidateUpdate hook.
+// With /status served, status is not this endpoint's to change, so its
+// marker errors are left to /status rather than blocking spec edits.
 func (s *Strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
-	return append(s.markerErrors(obj), s.validateUpdate(ctx, obj, old)...)
+	errs := s.markerErrors(obj)
+	if s.statusSubresource {
+		errs = errs.Filter(func(e error) bool {
+			fe, ok := e.(*field.Error)
+			return ok && (fe.Field == "status" || strings.HasPrefix(fe.Field, "status."))
+		})
+	}
+	return append(errs, s.validateUpdate(ctx, obj, old)...)
 }
 
 func (s *Strategy) markerErrors(obj runtime.Object) field.ErrorList {
@@ -263,9 +272,13 @@ func (s *StatusStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.
 	bumpGeneration(obj, old) // nothing but status changed: keeps the stored generation
 }
 
-// ValidateUpdate accepts any status: metadata is validated by the server.
+// ValidateUpdate runs the checks declared by markers on status fields
+// (metadata is validated by the server; spec is kept from the stored object).
 func (s *StatusStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
-	return nil
+	return s.markerErrors(obj).Filter(func(e error) bool {
+		fe, ok := e.(*field.Error)
+		return ok && !(fe.Field == "status" || strings.HasPrefix(fe.Field, "status."))
+	})
 }
 
 // GetResetFields tells server-side apply that only status is owned here.

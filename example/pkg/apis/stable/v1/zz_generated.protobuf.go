@@ -209,7 +209,7 @@ func (m *CalendarSpec) Unmarshal(b []byte) error {
 			if typ != protowire.VarintType {
 				return fmt.Errorf("field %d: wire type %d, want %d", num, typ, protowire.VarintType)
 			}
-			v, n := consumeInt(b)
+			v, n := zzProtoConsumeInt(b)
 			if n < 0 {
 				return protowire.ParseError(n)
 			}
@@ -260,7 +260,7 @@ func (m *CalendarStatus) Unmarshal(b []byte) error {
 			if typ != protowire.VarintType {
 				return fmt.Errorf("field %d: wire type %d, want %d", num, typ, protowire.VarintType)
 			}
-			v, n := consumeInt(b)
+			v, n := zzProtoConsumeInt(b)
 			if n < 0 {
 				return protowire.ParseError(n)
 			}
@@ -270,7 +270,7 @@ func (m *CalendarStatus) Unmarshal(b []byte) error {
 			if typ != protowire.VarintType {
 				return fmt.Errorf("field %d: wire type %d, want %d", num, typ, protowire.VarintType)
 			}
-			v, n := consumeInt(b)
+			v, n := zzProtoConsumeInt(b)
 			if n < 0 {
 				return protowire.ParseError(n)
 			}
@@ -485,7 +485,7 @@ func (m *CronTabSpec) Unmarshal(b []byte) error {
 			if typ != protowire.VarintType {
 				return fmt.Errorf("field %d: wire type %d, want %d", num, typ, protowire.VarintType)
 			}
-			v, n := consumeInt(b)
+			v, n := zzProtoConsumeInt(b)
 			if n < 0 {
 				return protowire.ParseError(n)
 			}
@@ -536,7 +536,7 @@ func (m *CronTabStatus) Unmarshal(b []byte) error {
 			if typ != protowire.VarintType {
 				return fmt.Errorf("field %d: wire type %d, want %d", num, typ, protowire.VarintType)
 			}
-			v, n := consumeInt(b)
+			v, n := zzProtoConsumeInt(b)
 			if n < 0 {
 				return protowire.ParseError(n)
 			}
@@ -546,7 +546,7 @@ func (m *CronTabStatus) Unmarshal(b []byte) error {
 			if typ != protowire.VarintType {
 				return fmt.Errorf("field %d: wire type %d, want %d", num, typ, protowire.VarintType)
 			}
-			v, n := consumeInt(b)
+			v, n := zzProtoConsumeInt(b)
 			if n < 0 {
 				return protowire.ParseError(n)
 			}
@@ -580,22 +580,22 @@ func (m *CronTabStatus) Unmarshal(b []byte) error {
 // Reset clears CronTabStatus.
 func (m *CronTabStatus) Reset() { *m = CronTabStatus{} }
 
-func consumeBool(b []byte) (bool, int) {
+func zzProtoConsumeBool(b []byte) (bool, int) {
 	v, n := protowire.ConsumeVarint(b)
 	return protowire.DecodeBool(v), n
 }
 
-func consumeInt(b []byte) (int64, int) {
+func zzProtoConsumeInt(b []byte) (int64, int) {
 	v, n := protowire.ConsumeVarint(b)
 	return int64(v), n
 }
 
-func consumeFloat64(b []byte) (float64, int) {
+func zzProtoConsumeFloat64(b []byte) (float64, int) {
 	v, n := protowire.ConsumeFixed64(b)
 	return math.Float64frombits(v), n
 }
 
-func consumeFloat32(b []byte) (float32, int) {
+func zzProtoConsumeFloat32(b []byte) (float32, int) {
 	v, n := protowire.ConsumeFixed32(b)
 	return math.Float32frombits(v), n
 }

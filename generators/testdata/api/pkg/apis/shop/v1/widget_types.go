@@ -49,7 +49,18 @@ type WidgetSpec struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=5
 	Parts []Part `json:"parts,omitempty"`
+	// Tags is a named slice type.
+	// +kubebuilder:validation:MaxItems=3
+	Tags Tags `json:"tags,omitempty"`
+	// Extras is a named map of pointers to structs with markers.
+	Extras PartMap `json:"extras,omitempty"`
 }
+
+// Tags are free-form tags.
+type Tags []string
+
+// PartMap maps names to parts.
+type PartMap map[string]*Part
 
 // Part is one part of a widget.
 type Part struct {
