@@ -106,6 +106,9 @@ func setup(m *testing.M) (int, error) {
 	if err := os.WriteFile(filepath.Join(proj, "pkg", "apis", "stable", "v1", "protobuf_client_test.go"), []byte(protobufClientTest), 0o644); err != nil {
 		return 0, err
 	}
+	if err := os.WriteFile(filepath.Join(proj, "pkg", "controller", "crontab", "controller.go"), []byte(statusController), 0o644); err != nil {
+		return 0, err
+	}
 	if err := timed("generate (with hooks)", func() error { _, err := sh(proj, cli, "generate"); return err }); err != nil {
 		return 0, err
 	}
@@ -144,6 +147,48 @@ func editTypes() error {
 	}
 	return os.WriteFile(path, []byte(src), 0o644)
 }
+
+// statusController replaces the scaffolded Reconcile with one that writes
+// status.replicas = spec.replicas through the generated clientset, only when
+// the status is behind: level based, so a restart repeats no write.
+const statusController = `package crontab
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	v1 "example.com/crontab/pkg/apis/stable/v1"
+	"example.com/crontab/pkg/client/clientset/versioned"
+	"example.com/crontab/pkg/controller/sharedinformers"
+)
+
+type CronTabControllerImpl struct {
+	client versioned.Interface
+}
+
+func (c *CronTabControllerImpl) Init(config *rest.Config, si *sharedinformers.SharedInformers, queue workqueue.TypedRateLimitingInterface[string]) {
+	c.client = versioned.NewForConfigOrDie(config)
+}
+
+func (c *CronTabControllerImpl) Reconcile(u *v1.CronTab) error {
+	klog.InfoS("Reconciling CronTab", "namespace", u.Namespace, "name", u.Name, "generation", u.Generation)
+	if u.Status.ObservedGeneration == u.Generation && u.Status.Replicas == u.Spec.Replicas {
+		return nil
+	}
+	u = u.DeepCopy()
+	u.Status.Replicas = u.Spec.Replicas
+	u.Status.ObservedGeneration = u.Generation
+	_, err := c.client.StableV1().CronTabs(u.Namespace).UpdateStatus(context.TODO(), u, metav1.UpdateOptions{})
+	if err == nil {
+		klog.InfoS("Wrote CronTab status", "name", u.Name, "replicas", u.Status.Replicas)
+	}
+	return err
+}
+`
 
 // protobufClientTest is a test of the project, run against the running
 // server by TestResourceSemantics: client-go speaking protobuf.
