@@ -36,12 +36,14 @@ type runLocalOptions struct {
 	etcdServers       string
 	kubeconfig        string
 	controllerManager bool
-	generate          bool
-	timeout           time.Duration
+	// controllerManagerAddress serves its /healthz, /readyz and /metrics.
+	controllerManagerAddress string
+	generate                 bool
+	timeout                  time.Duration
 }
 
 func newRunLocalCommand() *cobra.Command {
-	o := &runLocalOptions{securePort: 9443, kubeconfig: "kubeconfig", controllerManager: true, generate: true, timeout: 5 * time.Minute}
+	o := &runLocalOptions{securePort: 9443, kubeconfig: "kubeconfig", controllerManager: true, controllerManagerAddress: "127.0.0.1:9440", generate: true, timeout: 5 * time.Minute}
 	cmd := &cobra.Command{
 		Use:   "local",
 		Short: "Generate, build and run the apiserver and controller-manager on this machine",
@@ -62,6 +64,7 @@ controller-manager. Logs are prefixed per process. Ctrl-C stops everything.`,
 	f.StringVar(&o.etcdServers, "etcd-servers", "", "External etcd client URLs (comma separated); empty runs an embedded etcd")
 	f.StringVar(&o.kubeconfig, "kubeconfig", o.kubeconfig, "Where to write the kubeconfig for kubectl, relative to the project root (a kubeconfig of another cluster there is refused, not overwritten)")
 	f.BoolVar(&o.controllerManager, "controller-manager", o.controllerManager, "Also run the controller-manager")
+	f.StringVar(&o.controllerManagerAddress, "controller-manager-address", o.controllerManagerAddress, "Address of the controller-manager's /healthz, /readyz and /metrics")
 	f.BoolVar(&o.generate, "generate", o.generate, "Run `apiserver-boot generate` before building")
 	f.DurationVar(&o.timeout, "timeout", o.timeout, "How long to wait for the apiserver to become ready")
 	return cmd
@@ -80,6 +83,13 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 		return fmt.Errorf("port %d on 127.0.0.1 is taken: choose another with --secure-port", o.securePort)
 	} else {
 		l.Close()
+	}
+	if o.controllerManager {
+		if l, err := net.Listen("tcp", o.controllerManagerAddress); err != nil {
+			return fmt.Errorf("%s is taken: choose another with --controller-manager-address", o.controllerManagerAddress)
+		} else {
+			l.Close()
+		}
 	}
 	if o.generate {
 		if err := generate(root, io.Discard); err != nil {
@@ -123,7 +133,9 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 	}
 	fmt.Fprintf(out, "apiserver ready in %s\n", time.Since(started).Round(time.Millisecond))
 	if o.controllerManager {
-		cm, err := startChild(root, "controller-manager", filepath.Join(root, "bin", "controller-manager"), []string{"--kubeconfig", kubeconfig}, logs)
+		// No Leases on a standalone apiserver: leader election is for clusters.
+		cmArgs := []string{"--kubeconfig", kubeconfig, "--leader-elect=false", "--bind-address", o.controllerManagerAddress}
+		cm, err := startChild(root, "controller-manager", filepath.Join(root, "bin", "controller-manager"), cmArgs, logs)
 		if err != nil {
 			return err
 		}

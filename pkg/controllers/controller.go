@@ -95,7 +95,7 @@ func (c *controller[T]) Init(config *rest.Config, si *SharedInformers) error {
 
 func (c *controller[T]) Run(ctx context.Context, workers int) {
 	defer c.queue.ShutDown()
-	klog.InfoS("Starting controller", "controller", c.name)
+	klog.InfoS("Starting controller", "controller", c.name, "workers", workers)
 	if !cache.WaitForCacheSync(ctx.Done(), c.informer.HasSynced) {
 		return
 	}

@@ -2,48 +2,132 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/component-base/metrics/legacyregistry"
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"  // client-go request metrics
+	_ "k8s.io/component-base/metrics/prometheus/workqueue" // work queue depth, latency, retries
 	"k8s.io/klog/v2"
 )
 
 // ManagerOptions are the controller-manager's command-line options.
 type ManagerOptions struct {
+	Name       string
 	Kubeconfig string
-	Workers    int
-	Resync     time.Duration
+	// Workers per controller name (--concurrent-<name>-syncs).
+	Workers     map[string]*int
+	Resync      time.Duration
+	BindAddress string
+	LeaderElect bool
+	LeaseName   string
+	LeaseNS     string
 }
+
+// serviceAccountNamespace is where an in-cluster pod runs.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 // NewManagerCommand returns the controller-manager command running controllers.
 func NewManagerCommand(name string, controllers []Controller) *cobra.Command {
-	o := &ManagerOptions{Workers: 2, Resync: 10 * time.Minute}
+	o := &ManagerOptions{
+		Name: name, Workers: map[string]*int{}, Resync: 10 * time.Minute, BindAddress: ":8080",
+		LeaderElect: true, LeaseName: name + "-controller-manager", LeaseNS: "default",
+	}
+	if b, err := os.ReadFile(serviceAccountNamespace); err == nil {
+		o.LeaseNS = strings.TrimSpace(string(b))
+	}
 	cmd := &cobra.Command{
-		Use:          "controller-manager",
-		Short:        fmt.Sprintf("Run the %s controllers", name),
-		Example:      "  controller-manager --kubeconfig kubeconfig",
+		Use:   "controller-manager",
+		Short: fmt.Sprintf("Run the %s controllers", name),
+		Example: `  controller-manager --kubeconfig kubeconfig --leader-elect=false
+  controller-manager --concurrent-crontab-syncs 5   # in cluster: leader election on a Lease`,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return RunManager(cmd.Context(), o, controllers)
 		},
 	}
-	cmd.Flags().StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the apiserver to watch; empty means in-cluster configuration.")
-	cmd.Flags().IntVar(&o.Workers, "concurrent-syncs", o.Workers, "Objects reconciled in parallel, per controller.")
-	cmd.Flags().DurationVar(&o.Resync, "resync-period", o.Resync, "How often every object is reconciled again even without changes.")
+	f := cmd.Flags()
+	f.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the apiserver to watch; empty means in-cluster configuration.")
+	for _, c := range controllers {
+		n := 2
+		o.Workers[c.Name()] = &n
+		f.IntVar(o.Workers[c.Name()], "concurrent-"+c.Name()+"-syncs", n, fmt.Sprintf("Objects the %s controller reconciles in parallel.", c.Name()))
+	}
+	f.DurationVar(&o.Resync, "resync-period", o.Resync, "How often every object is reconciled again even without changes.")
+	f.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "Address of the /healthz, /readyz and /metrics endpoints.")
+	f.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Run controllers only while holding a Lease, so that replicas take over from each other; needs a kube-apiserver (off for `apiserver-boot run local`).")
+	f.StringVar(&o.LeaseName, "leader-elect-lease", o.LeaseName, "Name of the leader election Lease.")
+	f.StringVar(&o.LeaseNS, "leader-elect-namespace", o.LeaseNS, "Namespace of the leader election Lease; default the pod's namespace in cluster.")
 	return cmd
 }
 
-// RunManager runs the controllers until ctx is done.
+// RunManager serves the health and metrics endpoints and runs the
+// controllers (once leader, with leader election) until ctx is done.
 func RunManager(ctx context.Context, o *ManagerOptions, controllers []Controller) error {
 	config, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
 	if err != nil {
 		return fmt.Errorf("--kubeconfig: %w", err)
 	}
+	var ready atomic.Bool
+	ln, err := net.Listen("tcp", o.BindAddress)
+	if err != nil {
+		return fmt.Errorf("--bind-address %s: %w", o.BindAddress, err)
+	}
+	srv := &http.Server{Handler: endpoints(&ready), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			klog.ErrorS(err, "Health and metrics endpoints stopped")
+		}
+	}()
+	klog.InfoS("Serving /healthz, /readyz and /metrics", "address", ln.Addr().String())
+	defer func() {
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+
+	run := func(ctx context.Context) {
+		if err := runControllers(ctx, o, config, controllers, &ready); err != nil {
+			klog.ErrorS(err, "Controllers failed")
+		}
+	}
+	if !o.LeaderElect {
+		run(ctx)
+		return nil
+	}
+	return leaderElect(ctx, o, config, run)
+}
+
+func endpoints(ready *atomic.Bool) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		if !ready.Load() {
+			http.Error(w, "informers not synced (or not the leader)", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	mux.Handle("/metrics", legacyregistry.Handler())
+	return mux
+}
+
+// runControllers starts the informers and every controller, and blocks until ctx is done.
+func runControllers(ctx context.Context, o *ManagerOptions, config *rest.Config, controllers []Controller, ready *atomic.Bool) error {
 	si, err := NewSharedInformers(config, o.Resync)
 	if err != nil {
 		return err
@@ -54,16 +138,51 @@ func RunManager(ctx context.Context, o *ManagerOptions, controllers []Controller
 		}
 	}
 	si.Start(ctx)
+	for _, synced := range si.Dynamic.WaitForCacheSync(ctx.Done()) {
+		if !synced {
+			return errors.New("informer caches did not sync")
+		}
+	}
+	ready.Store(true)
+	defer ready.Store(false)
 	var wg sync.WaitGroup
 	for _, c := range controllers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.Run(ctx, o.Workers)
+			c.Run(ctx, *o.Workers[c.Name()])
 		}()
 	}
 	klog.InfoS("Controller manager started", "controllers", len(controllers))
 	wg.Wait()
+	return nil
+}
+
+// leaderElect runs run while holding the Lease, releasing it on shutdown so
+// a replica takes over at once.
+func leaderElect(ctx context.Context, o *ManagerOptions, config *rest.Config, run func(context.Context)) error {
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return err
+	}
+	id, err := os.Hostname()
+	if err != nil {
+		return err
+	}
+	id += "_" + fmt.Sprint(os.Getpid())
+	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, o.LeaseNS, o.LeaseName, client.CoreV1(), client.CoordinationV1(),
+		resourcelock.ResourceLockConfig{Identity: id})
+	if err != nil {
+		return err
+	}
+	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
+		Lock: lock, ReleaseOnCancel: true, Name: o.LeaseName,
+		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: run,
+			OnStoppedLeading: func() { klog.InfoS("Stopped leading", "lease", o.LeaseNS+"/"+o.LeaseName) },
+		},
+	})
 	return nil
 }
 

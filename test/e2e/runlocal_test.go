@@ -258,7 +258,24 @@ func TestPortTaken(t *testing.T) {
 // generated clientset, seen with kubectl; after the controller-manager is
 // stopped and started again, the object is reconciled again but not written.
 func TestControllerManager(t *testing.T) {
-	rl, _ := runLocal(t, "--generate=false")
+	cmAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	rl, _ := runLocal(t, "--generate=false", "--controller-manager-address", cmAddr)
+	for path, want := range map[string]string{"/healthz": "ok", "/readyz": "ok", "/metrics": "workqueue_adds_total"} {
+		var body string
+		waitUntil(20*time.Second, func() bool {
+			resp, err := http.Get("http://" + cmAddr + path)
+			if err != nil {
+				return false
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			body = string(b)
+			return resp.StatusCode == http.StatusOK && strings.Contains(body, want)
+		})
+		if !strings.Contains(body, want) {
+			t.Errorf("controller-manager %s: %q lacks %q", path, body[:min(200, len(body))], want)
+		}
+	}
 	if r := kubectlApplyStdin(t, "create", "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: reconciled\nspec:\n  replicas: 4\n"); r.err != nil {
 		t.Fatalf("create: %v %s", r.err, r.stderr)
 	}
@@ -275,7 +292,7 @@ func TestControllerManager(t *testing.T) {
 	before := mustKubectl(t, "get", "ct", "reconciled", "-o", "jsonpath={.metadata.resourceVersion}")
 	rl.stop(t)
 
-	rl, _ = runLocal(t, "--generate=false")
+	rl, _ = runLocal(t, "--generate=false", "--controller-manager-address", cmAddr)
 	if !waitUntil(30*time.Second, func() bool {
 		return strings.Count(rl.out.String(), `"Reconciling CronTab" namespace="default" name="reconciled"`) >= 1
 	}) {
