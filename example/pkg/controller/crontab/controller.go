@@ -41,9 +41,20 @@ func (c *CronTabControllerImpl) Init(config *rest.Config, si *sharedinformers.Sh
 // based: it gets only the current object, never the previous one, and may be
 // called any number of times. Return an error to retry with back-off.
 //
-// Deletion: to act before an object goes away, add a finalizer in the
-// strategy's PrepareForCreate; deleting then sets metadata.deletionTimestamp
-// and calls Reconcile, which cleans up and removes the finalizer.
+// Deletion: to act before an object goes away, add a finalizer when it is
+// created, in the strategy's PrepareForCreate (crontab_hooks.go):
+//
+//	controllers.AddFinalizer(obj, "stable.example.com/cleanup")
+//
+// Deleting the object then sets metadata.deletionTimestamp and calls Reconcile:
+//
+//	if controllers.BeingDeleted(u) {
+//		// clean up what the object owns outside the cluster, then:
+//		u = u.DeepCopy()
+//		controllers.RemoveFinalizer(u, "stable.example.com/cleanup")
+//		_, err := client.StableV1().CronTabs(u.Namespace).Update(ctx, u, metav1.UpdateOptions{})
+//		return err
+//	}
 func (c *CronTabControllerImpl) Reconcile(u *v1.CronTab) error {
 	klog.InfoS("Reconciling CronTab", "namespace", u.Namespace, "name", u.Name, "generation", u.Generation)
 	return nil
