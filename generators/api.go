@@ -137,6 +137,8 @@ func LoadAPI(root string, p *project.Project, framework, header string) (*API, e
 		pkg := ControllerPackage(r.Kind)
 		api.Controllers = append(api.Controllers, &Controller{
 			Kind: r.Kind, Group: r.Group, Version: r.Version, Plural: r.Plural, PackageName: pkg,
+			GroupGo: upperCamel(r.Group), VersionGo: upperCamel(r.Version), PluralGo: ClientPlural(r.Kind, r.Plural),
+			Namespaced:     r.Scope != project.Cluster,
 			Package:        path.Join(p.Module, "pkg", "controller", pkg),
 			VersionPackage: path.Join(p.Module, "pkg", "apis", r.Group, r.Version),
 		})

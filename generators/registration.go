@@ -57,6 +57,9 @@ type Controller struct {
 	PackageName                  string // pkg/controller/<PackageName>
 	Package                      string
 	VersionPackage               string
+	// GroupGo, VersionGo and PluralGo are the informer factory's accessor names.
+	GroupGo, VersionGo, PluralGo string
+	Namespaced                   bool
 }
 
 // controllerWiring writes, for every controller, the code that feeds its
@@ -70,8 +73,9 @@ func (controllerWiring) Generate(api *API) ([]File, error) {
 	dir := filepath.Join(api.Root, "pkg", "controller")
 	for _, c := range api.Controllers {
 		b, err := templates.Render("generated/controller.go.tmpl", map[string]any{
-			"Header": api.Header, "Framework": api.Framework, "PackageName": c.PackageName,
+			"Header": api.Header, "Framework": api.Framework, "Module": api.Module, "PackageName": c.PackageName,
 			"Kind": c.Kind, "Version": c.Version, "Plural": c.Plural, "VersionPackage": c.VersionPackage,
+			"GroupGo": c.GroupGo, "VersionGo": c.VersionGo, "PluralGo": c.PluralGo, "Namespaced": c.Namespaced,
 		})
 		if err != nil {
 			return nil, err
@@ -87,7 +91,7 @@ func (controllerWiring) Generate(api *API) ([]File, error) {
 		}
 		out = append(out, File{Path: filepath.Join(dir, c.PackageName, "zz_generated.testenv_test.go"), Content: b})
 	}
-	data := map[string]any{"Header": api.Header, "Framework": api.Framework, "Controllers": api.Controllers}
+	data := map[string]any{"Header": api.Header, "Framework": api.Framework, "Module": api.Module, "Controllers": api.Controllers, "HasClient": len(api.Groups) > 0}
 	for name, tmpl := range map[string]string{
 		filepath.Join(dir, "zz_generated.controllers.go"):                        "generated/controllers.go.tmpl",
 		filepath.Join(dir, "sharedinformers", "zz_generated.sharedinformers.go"): "generated/sharedinformers.go.tmpl",

@@ -1,6 +1,7 @@
 // Package controllers is the controller runtime of generated projects: a
-// level-based loop that feeds object keys from an informer into a rate-limited
-// work queue and calls the user's Reconcile with the current object.
+// level-based loop that feeds object keys from a shared informer into a
+// rate-limited work queue, looks each object up from its lister and calls
+// the user's Reconcile with it.
 package controllers
 
 import (
@@ -8,72 +9,70 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 )
 
-// SharedInformers hands informers to controllers; informers for the same
-// resource are shared by every controller of the process.
-type SharedInformers struct {
-	Dynamic dynamicinformer.DynamicSharedInformerFactory
+// Informers is what a project's generated sharedinformers.SharedInformers
+// gives the controller-manager: informers shared by every controller.
+type Informers interface {
+	Start(ctx context.Context)
+	WaitForCacheSync(ctx context.Context) bool
 }
 
-// NewSharedInformers returns informers for the server behind config.
-func NewSharedInformers(config *rest.Config, resync time.Duration) (*SharedInformers, error) {
-	client, err := dynamic.NewForConfig(config)
-	if err != nil {
-		return nil, err
-	}
-	return &SharedInformers{Dynamic: dynamicinformer.NewDynamicSharedInformerFactory(client, resync)}, nil
-}
+// NewInformers creates a project's Informers (generated: sharedinformers.New).
+type NewInformers func(config *rest.Config, resync time.Duration) (Informers, error)
 
-// Start starts every informer requested so far.
-func (si *SharedInformers) Start(ctx context.Context) { si.Dynamic.Start(ctx.Done()) }
-
-// Reconciler is what a scaffolded <Kind>ControllerImpl implements.
-type Reconciler[T runtime.Object] interface {
+// Reconciler is what a scaffolded <Kind>ControllerImpl implements; S is the
+// project's *sharedinformers.SharedInformers.
+type Reconciler[T runtime.Object, S any] interface {
 	// Init is called once, before any Reconcile, to set up clients and extra watches.
-	Init(config *rest.Config, si *SharedInformers, queue workqueue.TypedRateLimitingInterface[string])
+	Init(config *rest.Config, si S, queue workqueue.TypedRateLimitingInterface[string])
 	// Reconcile drives the world towards the object's current spec. An error requeues the key with back-off.
 	Reconcile(obj T) error
 }
 
+// Watch returns, from the shared informers, the informer of a controller's
+// objects and how to get one from its lister by namespace and name.
+type Watch[T runtime.Object, S any] func(si S) (cache.SharedIndexInformer, func(namespace, name string) (T, error))
+
 // Controller is a controller the controller-manager runs.
 type Controller interface {
 	Name() string
-	Init(config *rest.Config, si *SharedInformers) error
+	Init(config *rest.Config, si Informers) error
 	Run(ctx context.Context, workers int)
 }
 
-// New returns the controller for objects of resource gvr, decoded into T.
-func New[T runtime.Object](name string, gvr schema.GroupVersionResource, impl Reconciler[T], newObj func() T) Controller {
-	return &controller[T]{name: name, gvr: gvr, impl: impl, newObj: newObj}
+// New returns the controller named name, reconciling the objects watch selects.
+func New[T runtime.Object, S Informers](name string, impl Reconciler[T, S], watch Watch[T, S]) Controller {
+	return &controller[T, S]{name: name, impl: impl, watch: watch}
 }
 
-type controller[T runtime.Object] struct {
+type controller[T runtime.Object, S Informers] struct {
 	name     string
-	gvr      schema.GroupVersionResource
-	impl     Reconciler[T]
-	newObj   func() T
+	impl     Reconciler[T, S]
+	watch    Watch[T, S]
+	get      func(namespace, name string) (T, error)
 	queue    workqueue.TypedRateLimitingInterface[string]
 	informer cache.SharedIndexInformer
 }
 
-func (c *controller[T]) Name() string { return c.name }
+func (c *controller[T, S]) Name() string { return c.name }
 
-func (c *controller[T]) Init(config *rest.Config, si *SharedInformers) error {
+func (c *controller[T, S]) Init(config *rest.Config, informers Informers) error {
+	si, ok := informers.(S)
+	if !ok {
+		return fmt.Errorf("controller %s: informers are %T, want %T", c.name, informers, si)
+	}
 	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: c.name})
-	c.informer = si.Dynamic.ForResource(c.gvr).Informer()
+	c.informer, c.get = c.watch(si)
 	enqueue := func(obj any) {
 		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 		if err != nil {
@@ -93,7 +92,7 @@ func (c *controller[T]) Init(config *rest.Config, si *SharedInformers) error {
 	return nil
 }
 
-func (c *controller[T]) Run(ctx context.Context, workers int) {
+func (c *controller[T, S]) Run(ctx context.Context, workers int) {
 	defer c.queue.ShutDown()
 	klog.InfoS("Starting controller", "controller", c.name, "workers", workers)
 	if !cache.WaitForCacheSync(ctx.Done(), c.informer.HasSynced) {
@@ -109,7 +108,7 @@ func (c *controller[T]) Run(ctx context.Context, workers int) {
 	klog.InfoS("Stopping controller", "controller", c.name)
 }
 
-func (c *controller[T]) processNext() bool {
+func (c *controller[T, S]) processNext() bool {
 	key, shutdown := c.queue.Get()
 	if shutdown {
 		return false
@@ -124,19 +123,18 @@ func (c *controller[T]) processNext() bool {
 	return true
 }
 
-// reconcile looks the object up from the informer's cache: reconciling is
-// level based, so only the current state matters and deleted objects are skipped.
-func (c *controller[T]) reconcile(key string) error {
-	item, exists, err := c.informer.GetIndexer().GetByKey(key)
-	if err != nil || !exists {
-		return err
+// reconcile looks the object up from the lister: reconciling is level
+// based, so only the current state matters and deleted objects are skipped.
+func (c *controller[T, S]) reconcile(key string) error {
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil // not ours to retry
 	}
-	u, ok := item.(*unstructured.Unstructured)
-	if !ok {
-		return fmt.Errorf("unexpected %T in the informer cache", item)
+	obj, err := c.get(namespace, name)
+	if apierrors.IsNotFound(err) {
+		return nil
 	}
-	obj := c.newObj()
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.UnstructuredContent(), obj); err != nil {
+	if err != nil {
 		return err
 	}
 	return c.impl.Reconcile(obj)

@@ -42,7 +42,7 @@ type ManagerOptions struct {
 const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 // NewManagerCommand returns the controller-manager command running controllers.
-func NewManagerCommand(name string, controllers []Controller) *cobra.Command {
+func NewManagerCommand(name string, newInformers NewInformers, controllers []Controller) *cobra.Command {
 	o := &ManagerOptions{
 		Name: name, Workers: map[string]*int{}, Resync: 10 * time.Minute, BindAddress: ":8080",
 		LeaderElect: true, LeaseName: name + "-controller-manager", LeaseNS: "default",
@@ -57,7 +57,7 @@ func NewManagerCommand(name string, controllers []Controller) *cobra.Command {
   controller-manager --concurrent-crontab-syncs 5   # in cluster: leader election on a Lease`,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return RunManager(cmd.Context(), o, controllers)
+			return RunManager(cmd.Context(), o, newInformers, controllers)
 		},
 	}
 	f := cmd.Flags()
@@ -77,7 +77,7 @@ func NewManagerCommand(name string, controllers []Controller) *cobra.Command {
 
 // RunManager serves the health and metrics endpoints and runs the
 // controllers (once leader, with leader election) until ctx is done.
-func RunManager(ctx context.Context, o *ManagerOptions, controllers []Controller) error {
+func RunManager(ctx context.Context, o *ManagerOptions, newInformers NewInformers, controllers []Controller) error {
 	config, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
 	if err != nil {
 		return fmt.Errorf("--kubeconfig: %w", err)
@@ -101,7 +101,7 @@ func RunManager(ctx context.Context, o *ManagerOptions, controllers []Controller
 	}()
 
 	run := func(ctx context.Context) {
-		if err := runControllers(ctx, o, config, controllers, &ready); err != nil {
+		if err := runControllers(ctx, o, config, newInformers, controllers, &ready); err != nil {
 			klog.ErrorS(err, "Controllers failed")
 		}
 	}
@@ -127,8 +127,8 @@ func endpoints(ready *atomic.Bool) http.Handler {
 }
 
 // runControllers starts the informers and every controller, and blocks until ctx is done.
-func runControllers(ctx context.Context, o *ManagerOptions, config *rest.Config, controllers []Controller, ready *atomic.Bool) error {
-	si, err := NewSharedInformers(config, o.Resync)
+func runControllers(ctx context.Context, o *ManagerOptions, config *rest.Config, newInformers NewInformers, controllers []Controller, ready *atomic.Bool) error {
+	si, err := newInformers(config, o.Resync)
 	if err != nil {
 		return err
 	}
@@ -138,10 +138,8 @@ func runControllers(ctx context.Context, o *ManagerOptions, config *rest.Config,
 		}
 	}
 	si.Start(ctx)
-	for _, synced := range si.Dynamic.WaitForCacheSync(ctx.Done()) {
-		if !synced {
-			return errors.New("informer caches did not sync")
-		}
+	if !si.WaitForCacheSync(ctx) {
+		return errors.New("informer caches did not sync")
 	}
 	ready.Store(true)
 	defer ready.Store(false)
@@ -187,8 +185,8 @@ func leaderElect(ctx context.Context, o *ManagerOptions, config *rest.Config, ru
 }
 
 // Main runs the controller-manager command and returns the process exit code.
-func Main(name string, controllers []Controller) int {
-	cmd := NewManagerCommand(name, controllers)
+func Main(name string, newInformers NewInformers, controllers []Controller) int {
+	cmd := NewManagerCommand(name, newInformers, controllers)
 	cmd.SetContext(genericapiserver.SetupSignalContext())
 	if err := cmd.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)

@@ -9,12 +9,12 @@ import (
 
 type fakeController struct{ name string }
 
-func (f fakeController) Name() string                              { return f.name }
-func (f fakeController) Init(*rest.Config, *SharedInformers) error { return nil }
-func (f fakeController) Run(ctx context.Context, workers int)      {}
+func (f fakeController) Name() string                         { return f.name }
+func (f fakeController) Init(*rest.Config, Informers) error   { return nil }
+func (f fakeController) Run(ctx context.Context, workers int) {}
 
 func TestManagerFlags(t *testing.T) {
-	cmd := NewManagerCommand("crontab", []Controller{fakeController{"crontab"}, fakeController{"calendar"}})
+	cmd := NewManagerCommand("crontab", nil, []Controller{fakeController{"crontab"}, fakeController{"calendar"}})
 	for _, name := range []string{"concurrent-crontab-syncs", "concurrent-calendar-syncs", "leader-elect", "bind-address", "kubeconfig"} {
 		if cmd.Flags().Lookup(name) == nil {
 			t.Errorf("no --%s flag", name)

@@ -24,8 +24,9 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/pkg/controllers"
 
 	"example.com/crontab/pkg/controller"
+	"example.com/crontab/pkg/controller/sharedinformers"
 )
 
 func main() {
-	os.Exit(controllers.Main("crontab", controller.Controllers()))
+	os.Exit(controllers.Main("crontab", sharedinformers.NewInformers, controller.Controllers()))
 }

@@ -39,7 +39,8 @@ func (c *CronTabControllerImpl) Init(config *rest.Config, si *sharedinformers.Sh
 
 // Reconcile drives the world towards the object's current spec. It is level
 // based: it gets only the current object, never the previous one, and may be
-// called any number of times. Return an error to retry with back-off.
+// called any number of times. Return an error to retry with back-off. u is
+// the informer's cached object: DeepCopy it before changing it.
 //
 // Deletion: to act before an object goes away, add a finalizer when it is
 // created, in the strategy's PrepareForCreate (crontab_hooks.go):

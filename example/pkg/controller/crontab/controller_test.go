@@ -25,7 +25,7 @@ import (
 
 	v1 "example.com/crontab/pkg/apis/stable/v1"
 	"example.com/crontab/pkg/client/clientset/versioned"
-	"github.com/apiserver-boot/apiserver-boot/pkg/controllers"
+	"example.com/crontab/pkg/controller/sharedinformers"
 	"github.com/apiserver-boot/apiserver-boot/pkg/testenv"
 )
 
@@ -49,9 +49,8 @@ func TestReconcile(t *testing.T) {
 	defer cancel()
 
 	impl := &observedCronTabController{reconciled: make(chan string, 100)}
-	c := controllers.New[*v1.CronTab]("crontab", v1.SchemeGroupVersion.WithResource("crontabs"), impl,
-		func() *v1.CronTab { return &v1.CronTab{} })
-	si, err := controllers.NewSharedInformers(config, 0)
+	c := NewControllerWith(impl)
+	si, err := sharedinformers.New(config, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

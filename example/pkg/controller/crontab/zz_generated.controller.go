@@ -19,17 +19,27 @@ limitations under the License.
 package crontab
 
 import (
+	"k8s.io/client-go/tools/cache"
+
 	"github.com/apiserver-boot/apiserver-boot/pkg/controllers"
 
 	v1 "example.com/crontab/pkg/apis/stable/v1"
+	"example.com/crontab/pkg/controller/sharedinformers"
 )
 
-// NewController wires CronTabControllerImpl to an informer and a work queue.
+// NewController wires CronTabControllerImpl to the shared crontabs informer,
+// a rate-limited work queue and the lister.
 func NewController() controllers.Controller {
-	return controllers.New[*v1.CronTab](
-		"crontab",
-		v1.SchemeGroupVersion.WithResource("crontabs"),
-		&CronTabControllerImpl{},
-		func() *v1.CronTab { return &v1.CronTab{} },
-	)
+	return NewControllerWith(&CronTabControllerImpl{})
+}
+
+// NewControllerWith wires impl in place of CronTabControllerImpl (for tests).
+func NewControllerWith(impl controllers.Reconciler[*v1.CronTab, *sharedinformers.SharedInformers]) controllers.Controller {
+	return controllers.New("crontab", impl,
+		func(si *sharedinformers.SharedInformers) (cache.SharedIndexInformer, func(namespace, name string) (*v1.CronTab, error)) {
+			informer := si.Factory.Stable().V1().CronTabs()
+			return informer.Informer(), func(namespace, name string) (*v1.CronTab, error) {
+				return informer.Lister().CronTabs(namespace).Get(name)
+			}
+		})
 }

@@ -19,7 +19,67 @@ limitations under the License.
 // Package sharedinformers gives controllers informers shared across the controller-manager.
 package sharedinformers
 
-import "github.com/apiserver-boot/apiserver-boot/pkg/controllers"
+import (
+	"context"
+	"time"
 
-// SharedInformers hands out informers shared by every controller.
-type SharedInformers = controllers.SharedInformers
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/apiserver-boot/apiserver-boot/pkg/controllers"
+
+	"example.com/crontab/pkg/client/clientset/versioned"
+	"example.com/crontab/pkg/client/informers/externalversions"
+)
+
+// SharedInformers hands out informers shared by every controller: only the
+// informers a controller asks for are started.
+type SharedInformers struct {
+	// Factory has the informers of this project's API groups.
+	Factory externalversions.SharedInformerFactory
+	// Kube has the informers of built-in Kubernetes resources (client-go).
+	Kube kubeinformers.SharedInformerFactory
+}
+
+// New returns informers for the apiserver behind config.
+func New(config *rest.Config, resync time.Duration) (*SharedInformers, error) {
+	kube, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	client, err := versioned.NewForConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	return &SharedInformers{
+		Factory: externalversions.NewSharedInformerFactory(client, resync),
+		Kube:    kubeinformers.NewSharedInformerFactory(kube, resync),
+	}, nil
+}
+
+// NewInformers is New for the controller-manager.
+func NewInformers(config *rest.Config, resync time.Duration) (controllers.Informers, error) {
+	return New(config, resync)
+}
+
+// Start starts every informer requested so far.
+func (si *SharedInformers) Start(ctx context.Context) {
+	si.Factory.Start(ctx.Done())
+	si.Kube.Start(ctx.Done())
+}
+
+// WaitForCacheSync waits until every started informer has synced.
+func (si *SharedInformers) WaitForCacheSync(ctx context.Context) bool {
+	for _, ok := range si.Factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return false
+		}
+	}
+	for _, ok := range si.Kube.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
