@@ -135,13 +135,22 @@ func LoadAPI(root string, p *project.Project, framework, header string) (*API, e
 			continue
 		}
 		pkg := ControllerPackage(r.Kind)
-		api.Controllers = append(api.Controllers, &Controller{
+		c := &Controller{
 			Kind: r.Kind, Group: r.Group, Version: r.Version, Plural: r.Plural, PackageName: pkg,
 			GroupGo: upperCamel(r.Group), VersionGo: upperCamel(r.Version), PluralGo: ClientPlural(r.Kind, r.Plural),
-			Namespaced:     r.Scope != project.Cluster,
+			Namespaced: r.Scope != project.Cluster, FullGroup: p.FullGroup(r.Group),
 			Package:        path.Join(p.Module, "pkg", "controller", pkg),
 			VersionPackage: path.Join(p.Module, "pkg", "apis", r.Group, r.Version),
-		})
+			VersionAlias:   r.Version,
+		}
+		if r.External {
+			fullGroup, _, ok := project.BuiltinKind(r.Group, r.Version, r.Kind)
+			if !ok {
+				return nil, fmt.Errorf("PROJECT: %s/%s %s is not a built-in Kubernetes kind", r.Group, r.Version, r.Kind)
+			}
+			c.External, c.FullGroup, c.VersionPackage, c.VersionAlias = true, fullGroup, r.Package, importAlias(r.Package)
+		}
+		api.Controllers = append(api.Controllers, c)
 	}
 	return api, nil
 }

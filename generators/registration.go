@@ -60,6 +60,11 @@ type Controller struct {
 	// GroupGo, VersionGo and PluralGo are the informer factory's accessor names.
 	GroupGo, VersionGo, PluralGo string
 	Namespaced                   bool
+	// External kinds (k8s.io/api) come from client-go's informers, by resource.
+	External  bool
+	FullGroup string
+	// VersionAlias imports VersionPackage (v1, or appsv1 for an external kind).
+	VersionAlias string
 }
 
 // controllerWiring writes, for every controller, the code that feeds its
@@ -76,6 +81,7 @@ func (controllerWiring) Generate(api *API) ([]File, error) {
 			"Header": api.Header, "Framework": api.Framework, "Module": api.Module, "PackageName": c.PackageName,
 			"Kind": c.Kind, "Version": c.Version, "Plural": c.Plural, "VersionPackage": c.VersionPackage,
 			"GroupGo": c.GroupGo, "VersionGo": c.VersionGo, "PluralGo": c.PluralGo, "Namespaced": c.Namespaced,
+			"External": c.External, "FullGroup": c.FullGroup, "VersionAlias": c.VersionAlias,
 		})
 		if err != nil {
 			return nil, err

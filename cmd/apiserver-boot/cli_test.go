@@ -95,6 +95,15 @@ func TestCreateBadInputWritesNothing(t *testing.T) {
 			t.Errorf("%v: want an error containing %q, got %v", tc.args, tc.want, err)
 		}
 	}
+	for _, args := range [][]string{
+		{"create", "controller", "--group", "apps", "--version", "v1", "--kind", "Deploymentx"},
+		{"create", "controller", "--group", "stable", "--version", "v1"},
+		{"create", "subresource", "--subresource", "scale", "--group", "stable", "--version", "v1", "--kind", "Missing"},
+	} {
+		if _, err := run(t, dir, args...); err == nil {
+			t.Errorf("%v: want an error", args)
+		}
+	}
 	if after := listFiles(t, dir); len(after) != len(before) {
 		t.Errorf("files written on error: %v", after)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"path"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -26,7 +27,7 @@ func newCreateCommand() *cobra.Command {
   apiserver-boot create group version resource --group stable --version v1 --kind Cluster --non-namespaced`, levelResource)
 	version.AddCommand(resource)
 	group.AddCommand(version)
-	cmd.AddCommand(group, newCreateSubresourceCommand())
+	cmd.AddCommand(group, newCreateSubresourceCommand(), newCreateControllerCommand())
 	return cmd
 }
 
@@ -190,6 +191,7 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 			scaffold.File{Path: base + "_types_test.go", Template: "resource/types_test.go.tmpl"})
 		if r.Controller {
 			data.Package = generators.ControllerPackage(o.kind)
+			data.VersionAlias, data.VersionPackage = o.version, path.Join(p.Module, "pkg", "apis", o.group, o.version)
 			dir := filepath.Join("pkg", "controller", data.Package)
 			files = append(files,
 				scaffold.File{Path: filepath.Join(dir, "controller.go"), Template: "resource/controller.go.tmpl"},

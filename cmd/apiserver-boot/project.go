@@ -49,6 +49,8 @@ type templateData struct {
 	ModelPackage string
 	// Resource is the resource being created.
 	Resource *project.Resource
+	// VersionAlias imports VersionPackage, the Go package of the kind a controller reconciles.
+	VersionAlias, VersionPackage string
 	// GroupGo, VersionGo and PluralGo are the clientset's accessor names (StableV1().CronTabs).
 	GroupGo, VersionGo, PluralGo string
 	// Subresource, Request and Handler name a custom subresource.

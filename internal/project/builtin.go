@@ -28,3 +28,18 @@ var builtin = sync.OnceValue(func() map[string]map[string]string {
 // builtinNames returns the names of the built-in resources of a group (from
 // client-go's scheme), for groups such as networking.k8s.io.
 func builtinNames(group string) map[string]string { return builtin()[group] }
+
+// BuiltinKind finds a built-in Kubernetes kind by the k8s.io/api package
+// name of its group (apps, batch, core, networking...), version and kind, and
+// returns its full group name and Go package.
+func BuiltinKind(group, version, kind string) (fullGroup, pkg string, ok bool) {
+	for gvk, t := range scheme.Scheme.AllKnownTypes() {
+		if gvk.Version != version || gvk.Kind != kind || !strings.HasPrefix(t.PkgPath(), "k8s.io/api/") {
+			continue
+		}
+		if strings.TrimPrefix(t.PkgPath(), "k8s.io/api/") == group+"/"+version {
+			return gvk.Group, t.PkgPath(), true
+		}
+	}
+	return "", "", false
+}

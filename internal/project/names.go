@@ -101,7 +101,7 @@ func names(x *Resource) map[string]string {
 func (p *Project) CheckClash(r *Resource) error {
 	mine := names(r)
 	for _, o := range p.Resources {
-		if o.Group != r.Group || o.Kind == r.Kind {
+		if o.Group != r.Group || o.Kind == r.Kind || o.External {
 			continue
 		}
 		for n, what := range names(o) {

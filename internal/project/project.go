@@ -47,6 +47,10 @@ type Resource struct {
 	// Scale holds the /scale paths when "scale" is among the subresources.
 	Scale      *ScalePaths `json:"scale,omitempty"`
 	Controller bool        `json:"controller"`
+	// External marks a built-in Kubernetes kind (k8s.io/api) that only has a controller here.
+	External bool `json:"external,omitempty"`
+	// Package is the Go package of an external kind's types, e.g. k8s.io/api/apps/v1.
+	Package string `json:"package,omitempty"`
 }
 
 // ScalePaths are the JSON paths /scale reads and writes.

@@ -138,10 +138,14 @@ func runControllers(ctx context.Context, o *ManagerOptions, config *rest.Config,
 		}
 	}
 	si.Start(ctx)
-	if !si.WaitForCacheSync(ctx) {
-		return errors.New("informer caches did not sync")
-	}
-	ready.Store(true)
+	// Each controller waits for its own informer; readiness waits for all.
+	// (A controller of a built-in kind never syncs against a standalone
+	// apiserver; the others must not wait for it.)
+	go func() {
+		if si.WaitForCacheSync(ctx) {
+			ready.Store(true)
+		}
+	}()
 	defer ready.Store(false)
 	var wg sync.WaitGroup
 	for _, c := range controllers {

@@ -90,6 +90,7 @@ func setup(m *testing.M) (int, error) {
 		{"create subresource restart", []string{cli, "create", "subresource", "--subresource", "restart", "--group", "stable", "--version", "v1", "--kind", "CronTab"}},
 		{"create Ox (--resource, --singular)", []string{cli, "create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "Ox",
 			"--resource", "oxen", "--singular", "ox", "--controller=false"}},
+		{"create controller (apps/v1 Deployment)", []string{cli, "create", "controller", "--group", "apps", "--version", "v1", "--kind", "Deployment"}},
 		{"create Calendar (cluster)", []string{cli, "create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "Calendar", "--non-namespaced", "--controller=false"}},
 	}
 	for _, s := range steps {

@@ -43,18 +43,17 @@ func (c *CronTabControllerImpl) Init(config *rest.Config, si *sharedinformers.Sh
 // the informer's cached object: DeepCopy it before changing it.
 //
 // Deletion: to act before an object goes away, add a finalizer when it is
-// created, in the strategy's PrepareForCreate (crontab_hooks.go):
+// created (for kinds of this project: in the strategy's PrepareForCreate):
 //
-//	controllers.AddFinalizer(obj, "stable.example.com/cleanup")
+//	controllers.AddFinalizer(obj, "example.com/cleanup")
 //
 // Deleting the object then sets metadata.deletionTimestamp and calls Reconcile:
 //
 //	if controllers.BeingDeleted(u) {
 //		// clean up what the object owns outside the cluster, then:
 //		u = u.DeepCopy()
-//		controllers.RemoveFinalizer(u, "stable.example.com/cleanup")
-//		_, err := client.StableV1().CronTabs(u.Namespace).Update(ctx, u, metav1.UpdateOptions{})
-//		return err
+//		controllers.RemoveFinalizer(u, "example.com/cleanup")
+//		return c.update(u) // through the clientset you set up in Init
 //	}
 func (c *CronTabControllerImpl) Reconcile(u *v1.CronTab) error {
 	klog.InfoS("Reconciling CronTab", "namespace", u.Namespace, "name", u.Name, "generation", u.Generation)
