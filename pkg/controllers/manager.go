@@ -36,6 +36,8 @@ type ManagerOptions struct {
 	LeaderElect bool
 	LeaseName   string
 	LeaseNS     string
+	// LeaseDuration defaults to 15s; renewal and retries scale with it.
+	LeaseDuration time.Duration
 }
 
 // serviceAccountNamespace is where an in-cluster pod runs.
@@ -109,7 +111,15 @@ func RunManager(ctx context.Context, o *ManagerOptions, newInformers NewInformer
 		run(ctx)
 		return nil
 	}
-	return leaderElect(ctx, o, config, run)
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return err
+	}
+	id, err := os.Hostname()
+	if err != nil {
+		return err
+	}
+	return leaderElect(ctx, o, client, fmt.Sprintf("%s_%d", id, os.Getpid()), run)
 }
 
 func endpoints(ready *atomic.Bool) http.Handler {
@@ -162,16 +172,7 @@ func runControllers(ctx context.Context, o *ManagerOptions, config *rest.Config,
 
 // leaderElect runs run while holding the Lease, releasing it on shutdown so
 // a replica takes over at once.
-func leaderElect(ctx context.Context, o *ManagerOptions, config *rest.Config, run func(context.Context)) error {
-	client, err := kubernetes.NewForConfig(config)
-	if err != nil {
-		return err
-	}
-	id, err := os.Hostname()
-	if err != nil {
-		return err
-	}
-	id += "_" + fmt.Sprint(os.Getpid())
+func leaderElect(ctx context.Context, o *ManagerOptions, client kubernetes.Interface, id string, run func(context.Context)) error {
 	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, o.LeaseNS, o.LeaseName, client.CoreV1(), client.CoordinationV1(),
 		resourcelock.ResourceLockConfig{Identity: id})
 	if err != nil {
@@ -179,13 +180,21 @@ func leaderElect(ctx context.Context, o *ManagerOptions, config *rest.Config, ru
 	}
 	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
 		Lock: lock, ReleaseOnCancel: true, Name: o.LeaseName,
-		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
+		LeaseDuration: o.leaseDuration(), RenewDeadline: o.leaseDuration() * 2 / 3, RetryPeriod: o.leaseDuration() / 7,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: run,
 			OnStoppedLeading: func() { klog.InfoS("Stopped leading", "lease", o.LeaseNS+"/"+o.LeaseName) },
 		},
 	})
 	return nil
+}
+
+// leaseDuration is how long a leader's Lease lasts without renewal.
+func (o *ManagerOptions) leaseDuration() time.Duration {
+	if o.LeaseDuration > 0 {
+		return o.LeaseDuration
+	}
+	return 15 * time.Second
 }
 
 // Main runs the controller-manager command and returns the process exit code.
