@@ -148,7 +148,7 @@ func LoadAPI(root string, p *project.Project, framework, header string) (*API, e
 			if !ok {
 				return nil, fmt.Errorf("PROJECT: %s/%s %s is not a built-in Kubernetes kind", r.Group, r.Version, r.Kind)
 			}
-			c.External, c.FullGroup, c.VersionPackage, c.VersionAlias = true, fullGroup, r.Package, importAlias(r.Package)
+			c.External, c.FullGroup, c.VersionPackage, c.VersionAlias = true, fullGroup, r.Package, ImportAlias(r.Package)
 		}
 		api.Controllers = append(api.Controllers, c)
 	}

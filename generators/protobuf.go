@@ -415,14 +415,14 @@ func (g *protoGen) qualified(t *types.Type) string {
 	if t.Name.Package == g.pkg || t.Name.Package == "" {
 		return t.Name.Name
 	}
-	name := importAlias(t.Name.Package)
+	name := ImportAlias(t.Name.Package)
 	g.imports[t.Name.Package] = name
 	return name + "." + t.Name.Name
 }
 
-// importAlias is the conventional import name of a package: metav1 for
+// ImportAlias is the conventional import name of a package: metav1 for
 // k8s.io/apimachinery/pkg/apis/meta/v1, corev1 for k8s.io/api/core/v1.
-func importAlias(path string) string {
+func ImportAlias(path string) string {
 	parts := strings.Split(path, "/")
 	last := parts[len(parts)-1]
 	if len(parts) > 1 && versionLike(last) {

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -69,7 +68,7 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 		p.Resources = append(p.Resources, r)
 	}
 	if r.External {
-		data.VersionAlias, data.VersionPackage = importAliasOf(r.Package), r.Package
+		data.VersionAlias, data.VersionPackage = generators.ImportAlias(r.Package), r.Package
 	}
 	for _, other := range p.Resources {
 		if other != r && other.Controller && other.Kind == r.Kind {
@@ -93,10 +92,4 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 	files = append(files, scaffold.File{Path: project.FileName, Content: record, IfExists: scaffold.Replace})
 	plan := &scaffold.Plan{Root: root, Data: data, Force: o.force, Files: files}
 	return applyAndGenerate(cmd, root, plan, fmt.Sprintf("the %s controller already exists.", o.kind))
-}
-
-// importAliasOf names the import of a k8s.io/api package: appsv1, corev1.
-func importAliasOf(pkg string) string {
-	parts := strings.Split(pkg, "/")
-	return parts[len(parts)-2] + parts[len(parts)-1]
 }

@@ -28,8 +28,8 @@ func (o *EmbeddedEtcdOptions) AddFlags(fs *pflag.FlagSet) {
 		"Loopback peer port of the embedded etcd (0 picks a free port).")
 }
 
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
+// FreePort asks the kernel for a free loopback port.
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
@@ -46,7 +46,7 @@ func (o *EmbeddedEtcdOptions) Start() (*embed.Etcd, string, error) {
 	ports := []*int{&o.ClientPort, &o.PeerPort}
 	for _, p := range ports {
 		if *p == 0 {
-			port, err := freePort()
+			port, err := FreePort()
 			if err != nil {
 				return nil, "", err
 			}

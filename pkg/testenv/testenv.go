@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -40,7 +39,7 @@ func Start(cfg apiserver.Config) (*Environment, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := apiserver.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -134,13 +133,4 @@ func Config(t testing.TB) *rest.Config {
 		t.Fatal("testenv: no environment; call testenv.Main from TestMain")
 	}
 	return rest.CopyConfig(shared.Config)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -18,8 +18,6 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 const cronTab = `apiVersion: stable.example.com/v1
@@ -181,14 +179,7 @@ func waitUntil(timeout time.Duration, f func() bool) bool {
 // rawPost posts JSON with the kubeconfig's credentials and returns the HTTP status.
 func rawPost(t *testing.T, path, body string) int {
 	t.Helper()
-	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(proj, "kubeconfig"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, client := restConfig(t)
 	resp, err := client.Post(cfg.Host+path, "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
