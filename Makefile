@@ -1,7 +1,7 @@
 # apiserver-boot: scaffolding and code generation for Kubernetes extension apiservers.
 GO ?= go
 BIN := bin/apiserver-boot
-# The example project: one group, two kinds, one of them cluster-scoped.
+# The example project: one group, two kinds (one cluster-scoped), CronTab in two versions.
 EXAMPLE_INIT := init repo --module example.com/crontab --domain example.com --owner "The apiserver-boot Authors"
 EXAMPLE_CREATE := create group version resource --group stable --version v1
 
@@ -29,6 +29,7 @@ example: build ## Regenerate example/ from scratch with the current templates an
 	cd example && ../$(BIN) $(EXAMPLE_INIT)
 	cd example && ../$(BIN) $(EXAMPLE_CREATE) --kind CronTab
 	cd example && ../$(BIN) $(EXAMPLE_CREATE) --kind Calendar --non-namespaced --controller=false
+	cd example && ../$(BIN) create version --group stable --version v2 --kind CronTab --from v1
 
 demo: build ## Scaffold a sample into a temporary folder, run it on an embedded etcd and show kubectl output.
 	./hack/demo.sh

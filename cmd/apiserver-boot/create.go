@@ -27,7 +27,7 @@ func newCreateCommand() *cobra.Command {
   apiserver-boot create group version resource --group stable --version v1 --kind Cluster --non-namespaced`, levelResource)
 	version.AddCommand(resource)
 	group.AddCommand(version)
-	cmd.AddCommand(group, newCreateSubresourceCommand(), newCreateControllerCommand())
+	cmd.AddCommand(group, newCreateVersionCommand(), newCreateSubresourceCommand(), newCreateControllerCommand())
 	return cmd
 }
 

@@ -21,6 +21,7 @@ func TestExampleIsUpToDate(t *testing.T) {
 		{"init", "repo", "--module", "example.com/crontab", "--domain", "example.com", "--owner", "The apiserver-boot Authors"},
 		{"create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "CronTab"},
 		{"create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "Calendar", "--non-namespaced", "--controller=false"},
+		{"create", "version", "--group", "stable", "--version", "v2", "--kind", "CronTab", "--from", "v1"},
 	} {
 		if out, err := run(t, dir, args...); err != nil {
 			t.Fatalf("%v: %v\n%s", args, err, out)

@@ -113,6 +113,12 @@ func setup(m *testing.M) (int, error) {
 	if err := timed("generate (with hooks)", func() error { _, err := sh(proj, cli, "generate"); return err }); err != nil {
 		return 0, err
 	}
+	if err := timed("create version v2 --from v1", func() error {
+		_, err := sh(proj, cli, "create", "version", "--group", "stable", "--version", "v2", "--kind", "CronTab", "--from", "v1")
+		return err
+	}); err != nil {
+		return 0, err
+	}
 	if err := timed("first build", func() error {
 		_, err := sh(proj, "go", "build", "-o", "bin/", "./cmd/apiserver", "./cmd/controller-manager")
 		return err

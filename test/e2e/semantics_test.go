@@ -56,6 +56,20 @@ func TestResourceSemantics(t *testing.T) {
 		}
 	})
 
+	t.Run("versions: one object through v1 and v2, v2 preferred", func(t *testing.T) {
+		create("apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: versioned\nspec:\n  replicas: 2\n")
+		if got := mustKubectl(t, "get", "crontabs.v2.stable.example.com", "versioned", "-o", "jsonpath={.apiVersion} {.spec.replicas}"); got != "stable.example.com/v2 2" {
+			t.Errorf("read through v2: %q", got)
+		}
+		mustKubectl(t, "patch", "crontabs.v2.stable.example.com", "versioned", "--type", "merge", "-p", `{"spec":{"replicas":5}}`)
+		if got := mustKubectl(t, "get", "crontabs.v1.stable.example.com", "versioned", "-o", "jsonpath={.apiVersion} {.spec.replicas}"); got != "stable.example.com/v1 5" {
+			t.Errorf("read back through v1: %q", got)
+		}
+		if got := mustKubectl(t, "get", "--raw", "/apis/stable.example.com"); !strings.Contains(got, `"preferredVersion":{"groupVersion":"stable.example.com/v2","version":"v2"}`) {
+			t.Errorf("v2 should be preferred: %s", got)
+		}
+	})
+
 	t.Run("create refuses clashing names, writing nothing", func(t *testing.T) {
 		before := snapshot(t, proj)
 		for args, want := range map[string]string{
@@ -210,7 +224,7 @@ func TestResourceSemantics(t *testing.T) {
 	})
 
 	t.Run("optimistic concurrency: a stale resourceVersion is 409", func(t *testing.T) {
-		stale := mustKubectl(t, "get", "ct", "sem", "-o", "json")
+		stale := mustKubectl(t, "get", "crontabs.v1.stable.example.com", "sem", "-o", "json") // PUT below goes to the v1 path
 		mustKubectl(t, "label", "ct", "sem", "bump=1")
 		r := kubectlApplyStdin(t, "replace", stale)
 		if r.err == nil || !strings.Contains(r.stderr, "the object has been modified") {

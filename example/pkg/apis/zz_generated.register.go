@@ -25,6 +25,7 @@ import (
 
 	stable "example.com/crontab/pkg/apis/stable"
 	stablev1 "example.com/crontab/pkg/apis/stable/v1"
+	stablev2 "example.com/crontab/pkg/apis/stable/v2"
 )
 
 // Groups returns every API group of the project, for the apiserver.
@@ -32,11 +33,12 @@ func Groups() []*builders.APIGroup {
 	return []*builders.APIGroup{
 		{
 			Name:           "stable.example.com",
-			Versions:       []string{"v1"},
+			Versions:       []string{"v2", "v1"},
 			StorageVersion: "v1",
 			AddToScheme: func(scheme *runtime.Scheme) error {
 				builder := runtime.NewSchemeBuilder(
 					stable.AddToScheme,
+					stablev2.AddToScheme,
 					stablev1.AddToScheme,
 				)
 				return builder.AddToScheme(scheme)
@@ -59,7 +61,7 @@ func Groups() []*builders.APIGroup {
 					Singular:          "crontab",
 					Namespaced:        true,
 					StatusSubresource: true,
-					Versions:          []string{"v1"},
+					Versions:          []string{"v2", "v1"},
 					ValidateMarkers:   builders.MarkerValidation(stable.ValidateMarkers_CronTab),
 					New:               func() runtime.Object { return &stable.CronTab{} },
 					NewList:           func() runtime.Object { return &stable.CronTabList{} },

@@ -23,6 +23,7 @@ package openapi
 
 import (
 	v1 "example.com/crontab/pkg/apis/stable/v1"
+	v2 "example.com/crontab/pkg/apis/stable/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	version "k8s.io/apimachinery/pkg/version"
@@ -44,6 +45,12 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.CronTabSpec{}.OpenAPIModelName():                   schema_pkg_apis_stable_v1_CronTabSpec(ref),
 		v1.CronTabStatus{}.OpenAPIModelName():                 schema_pkg_apis_stable_v1_CronTabStatus(ref),
 		v1.CronTabStrategy{}.OpenAPIModelName():               schema_pkg_apis_stable_v1_CronTabStrategy(ref),
+		v2.CronTab{}.OpenAPIModelName():                       schema_pkg_apis_stable_v2_CronTab(ref),
+		v2.CronTabList{}.OpenAPIModelName():                   schema_pkg_apis_stable_v2_CronTabList(ref),
+		v2.CronTabSchemeFns{}.OpenAPIModelName():              schema_pkg_apis_stable_v2_CronTabSchemeFns(ref),
+		v2.CronTabSpec{}.OpenAPIModelName():                   schema_pkg_apis_stable_v2_CronTabSpec(ref),
+		v2.CronTabStatus{}.OpenAPIModelName():                 schema_pkg_apis_stable_v2_CronTabStatus(ref),
+		v2.CronTabStrategy{}.OpenAPIModelName():               schema_pkg_apis_stable_v2_CronTabStrategy(ref),
 		metav1.APIGroup{}.OpenAPIModelName():                  schema_pkg_apis_meta_v1_APIGroup(ref),
 		metav1.APIGroupList{}.OpenAPIModelName():              schema_pkg_apis_meta_v1_APIGroupList(ref),
 		metav1.APIResource{}.OpenAPIModelName():               schema_pkg_apis_meta_v1_APIResource(ref),
@@ -482,6 +489,207 @@ func schema_pkg_apis_stable_v1_CronTabStatus(ref common.ReferenceCallback) commo
 }
 
 func schema_pkg_apis_stable_v1_CronTabStrategy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CronTabStrategy holds the REST hooks of crontabs: PrepareForCreate, PrepareForUpdate, Validate, ValidateUpdate and Canonicalize. Declare any of them on *CronTabStrategy in this package to replace the default.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"DefaultStrategy": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/apiserver-boot/apiserver-boot/pkg/builders.DefaultStrategy"),
+						},
+					},
+				},
+				Required: []string{"DefaultStrategy"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/apiserver-boot/apiserver-boot/pkg/builders.DefaultStrategy"},
+	}
+}
+
+func schema_pkg_apis_stable_v2_CronTab(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CronTab is the Schema for the crontabs API.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v2.CronTabSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v2.CronTabStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v2.CronTabSpec{}.OpenAPIModelName(), v2.CronTabStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_stable_v2_CronTabList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CronTabList is a list of CronTab objects.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v2.CronTab{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v2.CronTab{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_stable_v2_CronTabSchemeFns(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CronTabSchemeFns holds the scheme hooks of CronTab: declare DefaultingFunction on it in this package to set defaults.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"DefaultSchemeFns": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/apiserver-boot/apiserver-boot/pkg/builders.DefaultSchemeFns"),
+						},
+					},
+				},
+				Required: []string{"DefaultSchemeFns"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/apiserver-boot/apiserver-boot/pkg/builders.DefaultSchemeFns"},
+	}
+}
+
+func schema_pkg_apis_stable_v2_CronTabSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CronTabSpec is the desired state of a CronTab.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"replicas": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Replicas is the desired number of instances.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_stable_v2_CronTabStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CronTabStatus is the observed state of a CronTab, written by its controller.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"replicas": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Replicas is the observed number of instances.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"observedGeneration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ObservedGeneration is the metadata.generation the status describes.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"conditions": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Conditions are the latest observations of the object's state.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(metav1.Condition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.Condition{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_stable_v2_CronTabStrategy(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{

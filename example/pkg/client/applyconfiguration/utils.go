@@ -20,8 +20,10 @@ package applyconfiguration
 
 import (
 	v1 "example.com/crontab/pkg/apis/stable/v1"
+	v2 "example.com/crontab/pkg/apis/stable/v2"
 	internal "example.com/crontab/pkg/client/applyconfiguration/internal"
 	stablev1 "example.com/crontab/pkg/client/applyconfiguration/stable/v1"
+	stablev2 "example.com/crontab/pkg/client/applyconfiguration/stable/v2"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	managedfields "k8s.io/apimachinery/pkg/util/managedfields"
@@ -44,6 +46,14 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &stablev1.CronTabSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CronTabStatus"):
 		return &stablev1.CronTabStatusApplyConfiguration{}
+
+		// Group=stable.example.com, Version=v2
+	case v2.SchemeGroupVersion.WithKind("CronTab"):
+		return &stablev2.CronTabApplyConfiguration{}
+	case v2.SchemeGroupVersion.WithKind("CronTabSpec"):
+		return &stablev2.CronTabSpecApplyConfiguration{}
+	case v2.SchemeGroupVersion.WithKind("CronTabStatus"):
+		return &stablev2.CronTabStatusApplyConfiguration{}
 
 	}
 	return nil

@@ -24,6 +24,7 @@ import (
 //
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 // +resource:path=crontabs,strategy=CronTabStrategy,scope=Namespaced
+// +storageversion
 // +subresource:status
 type CronTab struct {
 	metav1.TypeMeta   `json:",inline"`

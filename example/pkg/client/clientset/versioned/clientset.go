@@ -20,6 +20,7 @@ package versioned
 
 import (
 	stablev1 "example.com/crontab/pkg/client/clientset/versioned/typed/stable/v1"
+	stablev2 "example.com/crontab/pkg/client/clientset/versioned/typed/stable/v2"
 	fmt "fmt"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
@@ -29,13 +30,20 @@ import (
 
 type Interface interface {
 	Discovery() discovery.DiscoveryInterfaces
+	StableV2() stablev2.StableV2Interface
 	StableV1() stablev1.StableV1Interface
 }
 
 // Clientset contains the clients for groups.
 type Clientset struct {
 	*discovery.DiscoveryClient
+	stableV2 *stablev2.StableV2Client
 	stableV1 *stablev1.StableV1Client
+}
+
+// StableV2 retrieves the StableV2Client
+func (c *Clientset) StableV2() stablev2.StableV2Interface {
+	return c.stableV2
 }
 
 // StableV1 retrieves the StableV1Client
@@ -87,6 +95,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 
 	var cs Clientset
 	var err error
+	cs.stableV2, err = stablev2.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 	cs.stableV1, err = stablev1.NewForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
 		return nil, err
@@ -112,6 +124,7 @@ func NewForConfigOrDie(c *rest.Config) *Clientset {
 // New creates a new Clientset for the given RESTClient.
 func New(c rest.Interface) *Clientset {
 	var cs Clientset
+	cs.stableV2 = stablev2.New(c)
 	cs.stableV1 = stablev1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)

@@ -20,6 +20,7 @@ package externalversions
 
 import (
 	v1 "example.com/crontab/pkg/apis/stable/v1"
+	v2 "example.com/crontab/pkg/apis/stable/v2"
 	fmt "fmt"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	cache "k8s.io/client-go/tools/cache"
@@ -56,6 +57,10 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Stable().V1().Calendars().Informer()}, nil
 	case v1.SchemeGroupVersion.WithResource("crontabs"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Stable().V1().CronTabs().Informer()}, nil
+
+		// Group=stable.example.com, Version=v2
+	case v2.SchemeGroupVersion.WithResource("crontabs"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Stable().V2().CronTabs().Informer()}, nil
 
 	}
 

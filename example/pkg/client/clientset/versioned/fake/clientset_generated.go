@@ -23,6 +23,8 @@ import (
 	clientset "example.com/crontab/pkg/client/clientset/versioned"
 	stablev1 "example.com/crontab/pkg/client/clientset/versioned/typed/stable/v1"
 	fakestablev1 "example.com/crontab/pkg/client/clientset/versioned/typed/stable/v1/fake"
+	stablev2 "example.com/crontab/pkg/client/clientset/versioned/typed/stable/v2"
+	fakestablev2 "example.com/crontab/pkg/client/clientset/versioned/typed/stable/v2/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -135,6 +137,11 @@ var (
 	_ clientset.Interface = &Clientset{}
 	_ testing.FakeClient  = &Clientset{}
 )
+
+// StableV2 retrieves the StableV2Client
+func (c *Clientset) StableV2() stablev2.StableV2Interface {
+	return &fakestablev2.FakeStableV2{Fake: &c.Fake}
+}
 
 // StableV1 retrieves the StableV1Client
 func (c *Clientset) StableV1() stablev1.StableV1Interface {

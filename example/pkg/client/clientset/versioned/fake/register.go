@@ -20,6 +20,7 @@ package fake
 
 import (
 	stablev1 "example.com/crontab/pkg/apis/stable/v1"
+	stablev2 "example.com/crontab/pkg/apis/stable/v2"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -31,6 +32,7 @@ var scheme = runtime.NewScheme()
 var codecs = serializer.NewCodecFactory(scheme)
 
 var localSchemeBuilder = runtime.SchemeBuilder{
+	stablev2.AddToScheme,
 	stablev1.AddToScheme,
 }
 

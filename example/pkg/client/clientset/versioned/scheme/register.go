@@ -20,6 +20,7 @@ package scheme
 
 import (
 	stablev1 "example.com/crontab/pkg/apis/stable/v1"
+	stablev2 "example.com/crontab/pkg/apis/stable/v2"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -31,6 +32,7 @@ var Scheme = runtime.NewScheme()
 var Codecs = serializer.NewCodecFactory(Scheme)
 var ParameterCodec = runtime.NewParameterCodec(Scheme)
 var localSchemeBuilder = runtime.SchemeBuilder{
+	stablev2.AddToScheme,
 	stablev1.AddToScheme,
 }
 

@@ -21,10 +21,13 @@ package stable
 import (
 	internalinterfaces "example.com/crontab/pkg/client/informers/externalversions/internalinterfaces"
 	v1 "example.com/crontab/pkg/client/informers/externalversions/stable/v1"
+	v2 "example.com/crontab/pkg/client/informers/externalversions/stable/v2"
 )
 
 // Interface provides access to each of this group's versions.
 type Interface interface {
+	// V2 provides access to shared informers for resources in V2.
+	V2() v2.Interface
 	// V1 provides access to shared informers for resources in V1.
 	V1() v1.Interface
 }
@@ -38,6 +41,11 @@ type group struct {
 // New returns a new Interface.
 func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) Interface {
 	return &group{factory: f, namespace: namespace, tweakListOptions: tweakListOptions}
+}
+
+// V2 returns a new v2.Interface.
+func (g *group) V2() v2.Interface {
+	return v2.New(g.factory, g.namespace, g.tweakListOptions)
 }
 
 // V1 returns a new v1.Interface.

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/scaffold"
+)
+
+type versionOptions struct {
+	group, version, kind, from string
+	force                      bool
+}
+
+func newCreateVersionCommand() *cobra.Command {
+	o := &versionOptions{}
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Add a version of an existing kind, starting from a copy of another version's types",
+		Long: `version copies <kind>_types.go of --from into the new version, which joins the same
+storage: one etcd object, readable and writable through every version, converted
+through the generated internal type. The version objects are stored in is marked
++storageversion (--from, unless a version already carries the marker); edit the
+new types, and write conversions for fields that differ.`,
+		Example: "  apiserver-boot create version --group stable --version v2 --kind CronTab --from v1",
+		Args:    cobra.NoArgs,
+		RunE:    func(cmd *cobra.Command, args []string) error { return o.run(cmd) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.group, "group", "", "API group of the kind (required)")
+	f.StringVar(&o.version, "version", "", "The new version, e.g. v2 (required)")
+	f.StringVar(&o.kind, "kind", "", "The kind (required)")
+	f.StringVar(&o.from, "from", "", "The existing version to copy the types from (required)")
+	f.BoolVar(&o.force, "force", false, "Overwrite files that exist with other content")
+	return cmd
+}
+
+func (o *versionOptions) run(cmd *cobra.Command) error {
+	root, p, err := loadProject()
+	if err != nil {
+		return err
+	}
+	for flag, v := range map[string]string{"--group": o.group, "--version": o.version, "--kind": o.kind, "--from": o.from} {
+		if v == "" {
+			return fmt.Errorf("%s is required", flag)
+		}
+	}
+	if err := project.ValidateVersion(o.version); err != nil {
+		return err
+	}
+	from := p.Find(o.group, o.from, o.kind)
+	if from == nil {
+		return fmt.Errorf("--from %s: no kind %s in %s/%s in PROJECT", o.from, o.kind, o.group, o.from)
+	}
+	if p.Find(o.group, o.version, o.kind) != nil {
+		fmt.Fprintf(cmd.OutOrStdout(), "Nothing to do: %s/%s already serves %s.\n", o.group, o.version, o.kind)
+		return nil
+	}
+	data, err := newTemplateData(root, p)
+	if err != nil {
+		return err
+	}
+	data.Group, data.FullGroup, data.Version = o.group, p.FullGroup(o.group), o.version
+	data.ModelPackage = generators.OpenAPIModelPackage(p.Module, o.group, o.version)
+
+	fromDir := filepath.Join(root, "pkg", "apis", o.group, o.from)
+	typesFile, src, err := findKindFile(fromDir, o.kind)
+	if err != nil {
+		return err
+	}
+	var files []scaffold.File
+	newDir := filepath.Join("pkg", "apis", o.group, o.version)
+	// The copy: the kind's *_types.go files (its own and its subresource
+	// requests'), the same declarations in package <version>.
+	entries, err := os.ReadDir(fromDir)
+	if err != nil {
+		return err
+	}
+	pkgClause := regexp.MustCompile(`(?m)^package ` + regexp.QuoteMeta(o.from) + `$`)
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, strings.ToLower(o.kind)+"_") || !strings.HasSuffix(name, "_types.go") {
+			continue
+		}
+		b := src
+		if filepath.Join(fromDir, name) != typesFile {
+			if b, err = os.ReadFile(filepath.Join(fromDir, name)); err != nil {
+				return err
+			}
+		}
+		files = append(files, scaffold.File{Path: filepath.Join(newDir, name), Content: pkgClause.ReplaceAll(b, []byte("package "+o.version))})
+	}
+	if !storageMarked(root, o.group, o.kind, p) {
+		marked, changed, err := insertTypeMarker(typesFile, src, o.kind, "+storageversion")
+		if err != nil {
+			return err
+		}
+		if changed {
+			rel, _ := filepath.Rel(root, typesFile)
+			files = append(files, scaffold.File{Path: rel, Content: marked, IfExists: scaffold.Replace})
+		}
+	}
+	r := *from
+	r.Version, r.Controller = o.version, false // one controller per kind, on the version it was made for
+	p.Resources = append(p.Resources, &r)
+	record, err := p.Marshal()
+	if err != nil {
+		return err
+	}
+	files = append(files,
+		scaffold.File{Path: filepath.Join(newDir, "doc.go"), Template: "resource/version_doc.go.tmpl"},
+		scaffold.File{Path: project.FileName, Content: record, IfExists: scaffold.Replace})
+	plan := &scaffold.Plan{Root: root, Data: data, Force: o.force, Files: files}
+	return applyAndGenerate(cmd, root, plan, "")
+}
+
+// storageMarked tells whether some version of kind already carries +storageversion.
+func storageMarked(root, group, kind string, p *project.Project) bool {
+	for _, r := range p.Resources {
+		if r.Group != group || r.Kind != kind {
+			continue
+		}
+		_, src, err := findKindFile(filepath.Join(root, "pkg", "apis", group, r.Version), kind)
+		if err == nil && regexp.MustCompile(`(?m)^// \+storageversion\s*$`).Match(src) {
+			return true
+		}
+	}
+	return false
+}
