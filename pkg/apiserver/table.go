@@ -80,26 +80,46 @@ func (c *tableConvertor) ConvertToTable(ctx context.Context, obj runtime.Object,
 	return table, err
 }
 
-// cell renders one column's value: the first JSONPath result, typed as declared.
+// cell renders one column's value: the first JSONPath result, typed as
+// declared, as kube-apiserver renders CRD columns (dates as ages).
 func cell(col *jsonpath.JSONPath, typ string, content map[string]interface{}) interface{} {
 	results, err := col.FindResults(content)
 	if err != nil || len(results) == 0 || len(results[0]) == 0 {
 		return nil
 	}
 	value := results[0][0].Interface()
-	switch v := value.(type) {
-	case int64:
-		if typ == "number" {
-			return float64(v)
-		}
-		return v
-	case float64:
-		if typ == "integer" {
+	switch typ {
+	case "integer":
+		switch v := value.(type) {
+		case int64:
+			return v
+		case float64:
 			return int64(v)
 		}
-		return v
-	case bool:
-		return v
+		return nil
+	case "number":
+		switch v := value.(type) {
+		case int64:
+			return float64(v)
+		case float64:
+			return v
+		}
+		return nil
+	case "boolean":
+		if b, ok := value.(bool); ok {
+			return b
+		}
+		return nil
+	case "date":
+		s, ok := value.(string)
+		if !ok {
+			return nil
+		}
+		var ts metav1.Time
+		if err := ts.UnmarshalQueryParameter(s); err != nil {
+			return "<invalid>"
+		}
+		return metatable.ConvertToHumanReadableDateType(ts)
 	}
 	var buf bytes.Buffer
 	if err := col.PrintResults(&buf, []reflect.Value{reflect.ValueOf(value)}); err != nil {
