@@ -32,7 +32,7 @@ type File struct {
 	Content []byte
 }
 
-// Generator is one generator. Source generators get a nil universe.
+// Generator is one generator; SourceGenerator and UniverseGenerator say what it works from.
 type Generator interface {
 	Name() string
 }

@@ -253,15 +253,51 @@ func (g *protoGen) field(t *types.Type, x string, num int, field string) (string
 		dec := fmt.Sprintf("v, n := protowire.ConsumeBytes(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\nvar e %s\nif err := e.Unmarshal(v); err != nil {\nreturn err\n}\n%s = append(%s, e)\nb = b[n:]", g.qualified(elem), x, x)
 		return enc, expectWire("protowire.BytesType", dec), nil
 	case types.Map:
-		kw, kapp, kcons, ok1 := g.scalar(t.Key)
-		vw, vapp, vcons, ok2 := g.scalar(t.Elem)
-		if ok1 && !ok2 {
-			return g.messageMap(t, x, num, field, kw, kapp, kcons)
+		return g.mapField(t, x, num, field)
+	}
+	return "", "", orUnsupported(nil, field, t)
+}
+
+// mapField encodes a map with scalar keys as repeated entries {1: key,
+// 2: value}, keys sorted; values are scalars, or structs (or pointers to
+// structs) written as messages.
+func (g *protoGen) mapField(t *types.Type, x string, num int, field string) (string, string, error) {
+	kw, kapp, kcons, ok := g.scalar(t.Key)
+	if !ok {
+		return "", "", orUnsupported(nil, field, t)
+	}
+	key := g.qualified(t.Key)
+	appendTo := func(app, v string) string { return strings.Replace(fmt.Sprintf(app, v), "(b,", "(e,", 1) }
+	// How the value is written into entry e, declared as val, and read back.
+	var valueEnc, valueType, valueDecl, valueWire, valueDec string
+	if vw, vapp, vcons, ok := g.scalar(t.Elem); ok {
+		valueType = g.qualified(t.Elem)
+		valueEnc = fmt.Sprintf("e = protowire.AppendTag(e, 2, %s)\ne = %s", vw, appendTo(vapp, x+"[k]"))
+		valueDecl, valueWire = "var val "+valueType, vw
+		valueDec = fmt.Sprintf("v, n := %s(entry)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\nval = %s(v)\nentry = entry[n:]", vcons, valueType)
+	} else {
+		elem, ptr := t.Elem, t.Elem.Kind == types.Pointer
+		if ptr {
+			elem = elem.Elem
 		}
-		if !ok1 || !ok2 {
-			return "", "", orUnsupported(nil, field, t)
+		if ok, err := g.message(elem, field); err != nil || !ok {
+			return "", "", orUnsupported(err, field, t)
 		}
-		enc := fmt.Sprintf(`{
+		valueType, valueDecl = g.qualified(elem), "var val "+g.qualified(elem)
+		// Map values are not addressable: copy, then marshal.
+		marshal := fmt.Sprintf("v := %s[k]\nmb, err := v.Marshal()\nif err != nil {\nreturn nil, err\n}\ne = protowire.AppendTag(e, 2, protowire.BytesType)\ne = protowire.AppendBytes(e, mb)", x)
+		valueEnc = marshal
+		newVal := ""
+		if ptr {
+			// A nil value is an entry without field 2, read back as nil.
+			valueType, valueDecl = "*"+valueType, "var val *"+g.qualified(elem)
+			valueEnc = fmt.Sprintf("if %s[k] != nil {\n%s\n}", x, marshal)
+			newVal = "val = new(" + g.qualified(elem) + ")\n"
+		}
+		valueWire = "protowire.BytesType"
+		valueDec = "v, n := protowire.ConsumeBytes(entry)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\n" + newVal + "if err := val.Unmarshal(v); err != nil {\nreturn err\n}\nentry = entry[n:]"
+	}
+	enc := fmt.Sprintf(`{
 keys := make([]%[1]s, 0, len(%[2]s))
 for k := range %[2]s {
 keys = append(keys, k)
@@ -271,98 +307,11 @@ for _, k := range keys {
 var e []byte
 e = protowire.AppendTag(e, 1, %[3]s)
 e = %[4]s
-e = protowire.AppendTag(e, 2, %[5]s)
-e = %[6]s
-%[7]s
+%[5]s
+b = protowire.AppendTag(b, %[6]d, protowire.BytesType)
 b = protowire.AppendBytes(b, e)
 }
-}`, g.qualified(t.Key), x, kw, strings.Replace(fmt.Sprintf(kapp, "k"), "(b,", "(e,", 1), vw,
-			strings.Replace(fmt.Sprintf(vapp, x+"[k]"), "(b,", "(e,", 1), tag("protowire.BytesType"))
-		dec := fmt.Sprintf(`entry, n := protowire.ConsumeBytes(b)
-if n < 0 {
-return protowire.ParseError(n)
-}
-b = b[n:]
-var key %[1]s
-var val %[2]s
-for len(entry) > 0 {
-num, typ, n := protowire.ConsumeTag(entry)
-if n < 0 {
-return protowire.ParseError(n)
-}
-entry = entry[n:]
-switch {
-case num == 1 && typ == %[3]s:
-v, n := %[4]s(entry)
-if n < 0 {
-return protowire.ParseError(n)
-}
-key = %[5]s
-entry = entry[n:]
-case num == 2 && typ == %[6]s:
-v, n := %[7]s(entry)
-if n < 0 {
-return protowire.ParseError(n)
-}
-val = %[8]s
-entry = entry[n:]
-default:
-n := protowire.ConsumeFieldValue(num, typ, entry)
-if n < 0 {
-return protowire.ParseError(n)
-}
-entry = entry[n:]
-}
-}
-if %[9]s == nil {
-%[9]s = map[%[1]s]%[2]s{}
-}
-%[9]s[key] = val`, g.qualified(t.Key), g.qualified(t.Elem), kw, kcons, conv(t.Key, "v"), vw, vcons, conv(t.Elem, "v"), x)
-		return enc, expectWire("protowire.BytesType", dec), nil
-	}
-	return "", "", orUnsupported(nil, field, t)
-}
-
-// messageMap encodes a map with scalar keys and struct (or pointer to struct)
-// values as repeated entries {1: key, 2: message}.
-func (g *protoGen) messageMap(t *types.Type, x string, num int, field, kw, kapp, kcons string) (string, string, error) {
-	elem, ptr := t.Elem, false
-	if elem.Kind == types.Pointer {
-		elem, ptr = elem.Elem, true
-	}
-	if ok, err := g.message(elem, field); err != nil || !ok {
-		return "", "", orUnsupported(err, field, t)
-	}
-	value := x + "[k]"
-	nilCheck := ""
-	if ptr {
-		nilCheck = fmt.Sprintf("if %s == nil {\ncontinue\n}\n", value)
-	}
-	enc := fmt.Sprintf(`{
-keys := make([]%[1]s, 0, len(%[2]s))
-for k := range %[2]s {
-keys = append(keys, k)
-}
-sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-for _, k := range keys {
-%[3]sv := %[4]s
-mb, err := v.Marshal()
-if err != nil {
-return nil, err
-}
-var e []byte
-e = protowire.AppendTag(e, 1, %[5]s)
-e = %[6]s
-e = protowire.AppendTag(e, 2, protowire.BytesType)
-e = protowire.AppendBytes(e, mb)
-b = protowire.AppendTag(b, %[7]d, protowire.BytesType)
-b = protowire.AppendBytes(b, e)
-}
-}`, g.qualified(t.Key), x, nilCheck, value, kw, strings.Replace(fmt.Sprintf(kapp, "k"), "(b,", "(e,", 1), num)
-	newVal, store := "var val "+g.qualified(elem), "val"
-	if ptr {
-		newVal, store = "val := new("+g.qualified(elem)+")", "val"
-	}
+}`, key, x, kw, appendTo(kapp, "k"), valueEnc, num)
 	dec := fmt.Sprintf(`entry, n := protowire.ConsumeBytes(b)
 if n < 0 {
 return protowire.ParseError(n)
@@ -382,17 +331,10 @@ v, n := %[4]s(entry)
 if n < 0 {
 return protowire.ParseError(n)
 }
-key = %[5]s
+key = %[1]s(v)
 entry = entry[n:]
-case num == 2 && typ == protowire.BytesType:
-v, n := protowire.ConsumeBytes(entry)
-if n < 0 {
-return protowire.ParseError(n)
-}
-if err := val.Unmarshal(v); err != nil {
-return err
-}
-entry = entry[n:]
+case num == 2 && typ == %[5]s:
+%[6]s
 default:
 n := protowire.ConsumeFieldValue(num, typ, entry)
 if n < 0 {
@@ -401,11 +343,10 @@ return protowire.ParseError(n)
 entry = entry[n:]
 }
 }
-if %[6]s == nil {
-%[6]s = %[7]s{}
+if %[7]s == nil {
+%[7]s = map[%[1]s]%[8]s{}
 }
-%[6]s[key] = %[8]s`, g.qualified(t.Key), newVal, kw, kcons, "%s(v)", x, "map["+g.qualified(t.Key)+"]"+map[bool]string{true: "*", false: ""}[ptr]+g.qualified(elem), store)
-	dec = strings.Replace(dec, "%s(v)", g.qualified(t.Key)+"(v)", 1)
+%[7]s[key] = val`, key, valueDecl, kw, kcons, valueWire, valueDec, x, valueType)
 	return enc, expectWire("protowire.BytesType", dec), nil
 }
 

@@ -145,7 +145,13 @@ func editTypes() error {
 			"// +selectablefield:JSONPath=.spec.image\n",
 		"\t// +optional\n\tReplicas int32 `json:\"replicas,omitempty\"`\n}": "\t// +optional\n\t// +kubebuilder:validation:Maximum=10\n\tReplicas int32 `json:\"replicas,omitempty\"`\n" +
 			"\t// CronSpec is the schedule, in cron format.\n\t// +kubebuilder:validation:MinLength=9\n\t// +kubebuilder:default=\"* * * * *\"\n\tCronSpec string `json:\"cronSpec,omitempty\"`\n" +
-			"\t// Image is the container image to run.\n\t// +kubebuilder:validation:Enum=busybox;nginx\n\tImage string `json:\"image,omitempty\"`\n}",
+			"\t// Image is the container image to run.\n\t// +kubebuilder:validation:Enum=busybox;nginx\n\tImage string `json:\"image,omitempty\"`\n" +
+			// Shapes the generated protobuf and validation code must handle.
+			"\t// Limits by name.\n\tLimits map[string]int32 `json:\"limits,omitempty\"`\n" +
+			"\t// Steps by name.\n\tSteps map[string]*Step `json:\"steps,omitempty\"`\n" +
+			"\t// Tags of the job.\n\t// +kubebuilder:validation:MaxItems=5\n\tTags Tags `json:\"tags,omitempty\"`\n}\n\n" +
+			"// Tags are free-form tags.\ntype Tags []string\n\n" +
+			"// Step is one step of the job.\ntype Step struct {\n\t// Command to run.\n\t// +kubebuilder:validation:MinLength=1\n\tCommand string `json:\"command\"`\n}",
 	} {
 		if !strings.Contains(src, old) {
 			return fmt.Errorf("scaffolded types changed: %q not found", old)
