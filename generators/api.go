@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/util/jsonpath"
 	"sigs.k8s.io/controller-tools/pkg/markers"
 
@@ -123,7 +122,7 @@ func LoadAPI(root string, p *project.Project, framework, header string) (*API, e
 			continue
 		}
 		sort.Slice(g.Versions, func(i, j int) bool {
-			return version.CompareKubeAwareVersionStrings(g.Versions[i].Name, g.Versions[j].Name) > 0
+			return project.MorePreferred(g.Versions[i].Name, g.Versions[j].Name)
 		})
 		if err := g.mergeKinds(); err != nil {
 			return nil, err
