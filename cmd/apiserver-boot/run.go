@@ -27,7 +27,7 @@ func newRunCommand() *cobra.Command {
 		Use:   "run",
 		Short: "Run the project",
 	}
-	cmd.AddCommand(newRunLocalCommand())
+	cmd.AddCommand(newRunLocalCommand(), newRunInClusterCommand())
 	return cmd
 }
 
@@ -98,9 +98,9 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 	}
 	start := time.Now()
 	fmt.Fprintln(out, "Building bin/apiserver and bin/controller-manager...")
-	build := exec.CommandContext(ctx, "go", "build", "-o", "bin/", "./cmd/apiserver", "./cmd/controller-manager")
+	build := exec.Command("go", "build", "-o", "bin/", "./cmd/apiserver", "./cmd/controller-manager")
 	build.Dir, build.Stdout, build.Stderr = root, out, cmd.ErrOrStderr()
-	if err := build.Run(); err != nil {
+	if err := runProcess(ctx, "go build", build); err != nil {
 		return fmt.Errorf("building the project: %w", err)
 	}
 	fmt.Fprintf(out, "Built in %s.\n", time.Since(start).Round(time.Millisecond))
@@ -218,16 +218,10 @@ func startChild(dir, name, bin string, args []string, logs *prefixedOutput) (*ch
 	cmd.Dir = dir
 	cmd.Stdout = logs.writer(name)
 	cmd.Stderr = cmd.Stdout
-	// Setpgid: own process group; Pdeathsig: die with us even if we are killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
+	c, err := startProcess(name, cmd)
+	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	c := &child{name: name, cmd: cmd, done: make(chan struct{})}
-	go func() {
-		c.err = cmd.Wait()
-		close(c.done)
-	}()
 	return c, nil
 }
 

@@ -222,6 +222,10 @@ func writeLayerFile(path string, entries []entry, mtime time.Time) error {
 		return err
 	}
 	defer os.Remove(f.Name())
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
 	if err := gzipTar(f, entries, mtime); err != nil {
 		f.Close()
 		return err

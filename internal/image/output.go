@@ -113,6 +113,10 @@ func (a *Artifact) WriteTarball(path string, tag name.Tag) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
 	if err := tarball.Write(tag, a.Images[0], tmp); err != nil {
 		tmp.Close()
 		return err
@@ -141,6 +145,9 @@ func (a *Artifact) WriteLayout(dir string, tag name.Tag) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
 	p, err := layout.Write(tmp, empty.Index)
 	if err != nil {
 		return err

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/deploy"
+	"github.com/apiserver-boot/apiserver-boot/internal/image"
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
+)
+
+// configOptions are the flags of build config (and run in-cluster).
+type configOptions struct {
+	name, namespace, image, output string
+	etcdServers                    []string
+	etcdImage                      string
+	force                          bool
+}
+
+func (o *configOptions) addFlags(f *pflag.FlagSet, withImage bool) {
+	f.StringVar(&o.name, "name", "", "Name of the apiserver's Service, prefix of every object; default the last element of the module path")
+	f.StringVar(&o.namespace, "namespace", "", "Namespace of the apiserver, controller-manager and etcd; default <name>-system")
+	if withImage {
+		f.StringVar(&o.image, "image", "", "Image holding /apiserver and /controller-manager (from build container), e.g. registry.example.com/crontab:v0.1.0 (required)")
+	}
+	f.StringVar(&o.output, "output", "config", "Folder to write, relative to the project root")
+	f.StringSliceVar(&o.etcdServers, "etcd-servers", nil, "URLs of an existing etcd cluster (comma separated): no etcd StatefulSet is written")
+	f.StringVar(&o.etcdImage, "etcd-image", "", "Image of the etcd StatefulSet; default "+deploy.EtcdRepository+":<the go.etcd.io/etcd/server/v3 version in go.mod>")
+	f.BoolVar(&o.force, "force", false, "Issue new certificates even if those in <output>/"+deploy.CertificatesFile+" are still valid")
+}
+
+func newBuildConfigCommand() *cobra.Command {
+	o := &configOptions{}
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Write the Kubernetes configuration that runs the project aggregated in a cluster",
+		Long: `config writes a kustomize folder (default config/) that runs the apiserver in a
+cluster behind kube-apiserver: the Namespace, a ServiceAccount and its RBAC
+(delegated authentication and authorization, the controller-manager's rights
+on the project's kinds and its leader election Lease), an APIService per
+served version, a CA with the serving certificate of <name>.<namespace>.svc
+(Secret), the Service, the apiserver and controller-manager Deployments, and
+an etcd StatefulSet with a volume (its image matching the etcd version in
+go.mod; TLS with client certificates) unless --etcd-servers is given.
+
+Certificates are kept across runs while they fit --name and --namespace and
+have more than 30 days left; --force issues new ones. The folder is rewritten
+on every run: customise it with an overlay. certificates.yaml holds private
+keys: keep it out of version control (the scaffolded .gitignore does).`,
+		Example: `  apiserver-boot build config --name crontab --namespace crontab-system --image registry.example.com/crontab:v0.1.0
+  kubectl apply -k config/
+  apiserver-boot build config --image registry.example.com/crontab:v0.1.0 --etcd-servers https://etcd.example.com:2379 --output deploy/`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root, p, err := loadProject()
+			if err != nil {
+				return err
+			}
+			dir, err := o.write(cmd.OutOrStdout(), root, p, o.image)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Apply it with: kubectl apply -k %s\n", relToWd(dir))
+			return nil
+		},
+	}
+	o.addFlags(cmd.Flags(), true)
+	return cmd
+}
+
+// deployOptions checks the flags and resolves their defaults.
+func (o *configOptions) deployOptions(root string, p *project.Project, img string) (*deploy.Options, error) {
+	ref, err := image.ParseReference("--image", img)
+	if err != nil {
+		return nil, err
+	}
+	d := &deploy.Options{Name: o.name, Namespace: o.namespace, Image: ref.String(), EtcdServers: o.etcdServers, EtcdImage: o.etcdImage, Project: p}
+	if d.Name == "" {
+		d.Name = filepath.Base(p.Module)
+		if errs := validation.IsDNS1035Label(d.Name); len(errs) > 0 {
+			return nil, fmt.Errorf("--name is required: the module's last element %q is not a valid name (want a lowercase DNS label such as crontab)", d.Name)
+		}
+	}
+	if d.Namespace == "" {
+		d.Namespace = d.Name + "-system"
+	}
+	if len(d.EtcdServers) == 0 && d.EtcdImage == "" {
+		goMod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+		if err != nil {
+			return nil, err
+		}
+		if d.EtcdImage, err = deploy.EtcdImageFor(goMod); err != nil {
+			return nil, err
+		}
+	}
+	if d.EtcdImage != "" {
+		if _, err := image.ParseReference("--etcd-image", d.EtcdImage); err != nil {
+			return nil, err
+		}
+	}
+	return d, d.Validate()
+}
+
+// write renders the configuration for img and writes it; it returns the folder.
+func (o *configOptions) write(out io.Writer, root string, p *project.Project, img string) (string, error) {
+	d, err := o.deployOptions(root, p, img)
+	if err != nil {
+		return "", err
+	}
+	dir := o.output
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(root, dir)
+	}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return "", fmt.Errorf("--output %s is a file: give a folder", o.output)
+	}
+	certs, note, err := o.certificates(dir, d)
+	if err != nil {
+		return "", err
+	}
+	files, err := deploy.Render(d, certs)
+	if err != nil {
+		return "", err
+	}
+	if err := writeConfig(out, dir, files); err != nil {
+		return "", err
+	}
+	fmt.Fprintln(out, note)
+	if len(d.EtcdServers) == 0 {
+		fmt.Fprintf(out, "etcd: a StatefulSet running %s (the etcd version in go.mod), TLS with client certificates.\n", d.EtcdImage)
+	} else {
+		fmt.Fprintf(out, "etcd: external, %s (no StatefulSet).\n", strings.Join(d.EtcdServers, ","))
+	}
+	return dir, nil
+}
+
+// certificates keeps those of an earlier run when they still fit, else issues new ones.
+func (o *configOptions) certificates(dir string, d *deploy.Options) (*deploy.Certificates, string, error) {
+	path := filepath.Join(dir, deploy.CertificatesFile)
+	rel := relToWd(path)
+	now := time.Now()
+	etcd := len(d.EtcdServers) == 0
+	why := ""
+	switch b, err := os.ReadFile(path); {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, "", err
+	case o.force:
+		why = " (--force)"
+	default:
+		old, err := deploy.ReadCertificates(b, d.Name)
+		if err == nil {
+			err = old.Check(d.Name, d.Namespace, etcd, now)
+		}
+		if err == nil {
+			return old, fmt.Sprintf("Kept the certificates in %s: valid for %s.%s.svc until %s (--force issues new ones).",
+				rel, d.Name, d.Namespace, old.Expiry().Format(time.DateOnly)), nil
+		}
+		why = fmt.Sprintf(": those in %s did not fit (%v)", rel, err)
+	}
+	certs, err := deploy.NewCertificates(d.Name, d.Namespace, etcd, now)
+	if err != nil {
+		return nil, "", err
+	}
+	return certs, fmt.Sprintf("Issued a new CA and certificates for %s.%s.svc, valid until %s%s.", d.Name, d.Namespace, certs.Expiry().Format(time.DateOnly), why), nil
+}
+
+// writeConfig writes the folder's files (private ones readable by the owner
+// only) and removes files of an earlier run that are no longer part of it.
+func writeConfig(out io.Writer, dir string, files []deploy.File) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, f.Name)
+		path := filepath.Join(dir, f.Name)
+		perm := os.FileMode(0o644)
+		if f.Private {
+			perm = 0o600
+		}
+		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, f.Content) {
+			if err := os.Chmod(path, perm); err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "unchanged %s\n", relToWd(path))
+			continue
+		}
+		if err := writeFileAtomic(path, f.Content, perm); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "wrote %s\n", relToWd(path))
+	}
+	for _, n := range deploy.AllFiles {
+		if slices.Contains(names, n) {
+			continue
+		}
+		path := filepath.Join(dir, n)
+		if b, err := os.ReadFile(path); err == nil && bytes.HasPrefix(b, []byte(deploy.Header)) {
+			if err := os.Remove(path); err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "removed %s (no longer part of the configuration)\n", relToWd(path))
+		}
+	}
+	return nil
+}
+
+// writeFileAtomic writes through a temporary file (created 0600) and a rename.
+func writeFileAtomic(path string, content []byte, perm os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(content); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
