@@ -76,7 +76,7 @@ func strictDecode(t *testing.T, content []byte) []runtime.Object {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(bytes.TrimSpace(doc)) == 0 {
+		if onlyComments(doc) {
 			continue
 		}
 		obj, _, err := decoder.Decode(doc, nil, nil)
@@ -85,6 +85,15 @@ func strictDecode(t *testing.T, content []byte) []runtime.Object {
 		}
 		out = append(out, obj)
 	}
+}
+
+func onlyComments(doc []byte) bool {
+	for _, l := range strings.Split(string(doc), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			return false
+		}
+	}
+	return true
 }
 
 func kustomize(t *testing.T, dir string) []runtime.Object {
