@@ -116,7 +116,7 @@ func (o *initOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	data := &templateData{Name: filepath.Base(module), Module: module, Domain: o.domain, Framework: version.Module, Boilerplate: string(header)}
+	data := &templateData{Name: filepath.Base(module), Module: module, Domain: o.domain, Framework: version.Module, Boilerplate: string(header), GoVersion: goMinor()}
 	plan := &scaffold.Plan{Root: root, Data: data, Force: o.force, Files: []scaffold.File{
 		{Path: "go.mod", Content: goMod, IfExists: scaffold.Replace},
 		{Path: "go.sum", Content: mergeGoSum(oldSum, apiserverboot.GoSum), IfExists: scaffold.Replace},
@@ -124,6 +124,8 @@ func (o *initOptions) run(cmd *cobra.Command) error {
 		{Path: "hack/boilerplate.go.txt", Content: header},
 		{Path: "Makefile", Template: "project/Makefile.tmpl"},
 		{Path: ".gitignore", Template: "project/gitignore.tmpl"},
+		{Path: "Dockerfile", Template: "project/Dockerfile.tmpl"},
+		{Path: ".dockerignore", Template: "project/dockerignore.tmpl"},
 		{Path: "cmd/apiserver/main.go", Template: "project/cmd/apiserver/main.go.tmpl"},
 		{Path: "cmd/controller-manager/main.go", Template: "project/cmd/controller-manager/main.go.tmpl"},
 		{Path: "pkg/apis/doc.go", Template: "project/pkg/apis/doc.go.tmpl"},
@@ -190,6 +192,20 @@ func mergeGoMod(existing []byte, module, root string, info version.Info) ([]byte
 	f.SetRequireSeparateIndirect(f.Require)
 	f.Cleanup()
 	return modfile.Format(f.Syntax), nil
+}
+
+// goMinor is the Go release the framework requires (1.26 for go 1.26.0):
+// the Dockerfile's builder image.
+func goMinor() string {
+	f, err := modfile.ParseLax("go.mod", apiserverboot.GoMod, nil)
+	if err != nil || f.Go == nil {
+		return "1"
+	}
+	v := f.Go.Version
+	if parts := strings.SplitN(v, ".", 3); len(parts) == 3 {
+		v = parts[0] + "." + parts[1]
+	}
+	return v
 }
 
 // mergeGoSum returns the sorted union of two go.sum files.

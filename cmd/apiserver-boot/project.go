@@ -55,6 +55,8 @@ type templateData struct {
 	GroupGo, VersionGo, PluralGo string
 	// Subresource, Request and Handler name a custom subresource.
 	Subresource, Request, Handler string
+	// GoVersion is the Go release of the Dockerfile's builder image (1.26).
+	GoVersion string
 }
 
 func newTemplateData(root string, p *project.Project) (*templateData, error) {
