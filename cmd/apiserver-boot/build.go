@@ -45,7 +45,7 @@ func (o *containerOptions) addFlags(f *pflag.FlagSet, push bool) {
 	f.StringVar(&o.image, "image", "", "Name and tag of the image, e.g. registry.example.com/crontab:v0.1.0 (required)")
 	f.StringSliceVar(&o.platforms, "platform", []string{"linux/amd64"}, "Platforms to build, repeated or comma separated: "+strings.Join(image.SupportedPlatforms(), ", ")+"; several make an image index")
 	f.BoolVar(&o.push, "push", o.push, "Push the image to its registry, with the credentials of ~/.docker/config.json (docker login) and credential helpers")
-	f.BoolVar(&o.generate, "generate", true, "Run `apiserver-boot generate` before compiling")
+	f.BoolVar(&o.generate, "generate", true, "Run apiserver-boot generate before compiling")
 }
 
 func newBuildContainerCommand() *cobra.Command {

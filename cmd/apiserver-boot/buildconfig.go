@@ -34,7 +34,7 @@ func (o *configOptions) addFlags(f *pflag.FlagSet, withImage bool) {
 	if withImage {
 		f.StringVar(&o.image, "image", "", "Image holding /apiserver and /controller-manager (from build container), e.g. registry.example.com/crontab:v0.1.0 (required)")
 	}
-	f.StringVar(&o.output, "output", "config", "Folder to write, relative to the project root")
+	f.StringVar(&o.output, "output", "config", "Folder of the configuration (build config), relative to the project root")
 	f.StringSliceVar(&o.etcdServers, "etcd-servers", nil, "URLs of an existing etcd cluster (comma separated): no etcd StatefulSet is written")
 	f.StringVar(&o.etcdImage, "etcd-image", "", "Image of the etcd StatefulSet; default "+deploy.EtcdRepository+":<the go.etcd.io/etcd/server/v3 version in go.mod>")
 	f.BoolVar(&o.force, "force", false, "Issue new certificates even if those in <output>/"+deploy.CertificatesFile+" are still valid")
