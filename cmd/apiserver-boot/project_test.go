@@ -84,3 +84,53 @@ func TestGenerateFailureLeavesFilesAsTheyWere(t *testing.T) {
 		t.Errorf("a failed generate left files behind: %d files before, %d after", len(before), len(after))
 	}
 }
+
+// TestConversionStubsNameTheFields: a field renamed in a second version gets
+// a Convert_ stub naming it (never a silent drop, never a bare "undefined"),
+// generate keeps warning while the stub is unfilled, and stops once it is.
+func TestConversionStubsNameTheFields(t *testing.T) {
+	dir := newProject(t)
+	if out, err := run(t, dir, "create", "version", "--group", "stable", "--version", "v2", "--kind", "CronTab", "--from", "v1"); err != nil {
+		t.Fatalf("create version: %v\n%s", err, out)
+	}
+	v2 := filepath.Join(dir, "pkg", "apis", "stable", "v2")
+	types := filepath.Join(v2, "crontab_types.go")
+	src, _ := os.ReadFile(types)
+	renamed := strings.Replace(string(src), "Replicas int32 `json:\"replicas,omitempty\"`\n}\n\n// CronTabStatus", "Count int32 `json:\"count,omitempty\"`\n}\n\n// CronTabStatus", 1)
+	if renamed == string(src) {
+		t.Fatal("scaffolded CronTabSpec changed: cannot rename its field")
+	}
+	os.WriteFile(types, []byte(renamed), 0o644)
+
+	out, err := run(t, dir, "generate")
+	if err != nil {
+		t.Fatalf("generate: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		`crontab_conversion.go: wrote Convert_v2_CronTabSpec_To_stable_CronTabSpec for you to fill in: Count (json "count"): no field of that name in stable.CronTabSpec`,
+		`crontab_conversion.go: wrote Convert_stable_CronTabSpec_To_v2_CronTabSpec for you to fill in: Replicas (json "replicas"): no field of that name in v2.CronTabSpec`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("generate output lacks %q:\n%s", want, out)
+		}
+	}
+	stubs, _ := os.ReadFile(filepath.Join(v2, "crontab_conversion.go"))
+	conv, _ := os.ReadFile(filepath.Join(v2, "zz_generated.conversion.go"))
+	if !strings.Contains(string(stubs), `return builders.UnconvertedFields("Convert_v2_CronTabSpec_To_stable_CronTabSpec", "Count")`) ||
+		!strings.Contains(string(conv), "return Convert_v2_CronTabSpec_To_stable_CronTabSpec(a.(*CronTabSpec), b.(*stable.CronTabSpec), scope)") {
+		t.Fatalf("stub not written or not registered:\n%s", stubs)
+	}
+
+	out, err = run(t, dir, "generate")
+	if err != nil || !strings.Contains(out, "Convert_v2_CronTabSpec_To_stable_CronTabSpec is a stub that still fails every conversion") || strings.Contains(out, "wrote Convert_") {
+		t.Fatalf("second generate should warn about the unfilled stubs and write none: %v\n%s", err, out)
+	}
+
+	filled := strings.ReplaceAll(string(stubs), `return builders.UnconvertedFields("Convert_v2_CronTabSpec_To_stable_CronTabSpec", "Count")`, "out.Replicas = in.Count\n\treturn nil")
+	filled = strings.ReplaceAll(filled, `return builders.UnconvertedFields("Convert_stable_CronTabSpec_To_v2_CronTabSpec", "Replicas")`, "out.Count = in.Replicas\n\treturn nil")
+	os.WriteFile(filepath.Join(v2, "crontab_conversion.go"), []byte(filled), 0o644)
+	out, err = run(t, dir, "generate")
+	if err != nil || strings.Contains(out, "CronTabSpec is a stub") {
+		t.Fatalf("filled conversions still reported: %v\n%s", err, out)
+	}
+}
