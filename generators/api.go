@@ -134,6 +134,7 @@ func LoadAPI(root string, p *project.Project, framework, header string) (*API, e
 			return nil, err
 		}
 		api.Groups = append(api.Groups, g)
+		api.Warnings = append(api.Warnings, g.unusedHooks(root)...)
 	}
 	for _, r := range p.Resources {
 		if !r.Controller {
@@ -401,6 +402,40 @@ func (g *Group) mergeKinds() error {
 		}
 	}
 	return nil
+}
+
+// unusedHooks finds methods declared on <Kind>Strategy outside the kind's
+// storage version: the server only uses the storage version's strategy (its
+// hooks work on the internal type), so after +storageversion moves, hooks
+// left behind would silently stop running.
+func (g *Group) unusedHooks(root string) []string {
+	var out []string
+	for _, k := range g.Kinds {
+		for _, v := range g.Versions {
+			if v.Name == k.StorageVersion {
+				continue
+			}
+			for _, f := range v.files {
+				for _, d := range f.Decls {
+					fd, ok := d.(*ast.FuncDecl)
+					if !ok || fd.Recv == nil || len(fd.Recv.List) != 1 {
+						continue
+					}
+					recv := fd.Recv.List[0].Type
+					if star, ok := recv.(*ast.StarExpr); ok {
+						recv = star.X
+					}
+					if id, ok := recv.(*ast.Ident); ok && id.Name == k.Strategy {
+						pos := v.fset.Position(fd.Pos())
+						rel, _ := filepath.Rel(root, pos.Filename)
+						out = append(out, fmt.Sprintf("%s:%d: %s.%s is not used: the REST hooks of %s run from its storage version %s; move it to pkg/apis/%s/%s",
+							rel, pos.Line, k.Strategy, fd.Name.Name, k.Name, k.StorageVersion, g.Name, k.StorageVersion))
+					}
+				}
+			}
+		}
+	}
+	return out
 }
 
 // Version returns the version named name.

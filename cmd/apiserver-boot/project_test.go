@@ -134,3 +134,27 @@ func TestConversionStubsNameTheFields(t *testing.T) {
 		t.Fatalf("filled conversions still reported: %v\n%s", err, out)
 	}
 }
+
+// TestCreateResourceInAnotherVersion: create gvr with a kind the group
+// already serves adds a version of it: the existing version becomes the
+// storage version, no second controller or hooks file, and it generates.
+func TestCreateResourceInAnotherVersion(t *testing.T) {
+	dir := newProject(t)
+	out, err := run(t, dir, "create", "group", "version", "resource", "--group", "stable", "--version", "v1beta1", "--kind", "CronTab")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "none added for v1beta1") {
+		t.Errorf("should say no controller was added:\n%s", out)
+	}
+	v1, _ := os.ReadFile(filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_types.go"))
+	if !strings.Contains(string(v1), "// +storageversion\n") {
+		t.Errorf("v1 should be marked +storageversion")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pkg", "apis", "stable", "v1beta1", "crontab_hooks.go")); err == nil {
+		t.Errorf("the new version got a hooks file the server would not use")
+	}
+	if strings.Contains(out, "is not used") {
+		t.Errorf("generate warns about unused hooks:\n%s", out)
+	}
+}

@@ -245,7 +245,23 @@ func TestStorageVersionChange(t *testing.T) {
 		return strings.Replace(s, "// +resource:path=backups", "// +storageversion\n// +resource:path=backups", 1)
 	})
 
-	rl, _ = runLocal(t, "--etcd-servers", etcd.url, "--controller-manager=false", "--generate=true")
+	// The REST hooks run from the storage version: generate says the ones
+	// left in v1 no longer run; moved to v2, they do.
+	out, err := sh(proj, cli, "generate")
+	if want := "pkg/apis/ops/v1/backup_hooks.go:"; err != nil || !strings.Contains(out, want) || !strings.Contains(out, "BackupStrategy.Validate is not used: the REST hooks of Backup run from its storage version v2") {
+		t.Fatalf("generate should warn about the hooks left in v1: %v\n%s", err, out)
+	}
+	hooks, err := os.ReadFile(filepath.Join(proj, "pkg", "apis", "ops", "v1", "backup_hooks.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(proj, "pkg", "apis", "ops", "v1", "backup_hooks.go"))
+	os.WriteFile(filepath.Join(proj, "pkg", "apis", "ops", "v2", "backup_hooks.go"), []byte(strings.Replace(string(hooks), "package v1\n", "package v2\n", 1)), 0o644)
+	if out, err := sh(proj, cli, "generate"); err != nil || strings.Contains(out, "warning") {
+		t.Fatalf("generate after moving the hooks: %v\n%s", err, out)
+	}
+
+	rl, _ = runLocal(t, "--etcd-servers", etcd.url, "--controller-manager=false", "--generate=false")
 	defer rl.stop(t)
 	for _, v := range []string{"v1", "v2"} {
 		if got := mustKubectl(t, "get", "backups."+v+".ops.example.com", "old", "-o", "jsonpath={.apiVersion} {.spec.replicas}"); got != "ops.example.com/"+v+" 3" {
@@ -262,7 +278,7 @@ func TestStorageVersionChange(t *testing.T) {
 		t.Errorf("untouched old object: %q", got)
 	}
 
-	out, err := sh(proj, cli, "migrate", "storage", "--group", "ops")
+	out, err = sh(proj, cli, "migrate", "storage", "--group", "ops")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,7 +96,7 @@ func TestResourceSemantics(t *testing.T) {
 	})
 
 	t.Run("defaults and validation from markers", func(t *testing.T) {
-		if got := mustKubectl(t, "get", "ct", "sem", "-o", "jsonpath={.spec.cronSpec}"); got != "* * * * *" {
+		if got := mustKubectl(t, "get", "crontabs.v1.stable.example.com", "sem", "-o", "jsonpath={.spec.cronSpec}"); got != "* * * * *" {
 			t.Errorf("+kubebuilder:default not applied: cronSpec = %q", got)
 		}
 		r := kubectlApplyStdin(t, "create", "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: bad\nspec:\n  replicas: 15\n  image: redis\n  cronSpec: '* *'\n")
@@ -115,7 +115,7 @@ func TestResourceSemantics(t *testing.T) {
 				t.Errorf("published OpenAPI schema lacks %s", want)
 			}
 		}
-		if out := mustKubectl(t, "explain", "crontab.spec.cronSpec"); !strings.Contains(out, "the schedule, in cron format") {
+		if out := mustKubectl(t, "explain", "crontab.spec.cronSpec", "--api-version", "stable.example.com/v1"); !strings.Contains(out, "the schedule, in cron format") {
 			t.Errorf("explain: %s", out)
 		}
 	})
