@@ -14,6 +14,7 @@ package generators
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"go/format"
 	"go/parser"
@@ -69,6 +70,8 @@ type Options struct {
 type Result struct {
 	Written   []string
 	Unchanged int
+	// Files are every file the run produced, written or not.
+	Files []string
 }
 
 // Run generates every file for api.
@@ -80,8 +83,7 @@ func Run(api *API, opts Options) (res *Result, err error) {
 	// The upstream generators log through klog (conversion-gen's "could not
 	// find nor generate a final Conversion function"); what matters of it is
 	// reported by Run itself, as warnings, so klog stays quiet.
-	klog.LogToStderr(false)
-	klog.SetOutput(io.Discard)
+	quietKlog()
 	tx := &Transaction{Log: log}
 	defer func() {
 		if err != nil {
@@ -139,7 +141,18 @@ func Run(api *API, opts Options) (res *Result, err error) {
 	if err := tx.Write(generated...); err != nil {
 		return nil, err
 	}
-	return &Result{Written: tx.Written(), Unchanged: tx.Unchanged}, nil
+	return &Result{Written: tx.Written(), Unchanged: tx.Unchanged, Files: tx.Files}, nil
+}
+
+// quietKlog discards klog's output, errors included (which klog otherwise
+// also writes to stderr).
+func quietKlog() {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	for name, value := range map[string]string{"logtostderr": "false", "alsologtostderr": "false", "stderrthreshold": "FATAL"} {
+		_ = fs.Set(name, value)
+	}
+	klog.SetOutput(io.Discard)
 }
 
 // runUniverseGenerators loads the packages once and runs every universe generator over them.

@@ -158,3 +158,47 @@ func TestCreateResourceInAnotherVersion(t *testing.T) {
 		t.Errorf("generate warns about unused hooks:\n%s", out)
 	}
 }
+
+// TestGenerateSkipsWhenNothingChanged: the cache record makes a repeated
+// generate stop at once, and any change to what it reads or writes (a types
+// edit, a deleted or edited generated file) makes it run again.
+func TestGenerateSkipsWhenNothingChanged(t *testing.T) {
+	dir := newProject(t)
+	upToDate := "generate: up to date"
+	gen := func(args ...string) string {
+		t.Helper()
+		out, err := run(t, dir, append([]string{"generate"}, args...)...)
+		if err != nil {
+			t.Fatalf("generate: %v\n%s", err, out)
+		}
+		return out
+	}
+	if out := gen(); !strings.Contains(out, upToDate) {
+		t.Fatalf("right after create, generate should be up to date:\n%s", out)
+	}
+	if out := gen("--force"); strings.Contains(out, upToDate) {
+		t.Errorf("--force should run the generators:\n%s", out)
+	}
+	deepcopy := filepath.Join(dir, "pkg", "apis", "stable", "v1", "zz_generated.deepcopy.go")
+	want, _ := os.ReadFile(deepcopy)
+	for name, change := range map[string]func(){
+		"edited generated file":  func() { os.WriteFile(deepcopy, append(want, "// edited\n"...), 0o644) },
+		"deleted generated file": func() { os.Remove(deepcopy) },
+		"edited types": func() {
+			types := filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_types.go")
+			src, _ := os.ReadFile(types)
+			os.WriteFile(types, append(src, "\n// A comment.\n"...), 0o644)
+		},
+	} {
+		change()
+		if out := gen(); strings.Contains(out, upToDate) {
+			t.Errorf("%s: generate did not run:\n%s", name, out)
+		}
+		if got, _ := os.ReadFile(deepcopy); !bytes.Equal(got, want) {
+			t.Errorf("%s: deepcopy not restored", name)
+		}
+		if out := gen(); !strings.Contains(out, upToDate) {
+			t.Errorf("%s: the run after should be up to date:\n%s", name, out)
+		}
+	}
+}
