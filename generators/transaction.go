@@ -19,7 +19,7 @@ type Transaction struct {
 	// Files are every file the run produced, written or unchanged.
 	Files    []string
 	previous map[string][]byte // nil value: the file did not exist
-	order     []string
+	order    []string
 }
 
 // Write writes files atomically (temporary file and rename), recording their old content.
