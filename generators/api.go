@@ -40,7 +40,7 @@ type Group struct {
 	FullName       string // e.g. "stable.example.com"
 	Package        string // import path of the internal package
 	Dir            string
-	Versions       []*Version // most preferred first (Kubernetes version order)
+	Versions       []*Version // most preferred first: +versionPriority, then Kubernetes version order
 	Kinds          []*Kind    // every kind of the group, once
 	Requests       []string   // request types of custom subresources, in the storage version
 	StorageVersion string
@@ -55,6 +55,8 @@ type Version struct {
 	Kinds   []*Kind
 	// Requests are the request types of custom subresources (+subresource:request).
 	Requests []string
+	// Priority is the +versionPriority of the version's package (0 if unmarked).
+	Priority int
 	fset     *token.FileSet
 	files    []*ast.File // hand-written files (no zz_generated)
 	types    map[string]*TypeDecl
@@ -122,12 +124,16 @@ func LoadAPI(root string, p *project.Project, framework, header string) (*API, e
 			continue
 		}
 		sort.Slice(g.Versions, func(i, j int) bool {
+			if a, b := g.Versions[i].Priority, g.Versions[j].Priority; a != b {
+				return a > b
+			}
 			return project.MorePreferred(g.Versions[i].Name, g.Versions[j].Name)
 		})
 		if err := g.mergeKinds(); err != nil {
 			return nil, err
 		}
 		api.Groups = append(api.Groups, g)
+		api.Warnings = append(api.Warnings, g.unusedHooks(root)...)
 	}
 	for _, r := range p.Resources {
 		if !r.Controller {
@@ -179,10 +185,17 @@ func (v *Version) load() error {
 				v.ModelPackage = strings.TrimPrefix(l.text, "+k8s:openapi-model-package=")
 			}
 		}
+		vals, err := markerValues(v.fset, markers.DescribesPackage, f.Doc)
+		if err != nil {
+			return err
+		}
+		if p, ok := vals["versionPriority"].(int); ok {
+			v.Priority = p
+		}
 		if err := v.collectTypes(f, strings.HasSuffix(v.fset.Position(f.Pos()).Filename, "_types.go")); err != nil {
 			return err
 		}
-		err := eachTypeSpec(f, func(ts *ast.TypeSpec, doc *ast.CommentGroup) error {
+		err = eachTypeSpec(f, func(ts *ast.TypeSpec, doc *ast.CommentGroup) error {
 			vals, err := markerValues(v.fset, markers.DescribesType, doc)
 			if err != nil {
 				return err
@@ -372,6 +385,14 @@ func (g *Group) mergeKinds() error {
 			k.StorageVersion = k.Versions[0]
 		}
 		k.StorageAlias = g.Name + k.StorageVersion
+		// Columns, selectable fields and scale paths are JSONPaths the server
+		// evaluates on the internal object, which has the storage version's
+		// field names: take them from there.
+		for _, sk := range g.Version(k.StorageVersion).Kinds {
+			if sk.Name == k.Name {
+				k.PrintColumns, k.SelectableFields, k.Scale, k.Subresources = sk.PrintColumns, sk.SelectableFields, sk.Scale, sk.Subresources
+			}
+		}
 		g.Requests = g.Version(k.StorageVersion).Requests
 		if g.StorageVersion == "" {
 			g.StorageVersion = k.StorageVersion
@@ -380,6 +401,40 @@ func (g *Group) mergeKinds() error {
 		}
 	}
 	return nil
+}
+
+// unusedHooks finds methods declared on <Kind>Strategy outside the kind's
+// storage version: the server only uses the storage version's strategy (its
+// hooks work on the internal type), so after +storageversion moves, hooks
+// left behind would silently stop running.
+func (g *Group) unusedHooks(root string) []string {
+	var out []string
+	for _, k := range g.Kinds {
+		for _, v := range g.Versions {
+			if v.Name == k.StorageVersion {
+				continue
+			}
+			for _, f := range v.files {
+				for _, d := range f.Decls {
+					fd, ok := d.(*ast.FuncDecl)
+					if !ok || fd.Recv == nil || len(fd.Recv.List) != 1 {
+						continue
+					}
+					recv := fd.Recv.List[0].Type
+					if star, ok := recv.(*ast.StarExpr); ok {
+						recv = star.X
+					}
+					if id, ok := recv.(*ast.Ident); ok && id.Name == k.Strategy {
+						pos := v.fset.Position(fd.Pos())
+						rel, _ := filepath.Rel(root, pos.Filename)
+						out = append(out, fmt.Sprintf("%s:%d: %s.%s is not used: the REST hooks of %s run from its storage version %s; move it to pkg/apis/%s/%s",
+							rel, pos.Line, k.Strategy, fd.Name.Name, k.Name, k.StorageVersion, g.Name, k.StorageVersion))
+					}
+				}
+			}
+		}
+	}
+	return out
 }
 
 // Version returns the version named name.

@@ -14,6 +14,7 @@ package generators
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"go/format"
 	"go/parser"
@@ -24,6 +25,7 @@ import (
 	"strings"
 
 	"k8s.io/gengo/v2/generator"
+	"k8s.io/klog/v2"
 )
 
 // File is one generated file: an absolute path and its content.
@@ -68,6 +70,8 @@ type Options struct {
 type Result struct {
 	Written   []string
 	Unchanged int
+	// Files are every file the run produced, written or not.
+	Files []string
 }
 
 // Run generates every file for api.
@@ -76,6 +80,10 @@ func Run(api *API, opts Options) (res *Result, err error) {
 	if log == nil {
 		log = io.Discard
 	}
+	// The upstream generators log through klog (conversion-gen's "could not
+	// find nor generate a final Conversion function"); what matters of it is
+	// reported by Run itself, as warnings, so klog stays quiet.
+	quietKlog()
 	tx := &Transaction{Log: log}
 	defer func() {
 		if err != nil {
@@ -101,6 +109,54 @@ func Run(api *API, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 
+	warnings := len(api.Warnings)
+	generated, err := runUniverseGenerators(api)
+	if err != nil {
+		return nil, err
+	}
+	// Conversions conversion-gen cannot generate get stubs for the user to
+	// fill; conversion-gen must then see them, so the packages are loaded again.
+	stubs, messages, err := conversionStubs(api, generated)
+	if err != nil {
+		return nil, err
+	}
+	if len(stubs) > 0 {
+		if err := formatAll(stubs); err != nil {
+			return nil, err
+		}
+		if err := tx.Write(stubs...); err != nil {
+			return nil, err
+		}
+		api.Warnings = api.Warnings[:warnings] // the second run warns again
+		if generated, err = runUniverseGenerators(api); err != nil {
+			return nil, err
+		}
+		api.Warnings = append(api.Warnings, messages...)
+	} else {
+		api.Warnings = append(api.Warnings, unfilledStubs(api)...)
+	}
+	if err := formatAll(generated); err != nil {
+		return nil, err
+	}
+	if err := tx.Write(generated...); err != nil {
+		return nil, err
+	}
+	return &Result{Written: tx.Written(), Unchanged: tx.Unchanged, Files: tx.Files}, nil
+}
+
+// quietKlog discards klog's output, errors included (which klog otherwise
+// also writes to stderr).
+func quietKlog() {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	for name, value := range map[string]string{"logtostderr": "false", "alsologtostderr": "false", "stderrthreshold": "FATAL"} {
+		_ = fs.Set(name, value)
+	}
+	klog.SetOutput(io.Discard)
+}
+
+// runUniverseGenerators loads the packages once and runs every universe generator over them.
+func runUniverseGenerators(api *API) ([]File, error) {
 	c, err := loadUniverse(api)
 	if err != nil {
 		return nil, err
@@ -113,13 +169,7 @@ func Run(api *API, opts Options) (res *Result, err error) {
 		}
 		generated = append(generated, files...)
 	}
-	if err := formatAll(generated); err != nil {
-		return nil, err
-	}
-	if err := tx.Write(generated...); err != nil {
-		return nil, err
-	}
-	return &Result{Written: tx.Written(), Unchanged: tx.Unchanged}, nil
+	return generated, nil
 }
 
 // formatAll parses and gofmts every Go file in place; a file that does not

@@ -138,3 +138,38 @@ func TestOpenAPIModelPackage(t *testing.T) {
 		t.Errorf("got %s", got)
 	}
 }
+
+// TestVersionPriority: Kubernetes version order unless +versionPriority says otherwise.
+func TestVersionPriority(t *testing.T) {
+	for _, tc := range []struct {
+		priorities map[string]string // version -> doc.go marker
+		want       string
+	}{
+		{map[string]string{}, "v2 v1 v1beta1 v1alpha1"},
+		{map[string]string{"v1": "// +versionPriority=10\n"}, "v1 v2 v1beta1 v1alpha1"},
+		{map[string]string{"v1beta1": "// +versionPriority=5\n", "v2": "// +versionPriority=-1\n"}, "v1beta1 v1 v1alpha1 v2"},
+	} {
+		root := t.TempDir()
+		for _, v := range []string{"v1alpha1", "v1", "v2", "v1beta1"} {
+			dir := filepath.Join(root, "pkg", "apis", "shop", v)
+			os.MkdirAll(dir, 0o755)
+			storage := ""
+			if v == "v1" {
+				storage = "// +storageversion\n"
+			}
+			os.WriteFile(filepath.Join(dir, "doc.go"), []byte(tc.priorities[v]+"package "+v+"\n"), 0o644)
+			os.WriteFile(filepath.Join(dir, "a_types.go"), []byte("package "+v+"\n\n// +resource:path=as\n"+storage+"type A struct{}\n"), 0o644)
+		}
+		api, err := LoadAPI(root, &project.Project{Domain: "example.com", Module: "example.com/shop"}, "x", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, v := range api.Groups[0].Versions {
+			got = append(got, v.Name)
+		}
+		if strings.Join(got, " ") != tc.want || strings.Join(api.Groups[0].Kinds[0].Versions, " ") != tc.want {
+			t.Errorf("%v: versions %v, kind versions %v, want %s", tc.priorities, got, api.Groups[0].Kinds[0].Versions, tc.want)
+		}
+	}
+}

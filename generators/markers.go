@@ -52,6 +52,10 @@ type SubresourceRequest struct{}
 // StorageVersion is `+storageversion`: this version is kept in etcd.
 type StorageVersion struct{}
 
+// versionPriority is `+versionPriority=<n>` in a version's doc.go: versions
+// sort by it, highest first (discovery's preferred version is the first),
+// before Kubernetes version order; unmarked versions count as 0.
+
 // registry knows every marker apiserver-boot reads.
 var registry = func() *markers.Registry {
 	reg := &markers.Registry{}
@@ -67,6 +71,7 @@ var registry = func() *markers.Registry {
 		{"subresource:request", markers.DescribesType, SubresourceRequest{}},
 		{"storageversion", markers.DescribesType, StorageVersion{}},
 		{"groupName", markers.DescribesPackage, ""},
+		{"versionPriority", markers.DescribesPackage, 0},
 		{"domain", markers.DescribesPackage, ""},
 	} {
 		if err := reg.Define(d.name, d.target, d.obj); err != nil {

@@ -16,8 +16,10 @@ import (
 type Transaction struct {
 	Log       io.Writer
 	Unchanged int
-	previous  map[string][]byte // nil value: the file did not exist
-	order     []string
+	// Files are every file the run produced, written or unchanged.
+	Files    []string
+	previous map[string][]byte // nil value: the file did not exist
+	order    []string
 }
 
 // Write writes files atomically (temporary file and rename), recording their old content.
@@ -26,6 +28,7 @@ func (t *Transaction) Write(files ...File) error {
 		t.previous = map[string][]byte{}
 	}
 	for _, f := range files {
+		t.Files = append(t.Files, f.Path)
 		old, err := os.ReadFile(f.Path)
 		switch {
 		case err == nil && bytes.Equal(old, f.Content):

@@ -133,7 +133,7 @@ func (o *containerOptions) run(ctx context.Context, root string, out, errOut io.
 		return nil, err
 	}
 	if o.generate {
-		if err := generate(root, io.Discard); err != nil {
+		if err := generate(root, io.Discard, false); err != nil {
 			return nil, err
 		}
 	}

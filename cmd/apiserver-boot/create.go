@@ -168,6 +168,29 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 	if o.level >= levelResource {
 		r := o.resource()
 		existing := p.Find(r.Group, r.Version, r.Kind)
+		// The kind may already be served in another version of the group: this
+		// is then a new version of it (like create version, with fresh types).
+		var otherVersion *project.Resource
+		for _, other := range p.Resources {
+			if other.Group == r.Group && other.Kind == r.Kind && other.Version != r.Version {
+				otherVersion = other
+			}
+		}
+		if existing == nil && otherVersion != nil {
+			if !cmd.Flags().Changed("controller") && r.Controller {
+				r.Controller = false
+				fmt.Fprintf(cmd.OutOrStdout(), "%s is also served in %s/%s: one controller per kind, none added for %s\n", r.Kind, r.Group, otherVersion.Version, r.Version)
+			}
+			// Names and scope are the kind's, whichever version serves it.
+			again := *otherVersion
+			again.Version, again.Controller = r.Version, r.Controller
+			r = &again
+			marker, err := markStorageVersion(root, p, r.Group, otherVersion.Version, r.Kind)
+			if err != nil {
+				return err
+			}
+			files = append(files, marker...)
+		}
 		if existing == nil {
 			if err := p.CheckClash(r); err != nil {
 				return err
@@ -185,10 +208,13 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 		data.Kind, data.Plural, data.Scope, data.Resource = r.Kind, r.Plural, string(r.Scope), r
 		data.GroupGo, data.VersionGo, data.PluralGo = upperFirst(o.group), upperFirst(o.version), generators.ClientPlural(r.Kind, r.Plural)
 		base := filepath.Join("pkg", "apis", o.group, o.version, generators.ControllerPackage(o.kind))
-		files = append(files,
-			scaffold.File{Path: base + "_types.go", Template: "resource/types.go.tmpl"},
-			scaffold.File{Path: base + "_hooks.go", Template: "resource/hooks.go.tmpl"},
-			scaffold.File{Path: base + "_types_test.go", Template: "resource/types_test.go.tmpl"})
+		files = append(files, scaffold.File{Path: base + "_types.go", Template: "resource/types.go.tmpl"})
+		if otherVersion == nil || existing != nil {
+			// The REST hooks run from the storage version only: a new version of
+			// an existing kind gets none.
+			files = append(files, scaffold.File{Path: base + "_hooks.go", Template: "resource/hooks.go.tmpl"})
+		}
+		files = append(files, scaffold.File{Path: base + "_types_test.go", Template: "resource/types_test.go.tmpl"})
 		if r.Controller {
 			data.Package = generators.ControllerPackage(o.kind)
 			data.VersionAlias, data.VersionPackage = o.version, path.Join(p.Module, "pkg", "apis", o.group, o.version)

@@ -5,7 +5,8 @@ import (
 )
 
 func newGenerateCommand() *cobra.Command {
-	return &cobra.Command{
+	var force bool
+	cmd := &cobra.Command{
 		Use:   "generate",
 		Short: "Regenerate every zz_generated file from the types under pkg/apis",
 		Long: `generate reads the versioned types under pkg/apis/<group>/<version>, writes the
@@ -19,7 +20,9 @@ are only written once everything generated parses; on failure nothing changes.`,
 			if err != nil {
 				return err
 			}
-			return generate(root, cmd.OutOrStdout())
+			return generate(root, cmd.OutOrStdout(), force)
 		},
 	}
+	cmd.Flags().BoolVar(&force, "force", false, "Run every generator even if nothing they read changed since the last run")
+	return cmd
 }

@@ -70,8 +70,20 @@ func newTemplateData(root string, p *project.Project) (*templateData, error) {
 	}, nil
 }
 
-// generate runs every generator over the project at root.
-func generate(root string, out io.Writer) error {
+// generate runs every generator over the project at root, unless nothing it
+// reads changed since the last run (see generators/cache.go) and force is off.
+func generate(root string, out io.Writer, force bool) error {
+	inputs, err := generators.InputsHash(root)
+	if err != nil {
+		return err
+	}
+	if rec, ok := generators.UpToDate(root, inputs); ok && !force {
+		for _, w := range rec.Warnings {
+			fmt.Fprintf(out, "warning: %s\n", w)
+		}
+		fmt.Fprintf(out, "generate: up to date, %d files unchanged (nothing it reads changed since the last run; --force runs it anyway)\n", len(rec.Outputs))
+		return nil
+	}
 	p, err := project.Load(root)
 	if err != nil {
 		return err
@@ -96,7 +108,12 @@ func generate(root string, out io.Writer) error {
 		fmt.Fprintf(out, "warning: %s\n", w)
 	}
 	fmt.Fprintf(out, "generate: %d files written, %d unchanged\n", len(res.Written), res.Unchanged)
-	return nil
+	// A run that wrote conversion stubs under pkg/apis changed its own inputs
+	// (and its warnings were about that): leave the record to the next run.
+	if after, err := generators.InputsHash(root); err != nil || after != inputs {
+		return err
+	}
+	return generators.SaveCache(root, inputs, res.Files, api.Warnings)
 }
 
 // applyAndGenerate writes a scaffold plan, then generates code; if generating
@@ -111,7 +128,7 @@ func applyAndGenerate(cmd *cobra.Command, root string, plan *scaffold.Plan, noth
 		fmt.Fprintln(cmd.OutOrStdout(), "Nothing to do: "+nothingToDo)
 		return nil
 	}
-	if err := generate(root, cmd.OutOrStdout()); err != nil {
+	if err := generate(root, cmd.OutOrStdout(), false); err != nil {
 		if uerr := rep.Undo(); uerr != nil {
 			return fmt.Errorf("generating code: %w (and restoring the files written above failed: %v)", err, uerr)
 		}

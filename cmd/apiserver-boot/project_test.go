@@ -84,3 +84,121 @@ func TestGenerateFailureLeavesFilesAsTheyWere(t *testing.T) {
 		t.Errorf("a failed generate left files behind: %d files before, %d after", len(before), len(after))
 	}
 }
+
+// TestConversionStubsNameTheFields: a field renamed in a second version gets
+// a Convert_ stub naming it (never a silent drop, never a bare "undefined"),
+// generate keeps warning while the stub is unfilled, and stops once it is.
+func TestConversionStubsNameTheFields(t *testing.T) {
+	dir := newProject(t)
+	if out, err := run(t, dir, "create", "version", "--group", "stable", "--version", "v2", "--kind", "CronTab", "--from", "v1"); err != nil {
+		t.Fatalf("create version: %v\n%s", err, out)
+	}
+	v2 := filepath.Join(dir, "pkg", "apis", "stable", "v2")
+	types := filepath.Join(v2, "crontab_types.go")
+	src, _ := os.ReadFile(types)
+	renamed := strings.Replace(string(src), "Replicas int32 `json:\"replicas,omitempty\"`\n}\n\n// CronTabStatus", "Count int32 `json:\"count,omitempty\"`\n}\n\n// CronTabStatus", 1)
+	if renamed == string(src) {
+		t.Fatal("scaffolded CronTabSpec changed: cannot rename its field")
+	}
+	os.WriteFile(types, []byte(renamed), 0o644)
+
+	out, err := run(t, dir, "generate")
+	if err != nil {
+		t.Fatalf("generate: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		`crontab_conversion.go: wrote Convert_v2_CronTabSpec_To_stable_CronTabSpec for you to fill in: Count (json "count"): no field of that name in stable.CronTabSpec`,
+		`crontab_conversion.go: wrote Convert_stable_CronTabSpec_To_v2_CronTabSpec for you to fill in: Replicas (json "replicas"): no field of that name in v2.CronTabSpec`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("generate output lacks %q:\n%s", want, out)
+		}
+	}
+	stubs, _ := os.ReadFile(filepath.Join(v2, "crontab_conversion.go"))
+	conv, _ := os.ReadFile(filepath.Join(v2, "zz_generated.conversion.go"))
+	if !strings.Contains(string(stubs), `return builders.UnconvertedFields("Convert_v2_CronTabSpec_To_stable_CronTabSpec", "Count")`) ||
+		!strings.Contains(string(conv), "return Convert_v2_CronTabSpec_To_stable_CronTabSpec(a.(*CronTabSpec), b.(*stable.CronTabSpec), scope)") {
+		t.Fatalf("stub not written or not registered:\n%s", stubs)
+	}
+
+	out, err = run(t, dir, "generate")
+	if err != nil || !strings.Contains(out, "Convert_v2_CronTabSpec_To_stable_CronTabSpec is a stub that still fails every conversion") || strings.Contains(out, "wrote Convert_") {
+		t.Fatalf("second generate should warn about the unfilled stubs and write none: %v\n%s", err, out)
+	}
+
+	filled := strings.ReplaceAll(string(stubs), `return builders.UnconvertedFields("Convert_v2_CronTabSpec_To_stable_CronTabSpec", "Count")`, "out.Replicas = in.Count\n\treturn nil")
+	filled = strings.ReplaceAll(filled, `return builders.UnconvertedFields("Convert_stable_CronTabSpec_To_v2_CronTabSpec", "Replicas")`, "out.Count = in.Replicas\n\treturn nil")
+	os.WriteFile(filepath.Join(v2, "crontab_conversion.go"), []byte(filled), 0o644)
+	out, err = run(t, dir, "generate")
+	if err != nil || strings.Contains(out, "CronTabSpec is a stub") {
+		t.Fatalf("filled conversions still reported: %v\n%s", err, out)
+	}
+}
+
+// TestCreateResourceInAnotherVersion: create gvr with a kind the group
+// already serves adds a version of it: the existing version becomes the
+// storage version, no second controller or hooks file, and it generates.
+func TestCreateResourceInAnotherVersion(t *testing.T) {
+	dir := newProject(t)
+	out, err := run(t, dir, "create", "group", "version", "resource", "--group", "stable", "--version", "v1beta1", "--kind", "CronTab")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "none added for v1beta1") {
+		t.Errorf("should say no controller was added:\n%s", out)
+	}
+	v1, _ := os.ReadFile(filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_types.go"))
+	if !strings.Contains(string(v1), "// +storageversion\n") {
+		t.Errorf("v1 should be marked +storageversion")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pkg", "apis", "stable", "v1beta1", "crontab_hooks.go")); err == nil {
+		t.Errorf("the new version got a hooks file the server would not use")
+	}
+	if strings.Contains(out, "is not used") {
+		t.Errorf("generate warns about unused hooks:\n%s", out)
+	}
+}
+
+// TestGenerateSkipsWhenNothingChanged: the cache record makes a repeated
+// generate stop at once, and any change to what it reads or writes (a types
+// edit, a deleted or edited generated file) makes it run again.
+func TestGenerateSkipsWhenNothingChanged(t *testing.T) {
+	dir := newProject(t)
+	upToDate := "generate: up to date"
+	gen := func(args ...string) string {
+		t.Helper()
+		out, err := run(t, dir, append([]string{"generate"}, args...)...)
+		if err != nil {
+			t.Fatalf("generate: %v\n%s", err, out)
+		}
+		return out
+	}
+	if out := gen(); !strings.Contains(out, upToDate) {
+		t.Fatalf("right after create, generate should be up to date:\n%s", out)
+	}
+	if out := gen("--force"); strings.Contains(out, upToDate) {
+		t.Errorf("--force should run the generators:\n%s", out)
+	}
+	deepcopy := filepath.Join(dir, "pkg", "apis", "stable", "v1", "zz_generated.deepcopy.go")
+	want, _ := os.ReadFile(deepcopy)
+	for name, change := range map[string]func(){
+		"edited generated file":  func() { os.WriteFile(deepcopy, append(want, "// edited\n"...), 0o644) },
+		"deleted generated file": func() { os.Remove(deepcopy) },
+		"edited types": func() {
+			types := filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_types.go")
+			src, _ := os.ReadFile(types)
+			os.WriteFile(types, append(src, "\n// A comment.\n"...), 0o644)
+		},
+	} {
+		change()
+		if out := gen(); strings.Contains(out, upToDate) {
+			t.Errorf("%s: generate did not run:\n%s", name, out)
+		}
+		if got, _ := os.ReadFile(deepcopy); !bytes.Equal(got, want) {
+			t.Errorf("%s: deepcopy not restored", name)
+		}
+		if out := gen(); !strings.Contains(out, upToDate) {
+			t.Errorf("%s: the run after should be up to date:\n%s", name, out)
+		}
+	}
+}

@@ -92,7 +92,7 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 		}
 	}
 	if o.generate {
-		if err := generate(root, io.Discard); err != nil {
+		if err := generate(root, io.Discard, false); err != nil {
 			return err
 		}
 	}

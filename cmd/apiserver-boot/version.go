@@ -97,16 +97,11 @@ func (o *versionOptions) run(cmd *cobra.Command) error {
 		}
 		files = append(files, scaffold.File{Path: filepath.Join(newDir, name), Content: pkgClause.ReplaceAll(b, []byte("package "+o.version))})
 	}
-	if !storageMarked(root, o.group, o.kind, p) {
-		marked, changed, err := insertTypeMarker(typesFile, src, o.kind, "+storageversion")
-		if err != nil {
-			return err
-		}
-		if changed {
-			rel, _ := filepath.Rel(root, typesFile)
-			files = append(files, scaffold.File{Path: rel, Content: marked, IfExists: scaffold.Replace})
-		}
+	marker, err := markStorageVersion(root, p, o.group, o.from, o.kind)
+	if err != nil {
+		return err
 	}
+	files = append(files, marker...)
 	r := *from
 	r.Version, r.Controller = o.version, false // one controller per kind, on the version it was made for
 	p.Resources = append(p.Resources, &r)
@@ -119,6 +114,25 @@ func (o *versionOptions) run(cmd *cobra.Command) error {
 		scaffold.File{Path: project.FileName, Content: record, IfExists: scaffold.Replace})
 	plan := &scaffold.Plan{Root: root, Data: data, Force: o.force, Files: files}
 	return applyAndGenerate(cmd, root, plan, "")
+}
+
+// markStorageVersion marks the kind's type in version with +storageversion,
+// unless some version of the kind already carries the marker: a kind served
+// in several versions needs exactly one.
+func markStorageVersion(root string, p *project.Project, group, version, kind string) ([]scaffold.File, error) {
+	if storageMarked(root, group, kind, p) {
+		return nil, nil
+	}
+	typesFile, src, err := findKindFile(filepath.Join(root, "pkg", "apis", group, version), kind)
+	if err != nil {
+		return nil, err
+	}
+	marked, changed, err := insertTypeMarker(typesFile, src, kind, "+storageversion")
+	if err != nil || !changed {
+		return nil, err
+	}
+	rel, _ := filepath.Rel(root, typesFile)
+	return []scaffold.File{{Path: rel, Content: marked, IfExists: scaffold.Replace}}, nil
 }
 
 // storageMarked tells whether some version of kind already carries +storageversion.

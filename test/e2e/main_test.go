@@ -91,6 +91,7 @@ func setup(m *testing.M) (int, error) {
 		{"create Ox (--resource, --singular)", []string{cli, "create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "Ox",
 			"--resource", "oxen", "--singular", "ox", "--controller=false"}},
 		{"create controller (apps/v1 Deployment)", []string{cli, "create", "controller", "--group", "apps", "--version", "v1", "--kind", "Deployment"}},
+		{"create Backup (group ops)", []string{cli, "create", "group", "version", "resource", "--group", "ops", "--version", "v1", "--kind", "Backup", "--controller=false"}},
 		{"create Calendar (cluster)", []string{cli, "create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "Calendar", "--non-namespaced", "--controller=false"}},
 	}
 	for _, s := range steps {
@@ -117,6 +118,11 @@ func setup(m *testing.M) (int, error) {
 		_, err := sh(proj, cli, "create", "version", "--group", "stable", "--version", "v2", "--kind", "CronTab", "--from", "v1")
 		return err
 	}); err != nil {
+		return 0, err
+	}
+	// v2 renames spec.cronSpec to spec.schedule: generate writes conversion
+	// stubs naming the field, which the user fills in.
+	if err := timed("rename a v2 field, generate stubs", renameInV2); err != nil {
 		return 0, err
 	}
 	if err := timed("first build", func() error {
@@ -159,6 +165,71 @@ func editTypes() error {
 		src = strings.Replace(src, old, new, 1)
 	}
 	return os.WriteFile(path, []byte(src), 0o644)
+}
+
+// v2Conversion is the stub file generate writes for the renamed field, kept
+// so TestRoundTripNamesUnconvertedFields can put it back.
+var v2Conversion string
+
+// renameInV2 renames CronSpec to Schedule in v2, as a user would, checks that
+// generate names the field in the stubs it writes, and fills them in.
+func renameInV2() error {
+	v2 := filepath.Join(proj, "pkg", "apis", "stable", "v2")
+	types := filepath.Join(v2, "crontab_types.go")
+	b, err := os.ReadFile(types)
+	if err != nil {
+		return err
+	}
+	src := string(b)
+	for old, new := range map[string]string{
+		"// CronSpec is the schedule, in cron format.\n": "// Schedule is when to run, in cron format.\n",
+		"CronSpec string `json:\"cronSpec,omitempty\"`":  "Schedule string `json:\"schedule,omitempty\"`",
+		"JSONPath=.spec.cronSpec":                        "JSONPath=.spec.schedule",
+	} {
+		if !strings.Contains(src, old) {
+			return fmt.Errorf("v2 types: %q not found", old)
+		}
+		src = strings.Replace(src, old, new, 1)
+	}
+	if err := os.WriteFile(types, []byte(src), 0o644); err != nil {
+		return err
+	}
+	out, err := sh(proj, cli, "generate")
+	if err != nil {
+		return err
+	}
+	for _, want := range []string{
+		`wrote Convert_v2_CronTabSpec_To_stable_CronTabSpec for you to fill in: Schedule (json "schedule"): no field of that name in stable.CronTabSpec`,
+		`wrote Convert_stable_CronTabSpec_To_v2_CronTabSpec for you to fill in: CronSpec (json "cronSpec"): no field of that name in v2.CronTabSpec`,
+	} {
+		if !strings.Contains(out, want) {
+			return fmt.Errorf("generate should name the renamed field: %q missing from\n%s", want, out)
+		}
+	}
+	conv := filepath.Join(v2, "crontab_conversion.go")
+	b, err = os.ReadFile(conv)
+	if err != nil {
+		return err
+	}
+	v2Conversion = string(b)
+	filled := v2Conversion
+	for stub, code := range map[string]string{
+		`return builders.UnconvertedFields("Convert_v2_CronTabSpec_To_stable_CronTabSpec", "Schedule")`: "out.CronSpec = in.Schedule\n\treturn nil",
+		`return builders.UnconvertedFields("Convert_stable_CronTabSpec_To_v2_CronTabSpec", "CronSpec")`: "out.Schedule = in.CronSpec\n\treturn nil",
+		"\t\"github.com/apiserver-boot/apiserver-boot/pkg/builders\"\n":                                 "",
+	} {
+		if !strings.Contains(filled, stub) {
+			return fmt.Errorf("conversion stubs: %q not found in\n%s", stub, filled)
+		}
+		filled = strings.Replace(filled, stub, code, 1)
+	}
+	if err := os.WriteFile(conv, []byte(filled), 0o644); err != nil {
+		return err
+	}
+	if out, err := sh(proj, cli, "generate"); err != nil || strings.Contains(out, "stub") {
+		return fmt.Errorf("generate after filling the stubs: %v\n%s", err, out)
+	}
+	return nil
 }
 
 // statusController replaces the scaffolded Reconcile with one that writes

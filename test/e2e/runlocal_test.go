@@ -195,40 +195,153 @@ func rawPost(t *testing.T, path, body string) int {
 // TestExternalEtcd runs the apiserver on a separate etcd process and checks
 // where objects are stored: <prefix>/<group>/<plural>/<namespace>/<name>.
 func TestExternalEtcd(t *testing.T) {
-	clientPort, peerPort := freePort(t), freePort(t)
-	clientURL := fmt.Sprintf("http://127.0.0.1:%d", clientPort)
-	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
-	etcd := start(t, t.TempDir(), etcdBin, "--name", "e2e", "--data-dir", t.TempDir(),
-		"--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
-		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
-		"--initial-cluster", "e2e="+peerURL)
-	etcd.waitFor(t, "ready to serve client requests", time.Minute)
-
-	rl, _ := runLocal(t, "--etcd-servers", clientURL, "--controller-manager=false", "--generate=false")
+	etcd := startEtcd(t)
+	rl, _ := runLocal(t, "--etcd-servers", etcd.url, "--controller-manager=false", "--generate=false")
 	if r := kubectlApplyStdin(t, "create", fmt.Sprintf(cronTab, "external", "x", 2)); r.err != nil {
 		t.Fatalf("create: %v %s", r.err, r.stderr)
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{clientURL}, DialTimeout: 5 * time.Second})
+	if got := etcd.get(t, "/registry/stable.example.com/crontabs/default/external"); !strings.Contains(got, `"apiVersion":"stable.example.com/v1"`) {
+		t.Errorf("etcd key of crontab external: %q", got)
+	}
+	rl.stop(t)
+	etcd.stop(t)
+	if left := projectProcesses(); len(left) > 0 {
+		t.Fatalf("processes left after stop: %v", left)
+	}
+}
+
+// TestStorageVersionChange: a kind's storage version moves from v1 to v2;
+// objects etcd holds in v1 are still served, new writes are stored in v2, and
+// migrate storage re-encodes the old ones.
+func TestStorageVersionChange(t *testing.T) {
+	etcd := startEtcd(t)
+	defer etcd.stop(t)
+	const key = "/registry/ops.example.com/backups/default/old"
+	rl, _ := runLocal(t, "--etcd-servers", etcd.url, "--controller-manager=false", "--generate=false")
+	if r := kubectlApplyStdin(t, "create", "apiVersion: ops.example.com/v1\nkind: Backup\nmetadata:\n  name: old\nspec:\n  replicas: 3\n"); r.err != nil {
+		t.Fatalf("create: %v %s", r.err, r.stderr)
+	}
+	if got := etcd.get(t, key); !strings.Contains(got, `"apiVersion":"ops.example.com/v1"`) {
+		t.Fatalf("stored before the change: %q", got)
+	}
+	rl.stop(t)
+
+	if _, err := sh(proj, cli, "create", "version", "--group", "ops", "--version", "v2", "--kind", "Backup", "--from", "v1"); err != nil {
+		t.Fatal(err)
+	}
+	// Move +storageversion from v1 to v2, as a user would.
+	edit := func(version string, f func(string) string) {
+		path := filepath.Join(proj, "pkg", "apis", "ops", version, "backup_types.go")
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(f(string(b))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edit("v1", func(s string) string { return strings.Replace(s, "// +storageversion\n", "", 1) })
+	edit("v2", func(s string) string {
+		return strings.Replace(s, "// +resource:path=backups", "// +storageversion\n// +resource:path=backups", 1)
+	})
+
+	// The REST hooks run from the storage version: generate says the ones
+	// left in v1 no longer run; moved to v2, they do.
+	out, err := sh(proj, cli, "generate")
+	if want := "pkg/apis/ops/v1/backup_hooks.go:"; err != nil || !strings.Contains(out, want) || !strings.Contains(out, "BackupStrategy.Validate is not used: the REST hooks of Backup run from its storage version v2") {
+		t.Fatalf("generate should warn about the hooks left in v1: %v\n%s", err, out)
+	}
+	hooks, err := os.ReadFile(filepath.Join(proj, "pkg", "apis", "ops", "v1", "backup_hooks.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(proj, "pkg", "apis", "ops", "v1", "backup_hooks.go"))
+	os.WriteFile(filepath.Join(proj, "pkg", "apis", "ops", "v2", "backup_hooks.go"), []byte(strings.Replace(string(hooks), "package v1\n", "package v2\n", 1)), 0o644)
+	if out, err := sh(proj, cli, "generate"); err != nil || strings.Contains(out, "warning") {
+		t.Fatalf("generate after moving the hooks: %v\n%s", err, out)
+	}
+
+	rl, _ = runLocal(t, "--etcd-servers", etcd.url, "--controller-manager=false", "--generate=false")
+	defer rl.stop(t)
+	for _, v := range []string{"v1", "v2"} {
+		if got := mustKubectl(t, "get", "backups."+v+".ops.example.com", "old", "-o", "jsonpath={.apiVersion} {.spec.replicas}"); got != "ops.example.com/"+v+" 3" {
+			t.Errorf("object stored in v1, read through %s: %q", v, got)
+		}
+	}
+	if r := kubectlApplyStdin(t, "create", "apiVersion: ops.example.com/v1\nkind: Backup\nmetadata:\n  name: new\n"); r.err != nil {
+		t.Fatalf("create: %v %s", r.err, r.stderr)
+	}
+	if got := etcd.get(t, "/registry/ops.example.com/backups/default/new"); !strings.Contains(got, `"apiVersion":"ops.example.com/v2"`) {
+		t.Errorf("written after the change: %q", got)
+	}
+	if got := etcd.get(t, key); !strings.Contains(got, `"apiVersion":"ops.example.com/v1"`) {
+		t.Errorf("untouched old object: %q", got)
+	}
+
+	out, err = sh(proj, cli, "migrate", "storage", "--group", "ops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("migrate storage:\n%s", out)
+	if want := "backups.ops.example.com: 2 objects, 1 re-encoded in v2 (Backup's storage version), 1 already were"; !strings.Contains(out, want) {
+		t.Errorf("migrate storage printed %q, want %q", out, want)
+	}
+	if got := etcd.get(t, key); !strings.Contains(got, `"apiVersion":"ops.example.com/v2"`) {
+		t.Errorf("after migrate storage: %q", got)
+	}
+	if got := mustKubectl(t, "get", "backups.v1.ops.example.com", "old", "-o", "jsonpath={.spec.replicas}"); got != "3" {
+		t.Errorf("after migrate storage, through v1: %q", got)
+	}
+}
+
+// etcdProcess is an etcd built from go.etcd.io/etcd/server/v3, on free loopback ports.
+type etcdProcess struct {
+	*process
+	url string
+}
+
+func startEtcd(t *testing.T) *etcdProcess {
+	t.Helper()
+	clientPort, peerPort := freePort(t), freePort(t)
+	clientURL := fmt.Sprintf("http://127.0.0.1:%d", clientPort)
+	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
+	p := start(t, t.TempDir(), etcdBin, "--name", "e2e", "--data-dir", t.TempDir(),
+		"--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
+		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
+		"--initial-cluster", "e2e="+peerURL)
+	p.waitFor(t, "ready to serve client requests", time.Minute)
+	return &etcdProcess{process: p, url: clientURL}
+}
+
+// get reads a key as the apiserver stored it.
+func (e *etcdProcess) get(t *testing.T, key string) string {
+	t.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{e.url}, DialTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cli.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	key := "/registry/stable.example.com/crontabs/default/external"
 	got, err := cli.Get(ctx, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Kvs) != 1 || !strings.Contains(string(got.Kvs[0].Value), `"apiVersion":"stable.example.com/v1"`) {
-		t.Errorf("etcd key %s: %v", key, got.Kvs)
+	if len(got.Kvs) != 1 {
+		t.Fatalf("etcd key %s: %d values", key, len(got.Kvs))
 	}
-	rl.stop(t)
-	etcd.signal(syscall.SIGTERM) // etcd exits by re-raising the signal: its exit status is not ours to check
-	<-etcd.done
-	if left := projectProcesses(); len(left) > 0 {
-		t.Fatalf("processes left after stop: %v", left)
+	return string(got.Kvs[0].Value)
+}
+
+// stop ends etcd; it exits by re-raising the signal, so its exit status is not ours to check.
+func (e *etcdProcess) stop(t *testing.T) {
+	select {
+	case <-e.done:
+		return
+	default:
 	}
+	e.signal(syscall.SIGTERM)
+	<-e.done
 }
 
 // TestPortTaken: a taken port is an error naming the flag to change it.
@@ -327,5 +440,27 @@ func TestProjectTests(t *testing.T) {
 	}
 	if !strings.Contains(out, "ok  \texample.com/crontab/pkg/apis") {
 		t.Errorf("the conformance tests did not run:\n%s", out)
+	}
+}
+
+// TestRoundTripNamesUnconvertedFields: with the conversion stubs generate
+// wrote for the renamed field still unfilled, the project's round-trip test
+// fails and names the field (filled in, TestProjectTests passes).
+func TestRoundTripNamesUnconvertedFields(t *testing.T) {
+	conv := filepath.Join(proj, "pkg", "apis", "stable", "v2", "crontab_conversion.go")
+	filled, err := os.ReadFile(conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.WriteFile(conv, filled, 0o644)
+	if err := os.WriteFile(conv, []byte(v2Conversion), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := sh(proj, "go", "test", "-count=1", "-run", "TestRoundTrip_stable", "./pkg/apis/")
+	if err == nil {
+		t.Fatalf("the round-trip test passed with unfilled conversion stubs:\n%s", out)
+	}
+	if want := "Convert_stable_CronTabSpec_To_v2_CronTabSpec does not convert field(s) CronSpec"; !strings.Contains(out, want) {
+		t.Errorf("the round-trip failure should name the field (%q):\n%s", want, out[:min(len(out), 3000)])
 	}
 }

@@ -56,14 +56,21 @@ func TestResourceSemantics(t *testing.T) {
 		}
 	})
 
-	t.Run("versions: one object through v1 and v2, v2 preferred", func(t *testing.T) {
-		create("apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: versioned\nspec:\n  replicas: 2\n")
-		if got := mustKubectl(t, "get", "crontabs.v2.stable.example.com", "versioned", "-o", "jsonpath={.apiVersion} {.spec.replicas}"); got != "stable.example.com/v2 2" {
+	t.Run("versions: one object through v1 and v2 (a renamed field), v2 preferred", func(t *testing.T) {
+		create("apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: versioned\nspec:\n  replicas: 2\n  cronSpec: '*/5 * * * *'\n")
+		if got := mustKubectl(t, "get", "crontabs.v2.stable.example.com", "versioned", "-o", "jsonpath={.apiVersion} {.spec.replicas} {.spec.schedule}|{.spec.cronSpec}"); got != "stable.example.com/v2 2 */5 * * * *|" {
 			t.Errorf("read through v2: %q", got)
 		}
-		mustKubectl(t, "patch", "crontabs.v2.stable.example.com", "versioned", "--type", "merge", "-p", `{"spec":{"replicas":5}}`)
-		if got := mustKubectl(t, "get", "crontabs.v1.stable.example.com", "versioned", "-o", "jsonpath={.apiVersion} {.spec.replicas}"); got != "stable.example.com/v1 5" {
+		mustKubectl(t, "patch", "crontabs.v2.stable.example.com", "versioned", "--type", "merge", "-p", `{"spec":{"replicas":5,"schedule":"0 3 * * *"}}`)
+		if got := mustKubectl(t, "get", "crontabs.v1.stable.example.com", "versioned", "-o", "jsonpath={.apiVersion} {.spec.replicas} {.spec.cronSpec}|{.spec.schedule}"); got != "stable.example.com/v1 5 0 3 * * *|" {
 			t.Errorf("read back through v1: %q", got)
+		}
+		// The printer columns of each version follow its own field names.
+		if got := mustKubectl(t, "get", "crontabs.v2.stable.example.com", "versioned", "--no-headers", "-o", "custom-columns=S:.spec.schedule"); got != "0 3 * * *\n" {
+			t.Errorf("v2 columns: %q", got)
+		}
+		if got := mustKubectl(t, "get", "crontabs.v2.stable.example.com", "versioned"); !strings.Contains(got, "0 3 * * *") {
+			t.Errorf("v2 printer column Schedule: %q", got)
 		}
 		if got := mustKubectl(t, "get", "--raw", "/apis/stable.example.com"); !strings.Contains(got, `"preferredVersion":{"groupVersion":"stable.example.com/v2","version":"v2"}`) {
 			t.Errorf("v2 should be preferred: %s", got)
@@ -89,7 +96,7 @@ func TestResourceSemantics(t *testing.T) {
 	})
 
 	t.Run("defaults and validation from markers", func(t *testing.T) {
-		if got := mustKubectl(t, "get", "ct", "sem", "-o", "jsonpath={.spec.cronSpec}"); got != "* * * * *" {
+		if got := mustKubectl(t, "get", "crontabs.v1.stable.example.com", "sem", "-o", "jsonpath={.spec.cronSpec}"); got != "* * * * *" {
 			t.Errorf("+kubebuilder:default not applied: cronSpec = %q", got)
 		}
 		r := kubectlApplyStdin(t, "create", "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: bad\nspec:\n  replicas: 15\n  image: redis\n  cronSpec: '* *'\n")
@@ -108,7 +115,7 @@ func TestResourceSemantics(t *testing.T) {
 				t.Errorf("published OpenAPI schema lacks %s", want)
 			}
 		}
-		if out := mustKubectl(t, "explain", "crontab.spec.cronSpec"); !strings.Contains(out, "the schedule, in cron format") {
+		if out := mustKubectl(t, "explain", "crontab.spec.cronSpec", "--api-version", "stable.example.com/v1"); !strings.Contains(out, "the schedule, in cron format") {
 			t.Errorf("explain: %s", out)
 		}
 	})
