@@ -15,9 +15,11 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/internal/deploy"
 	"github.com/apiserver-boot/apiserver-boot/internal/image"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/version"
 )
 
 // configOptions are the flags of build config (and run in-cluster).
@@ -85,7 +87,11 @@ func (o *configOptions) deployOptions(root string, p *project.Project, img strin
 	if err != nil {
 		return nil, err
 	}
-	d := &deploy.Options{Name: o.name, Namespace: o.namespace, Image: ref.String(), EtcdServers: o.etcdServers, EtcdImage: o.etcdImage, Project: p}
+	versions, err := servedVersions(root, p)
+	if err != nil {
+		return nil, err
+	}
+	d := &deploy.Options{Name: o.name, Namespace: o.namespace, Image: ref.String(), EtcdServers: o.etcdServers, EtcdImage: o.etcdImage, Project: p, Versions: versions}
 	if d.Name == "" {
 		d.Name = filepath.Base(p.Module)
 		if errs := validation.IsDNS1035Label(d.Name); len(errs) > 0 {
@@ -110,6 +116,25 @@ func (o *configOptions) deployOptions(root string, p *project.Project, img strin
 		}
 	}
 	return d, d.Validate()
+}
+
+// servedVersions reads, from the project's source, the versions the apiserver
+// serves per group, in the order its discovery prefers them: the generators'
+// order (+versionPriority, then Kubernetes version order v2 > v1 > v1beta1).
+func servedVersions(root string, p *project.Project) (map[string][]string, error) {
+	api, err := generators.LoadAPI(root, p, version.Module, "")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, g := range api.Groups {
+		for _, v := range g.Versions {
+			if len(v.Kinds) > 0 {
+				out[g.FullName] = append(out[g.FullName], v.Name)
+			}
+		}
+	}
+	return out, nil
 }
 
 // write renders the configuration for img and writes it; it returns the folder.

@@ -27,8 +27,9 @@ import (
 // deployProject writes the files build config and build container read: a
 // PROJECT with two groups, three versions of one (served in priority order
 // v2, v1, v1beta1), a cluster-scoped kind with /scale and a controller of a
-// built-in kind; a go.mod requiring etcd; and two tiny commands standing in
-// for the apiserver and controller-manager (compiled in seconds).
+// built-in kind; their versioned types (markers only); a go.mod requiring
+// etcd; and two tiny commands standing in for the apiserver and
+// controller-manager (compiled in seconds).
 func deployProject(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -45,6 +46,18 @@ resources:
 - {group: apps, version: v1, kind: Deployment, plural: deployments, singular: deployment, scope: "", controller: true, external: true, package: k8s.io/api/apps/v1}
 `,
 	}
+	// The versioned types, as the generators read them (source only).
+	kind := func(group, version, kind, plural, scope, extra string) {
+		files["pkg/apis/"+group+"/"+version+"/doc.go"] = "// +groupName=" + group + ".example.com\npackage " + version + "\n"
+		files["pkg/apis/"+group+"/"+version+"/"+strings.ToLower(kind)+"_types.go"] = "package " + version + "\n\n" +
+			"import metav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"\n\n" +
+			"// +resource:path=" + plural + ",strategy=" + kind + "Strategy,scope=" + scope + "\n" + extra +
+			"type " + kind + " struct {\n\tmetav1.TypeMeta   `json:\",inline\"`\n\tmetav1.ObjectMeta `json:\"metadata,omitempty\"`\n}\n"
+	}
+	kind("stable", "v1beta1", "CronTab", "crontabs", "Namespaced", "// +subresource:status\n")
+	kind("stable", "v1", "CronTab", "crontabs", "Namespaced", "// +storageversion\n// +subresource:status\n")
+	kind("stable", "v2", "CronTab", "crontabs", "Namespaced", "// +subresource:status\n")
+	kind("batch", "v1alpha1", "Ox", "oxen", "Cluster", "")
 	for _, b := range []string{"apiserver", "controller-manager"} {
 		files["cmd/"+b+"/main.go"] = "package main\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\t\"runtime\"\n)\n\nfunc main() {\n\tfmt.Println(\"" + b + "\", runtime.GOOS+\"/\"+runtime.GOARCH, os.Args[1:])\n}\n"
 	}
@@ -272,6 +285,22 @@ func TestBuildConfig(t *testing.T) {
 		t.Errorf("etcd StatefulSet: %+v", sts.Spec)
 	}
 	t.Logf("kubectl apply -k --dry-run=client needs a server (discovery, REST mapping): left to the aggregation test")
+
+	// +versionPriority reorders the versions, in the server's discovery and in the APIServices alike.
+	doc := filepath.Join(dir, "pkg", "apis", "stable", "v1beta1", "doc.go")
+	os.WriteFile(doc, []byte("// +versionPriority=100\n// +groupName=stable.example.com\npackage v1beta1\n"), 0o644)
+	if out, err := run(t, dir, "build", "config", "--name", "crontab", "--namespace", "crontab-system", "--image", img); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	priority = map[string]int32{}
+	for _, o := range kustomize(t, config) {
+		if a, ok := o.(*apiregistrationv1.APIService); ok {
+			priority[a.Name] = a.Spec.VersionPriority
+		}
+	}
+	if !(priority["v1beta1.stable.example.com"] > priority["v2.stable.example.com"] && priority["v2.stable.example.com"] > priority["v1.stable.example.com"]) {
+		t.Errorf("with +versionPriority=100 on v1beta1: priorities %v, want v1beta1 > v2 > v1", priority)
+	}
 
 	// Again: the certificates are kept, nothing changes.
 	before, _ := os.ReadFile(filepath.Join(config, "certificates.yaml"))

@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/deploy"
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
 )
 
 type inClusterOptions struct {
@@ -115,34 +114,18 @@ func (o *inClusterOptions) run(cmd *cobra.Command) error {
 		return fmt.Errorf("the apiserver did not roll out (see kubectl --namespace %s describe pods, kubectl --namespace %s logs deployment/%s): %w",
 			d.Namespace, d.Namespace, deploy.APIServerName(d.Name), err)
 	}
-	names := apiServiceNames(p)
+	names := d.APIServiceNames()
 	if err := k.waitAvailable(ctx, names, deadline, o.poll); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "Available: %s\n", strings.Join(names, ", "))
-	fmt.Fprint(out, usage(p, k))
+	fmt.Fprint(out, usage(d, k))
 	return nil
 }
 
-// apiServiceNames lists the project's APIServices, most preferred version first.
-func apiServiceNames(p *project.Project) []string {
-	served := p.ServedVersions()
-	groups := make([]string, 0, len(served))
-	for g := range served {
-		groups = append(groups, g)
-	}
-	sort.Strings(groups)
-	var out []string
-	for _, g := range groups {
-		for _, v := range served[g] {
-			out = append(out, deploy.APIServiceName(g, v))
-		}
-	}
-	return out
-}
-
 // usage says how to reach the project's resources through the cluster.
-func usage(p *project.Project, k *kubectlRunner) string {
+func usage(d *deploy.Options, k *kubectlRunner) string {
+	p := d.Project
 	prefix := "kubectl"
 	if f := k.flags(); len(f) > 0 {
 		prefix += " " + strings.Join(f, " ")
@@ -157,8 +140,8 @@ func usage(p *project.Project, k *kubectlRunner) string {
 		seen[r.Plural+r.Group] = true
 		fmt.Fprintf(&b, "  %s get %s.%s\n", prefix, r.Plural, p.FullGroup(r.Group))
 	}
-	groups := make([]string, 0)
-	for g := range p.ServedVersions() {
+	groups := make([]string, 0, len(d.Versions))
+	for g := range d.Versions {
 		groups = append(groups, g)
 	}
 	sort.Strings(groups)

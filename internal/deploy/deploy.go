@@ -32,7 +32,11 @@ type Options struct {
 	EtcdServers []string
 	// EtcdImage runs the etcd StatefulSet (see EtcdImageFor).
 	EtcdImage string
-	Project   *project.Project
+	// Project gives the kinds the controller-manager's RBAC covers.
+	Project *project.Project
+	// Versions are the served versions per full group name, most preferred
+	// first (the apiserver's discovery order): one APIService each.
+	Versions map[string][]string
 }
 
 // Ports and priorities of the generated objects.
@@ -63,6 +67,17 @@ func EtcdClientSecretName(name string) string  { return name + "-etcd-client-tls
 
 // APIServiceName is the name kube-apiserver requires: <version>.<group>.
 func APIServiceName(group, version string) string { return version + "." + group }
+
+// APIServiceNames lists the APIServices, groups sorted, most preferred version first.
+func (o *Options) APIServiceNames() []string {
+	var out []string
+	for _, g := range sortedKeys(o.Versions) {
+		for _, v := range o.Versions[g] {
+			out = append(out, APIServiceName(g, v))
+		}
+	}
+	return out
+}
 
 // maxNameLength keeps derived names (<name>-controller-manager, the etcd
 // pod <name>-etcd-0 and its revision label) within the 63-character limit of labels and hostnames.
@@ -96,7 +111,7 @@ func (o *Options) Validate() error {
 	if len(o.EtcdServers) == 0 && o.EtcdImage == "" {
 		return errors.New("no etcd image: give --etcd-image or --etcd-servers")
 	}
-	if o.Project == nil || len(o.Project.ServedVersions()) == 0 {
+	if o.Project == nil || len(o.Versions) == 0 {
 		return errors.New("the project serves no resources yet: run `apiserver-boot create group version resource` first")
 	}
 	return nil

@@ -65,7 +65,7 @@ func TestRenderRoundTripAndOptionalParts(t *testing.T) {
 	p := &project.Project{Domain: "example.com", Module: "example.com/crontab", Resources: []*project.Resource{
 		{Group: "stable", Version: "v1", Kind: "CronTab", Plural: "crontabs", Controller: false},
 	}}
-	o := &Options{Name: "crontab", Namespace: "default", Image: "r.example.com/c:v1", EtcdServers: []string{"https://etcd:2379"}, Project: p}
+	o := &Options{Name: "crontab", Namespace: "default", Image: "r.example.com/c:v1", EtcdServers: []string{"https://etcd:2379"}, Project: p, Versions: map[string][]string{"stable.example.com": {"v1"}}}
 	c, err := NewCertificates(o.Name, o.Namespace, false, time.Now())
 	if err != nil {
 		t.Fatal(err)

@@ -214,12 +214,13 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// apiServices registers each served version of each group with kube-apiserver's aggregator.
+// apiServices registers each served version of each group with
+// kube-apiserver's aggregator, versionPriority following the apiserver's own
+// preference so that kube-apiserver's discovery agrees with it.
 func (o *Options) apiServices(caBundle []byte) []runtime.Object {
-	served := o.Project.ServedVersions()
 	var objs []runtime.Object
-	for _, g := range sortedKeys(served) {
-		versions := served[g] // most preferred first
+	for _, g := range sortedKeys(o.Versions) {
+		versions := o.Versions[g] // most preferred first
 		for i, v := range versions {
 			objs = append(objs, &apiregistrationv1.APIService{
 				TypeMeta:   typeMeta("apiregistration.k8s.io/v1", "APIService"),
