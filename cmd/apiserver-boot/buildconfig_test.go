@@ -139,7 +139,7 @@ func TestBuildConfig(t *testing.T) {
 	}
 	for kind, n := range map[string]int{
 		"Namespace": 1, "ServiceAccount": 1, "Secret": 3, "Service": 2, "Deployment": 2, "StatefulSet": 1,
-		"ClusterRole": 1, "ClusterRoleBinding": 2, "Role": 1, "RoleBinding": 2, "APIService": 4,
+		"ClusterRole": 2, "ClusterRoleBinding": 3, "Role": 1, "RoleBinding": 2, "APIService": 4,
 	} {
 		if len(byKind[kind]) != n {
 			t.Errorf("%d %s objects, want %d", len(byKind[kind]), kind, n)
@@ -159,8 +159,8 @@ func TestBuildConfig(t *testing.T) {
 			}
 		}
 	}
-	if len(subjects) != 4 {
-		t.Errorf("%d subjects, want 4", len(subjects))
+	if len(subjects) != 5 {
+		t.Errorf("%d subjects, want 5", len(subjects))
 	}
 	for _, s := range subjects {
 		if s.Kind != "ServiceAccount" || s.Name != "crontab" || s.Namespace != "crontab-system" {
@@ -176,17 +176,26 @@ func TestBuildConfig(t *testing.T) {
 	}
 	// The controller-manager may use every kind of the project (and status,
 	// scale), the built-in kind it has a controller for, and its Lease.
-	var granted []string
-	for _, r := range byKind["ClusterRole"][0].(*rbacv1.ClusterRole).Rules {
-		for _, g := range r.APIGroups {
-			for _, res := range r.Resources {
-				granted = append(granted, res+"."+g+":"+strings.Join(r.Verbs, ","))
+	// The apiserver reads what admission and priority and fairness watch.
+	granted := map[string][]string{} // ClusterRole -> resource.group:verbs
+	for _, o := range byKind["ClusterRole"] {
+		cr := o.(*rbacv1.ClusterRole)
+		for _, r := range cr.Rules {
+			for _, g := range r.APIGroups {
+				for _, res := range r.Resources {
+					granted[cr.Name] = append(granted[cr.Name], res+"."+g+":"+strings.Join(r.Verbs, ","))
+				}
 			}
 		}
 	}
-	for _, want := range []string{"crontabs.stable.example.com:get,list,watch,create", "crontabs/status.stable.example.com:get,update", "oxen.batch.example.com:get", "oxen/scale.batch.example.com:get,update", "deployments.apps:get,list,watch"} {
-		if !slices.ContainsFunc(granted, func(g string) bool { return strings.HasPrefix(g, want) }) {
-			t.Errorf("the controller-manager's ClusterRole lacks %s: %v", want, granted)
+	for role, wants := range map[string][]string{
+		"crontab-controller-manager": {"crontabs.stable.example.com:get,list,watch,create", "crontabs/status.stable.example.com:get,update", "oxen.batch.example.com:get", "oxen/scale.batch.example.com:get,update", "deployments.apps:get,list,watch"},
+		"crontab-apiserver":          {"namespaces.:get,list,watch", "validatingwebhookconfigurations.admissionregistration.k8s.io:get,list,watch", "flowschemas.flowcontrol.apiserver.k8s.io:get,list,watch"},
+	} {
+		for _, want := range wants {
+			if !slices.ContainsFunc(granted[role], func(g string) bool { return strings.HasPrefix(g, want) }) {
+				t.Errorf("ClusterRole %s lacks %s: %v", role, want, granted[role])
+			}
 		}
 	}
 	leases := byKind["Role"][0].(*rbacv1.Role)

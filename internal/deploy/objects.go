@@ -102,9 +102,12 @@ func (o *Options) subjects() []rbacv1.Subject {
 // The apiserver delegates authentication and authorization to kube-apiserver
 // (TokenReview, SubjectAccessReview: system:auth-delegator) and reads the
 // client CA and front-proxy settings from the extension-apiserver-authentication
-// ConfigMap in kube-system (extension-apiserver-authentication-reader). It
-// enables no admission plugins (pkg/apiserver), so it needs no rights on
-// namespaces or webhook configurations; add them if you add admission.
+// ConfigMap in kube-system (extension-apiserver-authentication-reader). In
+// delegated mode it also admits requests as kube-apiserver does
+// (NamespaceLifecycle, admission webhooks, admission policies) and applies the
+// cluster's priority and fairness, reading namespaces, the admission
+// configurations and the FlowSchemas through informers (the same rights as
+// k8s.io/sample-apiserver's aggregated-apiserver-clusterrole).
 //
 // The controller-manager reads and writes every kind of the project (and the
 // status and scale subresources), watches the built-in kinds it has
@@ -122,6 +125,25 @@ func (o *Options) rbac() []runtime.Object {
 			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "RoleBinding"),
 			ObjectMeta: metav1.ObjectMeta{Name: o.Name + "-auth-reader", Namespace: "kube-system", Labels: o.labels(componentAPIServer)},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "extension-apiserver-authentication-reader"},
+			Subjects:   o.subjects(),
+		},
+		&rbacv1.ClusterRole{
+			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
+			ObjectMeta: metav1.ObjectMeta{Name: o.Name + "-apiserver", Labels: o.labels(componentAPIServer)},
+			Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch"}},
+				{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{
+					"mutatingwebhookconfigurations", "validatingwebhookconfigurations",
+					"validatingadmissionpolicies", "validatingadmissionpolicybindings",
+					"mutatingadmissionpolicies", "mutatingadmissionpolicybindings",
+				}, Verbs: []string{"get", "list", "watch"}},
+				{APIGroups: []string{"flowcontrol.apiserver.k8s.io"}, Resources: []string{"flowschemas", "prioritylevelconfigurations"}, Verbs: []string{"get", "list", "watch"}},
+			},
+		},
+		&rbacv1.ClusterRoleBinding{
+			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+			ObjectMeta: metav1.ObjectMeta{Name: o.Name + "-apiserver", Labels: o.labels(componentAPIServer)},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: o.Name + "-apiserver"},
 			Subjects:   o.subjects(),
 		},
 	}
