@@ -4,8 +4,11 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +18,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 const (
@@ -139,11 +144,117 @@ spec:
   service: {name: crontab-apiserver, namespace: crontab-system, port: %[1]d}
 `
 
+// admissionConfig registers a mutating and a validating webhook (served by
+// the test) and a ValidatingAdmissionPolicy for CronTabs in the namespace
+// e2e-admission. kube-apiserver does not admit requests it proxies: these
+// run in the extension apiserver.
+const admissionConfig = `apiVersion: v1
+kind: Namespace
+metadata: {name: e2e-admission, labels: {admission: e2e}}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: crontabs.e2e.example.com}
+webhooks:
+- name: crontabs.e2e.example.com
+  clientConfig: {url: "%[1]s/mutate", caBundle: %[2]s}
+  rules: [{apiGroups: [stable.example.com], apiVersions: ["*"], resources: [crontabs], operations: [CREATE]}]
+  namespaceSelector: {matchLabels: {admission: e2e}}
+  sideEffects: None
+  admissionReviewVersions: [v1]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: crontabs.e2e.example.com}
+webhooks:
+- name: crontabs.e2e.example.com
+  clientConfig: {url: "%[1]s/validate", caBundle: %[2]s}
+  rules: [{apiGroups: [stable.example.com], apiVersions: ["*"], resources: [crontabs], operations: [CREATE]}]
+  namespaceSelector: {matchLabels: {admission: e2e}}
+  sideEffects: None
+  admissionReviewVersions: [v1]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: crontab-replicas}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules: [{apiGroups: [stable.example.com], apiVersions: ["*"], resources: [crontabs], operations: [CREATE, UPDATE]}]
+  validations:
+  - expression: "object.spec.replicas <= 8"
+    message: replicas must be at most 8 in e2e-admission
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: crontab-replicas}
+spec:
+  policyName: crontab-replicas
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector: {matchLabels: {admission: e2e}}
+`
+
+// startAdmissionWebhook serves a mutating webhook (labels CronTabs
+// mutated-by=webhook) and a validating one (refuses names starting with
+// denied-by-webhook) over TLS on loopback, and returns its URL.
+func startAdmissionWebhook(t *testing.T, c *kubeCluster) string {
+	t.Helper()
+	certFile, keyFile := signCert(t, c.dir, "webhook", c.ca, c.caKey, "webhook", "127.0.0.1")
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	review := func(w http.ResponseWriter, r *http.Request, decide func(obj map[string]any, resp *admissionv1.AdmissionResponse)) {
+		var in admissionv1.AdmissionReview
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Request == nil {
+			http.Error(w, fmt.Sprintf("bad AdmissionReview: %v", err), http.StatusBadRequest)
+			return
+		}
+		var obj map[string]any
+		_ = json.Unmarshal(in.Request.Object.Raw, &obj)
+		resp := &admissionv1.AdmissionResponse{UID: in.Request.UID, Allowed: true}
+		decide(obj, resp)
+		out := admissionv1.AdmissionReview{TypeMeta: in.TypeMeta, Response: resp}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(out)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/mutate", func(w http.ResponseWriter, r *http.Request) {
+		review(w, r, func(obj map[string]any, resp *admissionv1.AdmissionResponse) {
+			patch := `[{"op":"add","path":"/metadata/labels","value":{"mutated-by":"webhook"}}]`
+			if meta, _ := obj["metadata"].(map[string]any); meta["labels"] != nil {
+				patch = `[{"op":"add","path":"/metadata/labels/mutated-by","value":"webhook"}]`
+			}
+			pt := admissionv1.PatchTypeJSONPatch
+			resp.Patch, resp.PatchType = []byte(patch), &pt
+		})
+	})
+	mux.HandleFunc("/validate", func(w http.ResponseWriter, r *http.Request) {
+		review(w, r, func(obj map[string]any, resp *admissionv1.AdmissionResponse) {
+			meta, _ := obj["metadata"].(map[string]any)
+			if name, _ := meta["name"].(string); strings.HasPrefix(name, "denied-by-webhook") {
+				resp.Allowed = false
+				resp.Result = &metav1.Status{Message: "names starting with denied-by-webhook are refused", Code: http.StatusForbidden}
+			}
+		})
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: mux, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.ServeTLS(ln, "", "") }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return "https://" + ln.Addr().String()
+}
+
 // TestAggregation runs the project's apiserver aggregated behind a real
 // kube-apiserver, in delegated mode, and drives it with kubectl through
 // kube-apiserver: discovery, CRUD, RBAC through SubjectAccessReview,
-// NamespaceLifecycle admission, namespace deletion and garbage collection by
-// kube-controller-manager, and leader election of two controller-managers.
+// priority and fairness, admission (NamespaceLifecycle, webhooks, policies),
+// namespace deletion and garbage collection by kube-controller-manager, and
+// leader election of two controller-managers.
 func TestAggregation(t *testing.T) {
 	c := startKubeCluster(t)
 	admin := c.kubeconfig(t, "admin", adminToken)
@@ -263,6 +374,7 @@ metadata: {name: devs-read-crontabs, namespace: e2e-agg}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: crontab-reader}
 subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: devs}]
 `)
+		flowSchemas := kubectlAs(t, admin, "get", "flowschemas", "-o", "jsonpath={.items[*].metadata.uid}")
 		// Through kube-apiserver, as users see it.
 		if got := kubectlAs(t, dev, "get", "crontabs", "-n", "e2e-agg", "-o", "name"); got != "crontab.stable.example.com/first\n" {
 			t.Errorf("dev list: %q", got)
@@ -304,11 +416,45 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: devs}]
 			{"user headers without the proxy certificate", anonymous, list, map[string]string{"X-Remote-User": "dev", "X-Remote-Group": "devs"}, 403, `User \"system:anonymous\" cannot list`},
 			{"bad bearer token", anonymous, list, map[string]string{"Authorization": "Bearer wrong"}, 401, "Unauthorized"},
 		} {
-			code, body := get(tc.client, tc.url, tc.headers)
+			code, body, header := getWithHeader(tc.client, tc.url, tc.headers)
 			if code != tc.code || !strings.Contains(body, tc.body) {
 				t.Errorf("%s: HTTP %d %s, want %d with %s", tc.what, code, body, tc.code, tc.body)
 			}
+			// Priority and fairness classified the request with the cluster's FlowSchemas.
+			if uid := header.Get("X-Kubernetes-PF-FlowSchema-UID"); code != 401 && (uid == "" || !strings.Contains(flowSchemas, uid)) {
+				t.Errorf("%s: X-Kubernetes-PF-FlowSchema-UID %q is none of the cluster's FlowSchemas (%s)", tc.what, uid, flowSchemas)
+			}
 		}
+	})
+
+	t.Run("admission: webhooks and policies of the cluster apply to our resources", func(t *testing.T) {
+		webhook := startAdmissionWebhook(t, c)
+		applyAs(t, admin, fmt.Sprintf(admissionConfig, webhook, base64PEM(t, c.caFile)))
+		// Our apiserver reads the configurations through informers: server-side dry runs
+		// (admission runs, nothing is stored) until all three have taken effect.
+		dryRun := func(name string, replicas int) result {
+			return kubectlWith(admin, fmt.Sprintf("apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: %s, namespace: e2e-admission}\nspec: {replicas: %d}\n", name, replicas),
+				"create", "--dry-run=server", "-o", "jsonpath={.metadata.labels.mutated-by}", "-f", "-")
+		}
+		for _, tc := range []struct {
+			what, name string
+			replicas   int
+			stdout     string
+			stderr     string
+		}{
+			{"MutatingAdmissionWebhook", "plain", 1, "webhook", ""},
+			{"ValidatingAdmissionWebhook", "denied-by-webhook", 1, "", `admission webhook "crontabs.e2e.example.com" denied the request: names starting with denied-by-webhook are refused`},
+			{"ValidatingAdmissionPolicy", "many", 9, "", "replicas must be at most 8 in e2e-admission"},
+		} {
+			var r result
+			if !waitUntil(time.Minute, func() bool {
+				r = dryRun(tc.name, tc.replicas)
+				return r.stdout == tc.stdout && strings.Contains(r.stderr, tc.stderr) && (tc.stderr == "") == (r.err == nil)
+			}) {
+				t.Errorf("%s: %v stdout %q stderr %q, want stdout %q stderr with %q", tc.what, r.err, r.stdout, r.stderr, tc.stdout, tc.stderr)
+			}
+		}
+		kubectlAs(t, admin, "delete", "validatingwebhookconfiguration,mutatingwebhookconfiguration", "crontabs.e2e.example.com")
 	})
 
 	t.Run("admission: NamespaceLifecycle through the core API", func(t *testing.T) {
@@ -435,20 +581,26 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: devs}]
 
 // get requests url with headers and returns the status code and body.
 func get(client *http.Client, url string, headers map[string]string) (int, string) {
+	code, body, _ := getWithHeader(client, url, headers)
+	return code, body
+}
+
+// getWithHeader is get, also returning the response headers.
+func getWithHeader(client *http.Client, url string, headers map[string]string) (int, string, http.Header) {
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
-		return 0, err.Error()
+		return 0, err.Error(), nil
 	}
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, err.Error()
+		return 0, err.Error(), nil
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, string(b), resp.Header
 }
 
 // etcdKeys lists the keys under prefix.
