@@ -19,7 +19,10 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	admissionv1 "k8s.io/api/admission/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/apiserver-boot/apiserver-boot/pkg/apiserver/rbac"
 )
 
 const (
@@ -30,9 +33,10 @@ const (
 
 // aggregationRBAC is what the extension apiserver's identity (a
 // ServiceAccount) needs in a cluster: delegated authentication and
-// authorization, the authentication ConfigMap, and reads of what admission
-// and priority and fairness watch. The controller-manager gets its group,
-// the built-in kind it watches, and Leases in its namespace.
+// authorization, the authentication ConfigMap, and (apiserverClusterRole)
+// reads of what admission and priority and fairness watch. The
+// controller-manager gets its group, the built-in kind it watches, and
+// Leases in its namespace.
 const aggregationRBAC = `apiVersion: v1
 kind: Namespace
 metadata: {name: crontab-system}
@@ -48,28 +52,14 @@ metadata: {name: controller-manager, namespace: crontab-system}
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
 metadata: {name: "crontab:system:auth-delegator"}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:auth-delegator"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "` + rbac.AuthDelegatorClusterRole + `"}
 subjects: [{kind: ServiceAccount, name: apiserver, namespace: crontab-system}]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata: {name: "crontab:extension-apiserver-authentication-reader", namespace: kube-system}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: extension-apiserver-authentication-reader}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: ` + rbac.AuthenticationReaderRole + `}
 subjects: [{kind: ServiceAccount, name: apiserver, namespace: crontab-system}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: "crontab:apiserver"}
-rules:
-- apiGroups: [""]
-  resources: [namespaces]
-  verbs: [get, list, watch]
-- apiGroups: [admissionregistration.k8s.io]
-  resources: [mutatingwebhookconfigurations, validatingwebhookconfigurations, validatingadmissionpolicies, validatingadmissionpolicybindings, mutatingadmissionpolicies, mutatingadmissionpolicybindings]
-  verbs: [get, list, watch]
-- apiGroups: [flowcontrol.apiserver.k8s.io]
-  resources: [prioritylevelconfigurations, flowschemas]
-  verbs: [list, watch]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
@@ -108,6 +98,21 @@ metadata: {name: "crontab:leader-election", namespace: crontab-system}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: "crontab:leader-election"}
 subjects: [{kind: ServiceAccount, name: controller-manager, namespace: crontab-system}]
 `
+
+// apiserverClusterRole is the ClusterRole of the rules pkg/apiserver/rbac
+// publishes for whatever writes a deployment's RBAC, as a manifest.
+func apiserverClusterRole(t *testing.T) string {
+	t.Helper()
+	b, err := json.Marshal(rbacv1.ClusterRole{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+		ObjectMeta: metav1.ObjectMeta{Name: "crontab:apiserver"},
+		Rules:      rbac.ClusterRoleRules(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
 
 // aggregationRegistration points kube-apiserver at the extension apiserver:
 // a Service of type ExternalName localhost (with aggregator routing off the
@@ -262,7 +267,7 @@ func TestAggregation(t *testing.T) {
 	nobody := c.kubeconfig(t, "nobody", nobodyToken)
 
 	// Identities: ServiceAccount tokens, as pods would have.
-	applyAs(t, admin, aggregationRBAC)
+	applyAs(t, admin, aggregationRBAC+"---\n"+apiserverClusterRole(t)+"\n")
 	apiserverKubeconfig := c.kubeconfig(t, "apiserver",
 		kubectlAs(t, admin, "create", "token", "apiserver", "-n", aggNamespace, "--duration", "2h"))
 	cmKubeconfig := c.kubeconfig(t, "controller-manager",
@@ -481,9 +486,14 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: devs}]
 		if r := kubectlWith(admin, "", "get", "crontab", "plain", "-n", "e2e-gone"); !strings.Contains(r.stderr, "NotFound") {
 			t.Errorf("plain still there: %v %s%s", r.err, r.stdout, r.stderr)
 		}
-		// NamespaceLifecycle refuses creates in a terminating namespace.
-		r := kubectlWith(admin, "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: late, namespace: e2e-gone}\n", "create", "-f", "-")
-		if r.err == nil || !strings.Contains(r.stderr, "because it is being terminated") {
+		// NamespaceLifecycle refuses creates in a terminating namespace (as
+		// soon as the apiserver's namespace informer has seen it terminating;
+		// server-side dry runs store nothing).
+		var r result
+		if !waitUntil(30*time.Second, func() bool {
+			r = kubectlWith(admin, "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: late, namespace: e2e-gone}\n", "create", "--dry-run=server", "-f", "-")
+			return r.err != nil && strings.Contains(r.stderr, "because it is being terminated")
+		}) {
 			t.Errorf("create in a terminating namespace: %v %s", r.err, r.stderr)
 		}
 		kubectlAs(t, admin, "patch", "crontab", "held", "-n", "e2e-gone", "--type", "json", "-p", `[{"op":"remove","path":"/metadata/finalizers"}]`)
