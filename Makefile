@@ -5,7 +5,7 @@ BIN := bin/apiserver-boot
 EXAMPLE_INIT := init repo --module example.com/crontab --domain example.com --owner "The apiserver-boot Authors"
 EXAMPLE_CREATE := create group version resource --group stable --version v1
 
-.PHONY: all build test test-unit test-e2e example demo fmt vet clean
+.PHONY: all build test test-unit test-e2e test-tools example demo fmt vet clean
 all: build
 
 build: ## Build bin/apiserver-boot.
@@ -16,8 +16,11 @@ test: test-unit test-e2e ## Everything CI runs.
 test-unit: vet ## Fast tests: naming, templates, markers, generators (goldens), strategies, CLI input checks, example/ in sync.
 	$(GO) test ./...
 
-test-e2e: ## Slow tier: scaffold, build and run a project; drive it with kubectl on embedded and external etcd.
+test-e2e: test-tools ## Slow tier: scaffold, build and run a project; drive it with kubectl on embedded and external etcd, and aggregated behind kube-apiserver.
 	$(GO) test -tags e2e -count=1 -v -timeout 60m ./test/e2e/
+
+test-tools: ## Build kube-apiserver and kube-controller-manager (test/tools) into .cache/bin; skipped when up to date.
+	./hack/test-tools.sh
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }

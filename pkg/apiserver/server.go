@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -29,6 +30,8 @@ import (
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	basecompatibility "k8s.io/component-base/compatibility"
 	baseversion "k8s.io/component-base/version"
 	openapicommon "k8s.io/kube-openapi/pkg/common"
@@ -52,10 +55,19 @@ type Options struct {
 	SecureServing *genericoptions.SecureServingOptionsWithLoopback
 	Etcd          *genericoptions.EtcdOptions
 	EmbeddedEtcd  EmbeddedEtcdOptions
-	// Delegated authentication and authorization, used when aggregated behind kube-apiserver.
+	Features      *genericoptions.FeatureOptions
+
+	// Delegated mode, used when aggregated behind kube-apiserver:
+	// authentication (front-proxy request headers, client certificates,
+	// TokenReview) and authorization (SubjectAccessReview) by the
+	// kube-apiserver, admission with a client of its core API, and priority
+	// and fairness from its FlowSchemas.
 	Authentication *genericoptions.DelegatingAuthenticationOptions
 	Authorization  *genericoptions.DelegatingAuthorizationOptions
+	CoreAPI        *genericoptions.CoreAPIOptions
+	Admission      *genericoptions.AdmissionOptions
 	DelegatedAuth  bool
+
 	// Standalone authentication.
 	TokenFile       string
 	WriteKubeconfig string
@@ -68,10 +80,17 @@ func NewOptions() *Options {
 		SecureServing:  genericoptions.NewSecureServingOptions().WithLoopback(),
 		Etcd:           genericoptions.NewEtcdOptions(storagebackend.NewDefaultConfig("/registry", nil)),
 		EmbeddedEtcd:   EmbeddedEtcdOptions{DataDir: filepath.Join(".apiserver-boot", "etcd")},
+		Features:       genericoptions.NewFeatureOptions(),
 		Authentication: genericoptions.NewDelegatingAuthenticationOptions(),
 		Authorization:  genericoptions.NewDelegatingAuthorizationOptions(),
+		CoreAPI:        genericoptions.NewCoreAPIOptions(),
+		Admission:      genericoptions.NewAdmissionOptions(),
 		TokenFile:      filepath.Join(".apiserver-boot", "token"),
 	}
+	// As k8s.io/apiserver's RecommendedOptions: an aggregated server's client
+	// is kube-apiserver's proxy, multiplexing many requests (watches among
+	// them) on one HTTP/2 connection.
+	o.SecureServing.HTTP2MaxStreamsPerConnection = 1000
 	o.SecureServing.BindAddress = netutils.ParseIPSloppy("127.0.0.1")
 	o.SecureServing.BindPort = 9443
 	o.SecureServing.ServerCert.CertDirectory = filepath.Join(".apiserver-boot", "certs")
@@ -79,58 +98,122 @@ func NewOptions() *Options {
 	return o
 }
 
-// AddFlags registers every option on fs.
-func (o *Options) AddFlags(fs *cobra.Command) {
-	flags := fs.Flags()
-	o.SecureServing.AddFlags(flags)
-	o.Etcd.AddFlags(flags)
-	o.EmbeddedEtcd.AddFlags(flags)
-	o.Authentication.AddFlags(flags)
-	o.Authorization.AddFlags(flags)
-	flags.BoolVar(&o.DelegatedAuth, "delegated-auth", o.DelegatedAuth,
-		"Authenticate and authorize through the kube-apiserver (TokenReview, SubjectAccessReview, front-proxy headers), as an aggregated apiserver does. Implied by --authentication-kubeconfig.")
-	flags.StringVar(&o.TokenFile, "token-file", o.TokenFile,
+// AddFlags registers every option on fs and returns the names of the flags
+// that apply only in delegated mode.
+func (o *Options) AddFlags(fs *pflag.FlagSet) (delegatedOnly []string) {
+	o.SecureServing.AddFlags(fs)
+	o.Etcd.AddFlags(fs)
+	o.EmbeddedEtcd.AddFlags(fs)
+	o.Features.AddFlags(fs)
+
+	delegated := pflag.NewFlagSet("delegated", pflag.ContinueOnError)
+	o.Authentication.AddFlags(delegated)
+	o.Authorization.AddFlags(delegated)
+	o.CoreAPI.AddFlags(delegated)
+	o.Admission.AddFlags(delegated)
+	delegated.VisitAll(func(f *pflag.Flag) {
+		if !triggersDelegation[f.Name] {
+			delegatedOnly = append(delegatedOnly, f.Name)
+		}
+	})
+	fs.AddFlagSet(delegated)
+	delegatedOnly = append(delegatedOnly, "enable-priority-and-fairness")
+
+	fs.BoolVar(&o.DelegatedAuth, "delegated-auth", o.DelegatedAuth,
+		"Run as an apiserver aggregated behind kube-apiserver: authenticate and authorize through it (front-proxy headers, TokenReview, SubjectAccessReview), "+
+			"admit through its core API (NamespaceLifecycle, admission webhooks and policies) and apply its priority and fairness. "+
+			"Implied by --authentication-kubeconfig, --authorization-kubeconfig and --kubeconfig; without them the in-cluster configuration is used.")
+	fs.StringVar(&o.TokenFile, "token-file", o.TokenFile,
 		"Standalone mode: file holding the bearer token clients must present; a random token is written there if it does not exist.")
-	flags.StringVar(&o.WriteKubeconfig, "write-kubeconfig", o.WriteKubeconfig,
+	fs.StringVar(&o.WriteKubeconfig, "write-kubeconfig", o.WriteKubeconfig,
 		"Standalone mode: once serving, write a kubeconfig for this server (CA and token) to this path.")
+	return delegatedOnly
 }
 
+// triggersDelegation are the flags that switch to delegated mode by being set.
+var triggersDelegation = map[string]bool{"authentication-kubeconfig": true, "authorization-kubeconfig": true, "kubeconfig": true}
+
 func (o *Options) delegated() bool {
-	return o.DelegatedAuth || o.Authentication.RemoteKubeConfigFile != ""
+	return o.DelegatedAuth || o.Authentication.RemoteKubeConfigFile != "" || o.Authorization.RemoteKubeConfigFile != "" || o.CoreAPI.CoreAPIKubeconfigPath != ""
+}
+
+// completeDelegated lets one kubeconfig serve every client of the
+// kube-apiserver: --kubeconfig stands in for the authentication and
+// authorization kubeconfigs, and the authentication kubeconfig for the core
+// API client. With none of them, every client uses the in-cluster configuration.
+func (o *Options) completeDelegated() {
+	if o.Authentication.RemoteKubeConfigFile == "" {
+		o.Authentication.RemoteKubeConfigFile = o.CoreAPI.CoreAPIKubeconfigPath
+	}
+	if o.Authorization.RemoteKubeConfigFile == "" {
+		o.Authorization.RemoteKubeConfigFile = o.CoreAPI.CoreAPIKubeconfigPath
+	}
+	if o.CoreAPI.CoreAPIKubeconfigPath == "" {
+		o.CoreAPI.CoreAPIKubeconfigPath = o.Authentication.RemoteKubeConfigFile
+	}
 }
 
 // Validate checks the options before anything is started.
 func (o *Options) Validate() error {
 	var errs []error
 	errs = append(errs, o.SecureServing.Validate()...)
+	errs = append(errs, o.Features.Validate()...)
 	if o.delegated() {
 		errs = append(errs, o.Authentication.Validate()...)
 		errs = append(errs, o.Authorization.Validate()...)
+		errs = append(errs, o.CoreAPI.Validate()...)
+		errs = append(errs, o.Admission.Validate()...)
 	} else if o.TokenFile == "" {
 		errs = append(errs, errors.New("--token-file must be set unless --delegated-auth is used"))
 	}
 	return utilerrors.NewAggregate(errs)
 }
 
+// validateFlags refuses flags of one mode given in the other, where they
+// would be silently ignored.
+func (o *Options) validateFlags(fs *pflag.FlagSet, delegatedOnly []string) error {
+	if o.delegated() {
+		for _, name := range []string{"token-file", "write-kubeconfig"} {
+			if fs.Changed(name) {
+				return fmt.Errorf("--%s applies only in standalone mode, not with --delegated-auth, --authentication-kubeconfig, --authorization-kubeconfig or --kubeconfig", name)
+			}
+		}
+		return nil
+	}
+	for _, name := range delegatedOnly {
+		if fs.Changed(name) {
+			return fmt.Errorf("--%s applies only in delegated mode (--delegated-auth, --authentication-kubeconfig, --authorization-kubeconfig or --kubeconfig)", name)
+		}
+	}
+	return nil
+}
+
 // NewCommand returns the apiserver command of a generated project.
 func NewCommand(cfg Config) *cobra.Command {
 	o := NewOptions()
+	var delegatedOnly []string
 	cmd := &cobra.Command{
 		Use:   "apiserver",
 		Short: fmt.Sprintf("Serve the %s API", cfg.Name),
 		Example: `  # standalone on an embedded etcd, writing a kubeconfig for kubectl
   apiserver --write-kubeconfig kubeconfig
   # on an external etcd
-  apiserver --etcd-servers http://127.0.0.1:2379`,
+  apiserver --etcd-servers http://127.0.0.1:2379
+  # aggregated behind a kube-apiserver (in a cluster: --delegated-auth, in-cluster configuration)
+  apiserver --etcd-servers https://etcd:2379 --tls-cert-file tls.crt --tls-private-key-file tls.key \
+    --kubeconfig kubeconfig`,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.validateFlags(cmd.Flags(), delegatedOnly); err != nil {
+				return err
+			}
 			if err := o.Validate(); err != nil {
 				return err
 			}
 			return Run(cmd.Context(), cfg, o)
 		},
 	}
-	o.AddFlags(cmd)
+	delegatedOnly = o.AddFlags(cmd.Flags())
 	return cmd
 }
 
@@ -211,10 +294,7 @@ func Run(ctx context.Context, cfg Config, o *Options) error {
 
 	var token string
 	if o.delegated() {
-		if err := o.Authentication.ApplyTo(&serverConfig.Authentication, serverConfig.SecureServing, serverConfig.OpenAPIConfig); err != nil {
-			return err
-		}
-		if err := o.Authorization.ApplyTo(&serverConfig.Authorization); err != nil {
+		if err := o.applyDelegated(serverConfig); err != nil {
 			return err
 		}
 	} else {
@@ -223,6 +303,12 @@ func Run(ctx context.Context, cfg Config, o *Options) error {
 		}
 		serverConfig.Authentication.Authenticator = standaloneAuthenticator(token)
 		serverConfig.Authorization.Authorizer = standaloneAuthorizer()
+		// No kube-apiserver, so no FlowSchemas: the max-in-flight limits apply.
+		features := *o.Features
+		features.EnablePriorityAndFairness = false
+		if err := features.ApplyTo(&serverConfig.Config, nil, nil); err != nil {
+			return err
+		}
 	}
 
 	server, err := serverConfig.Complete().New(cfg.Name, genericapiserver.NewEmptyDelegate())
@@ -262,6 +348,35 @@ func Run(ctx context.Context, cfg Config, o *Options) error {
 		})
 	}
 	return server.PrepareRun().RunWithContext(ctx)
+}
+
+// applyDelegated configures what an aggregated apiserver takes from the
+// kube-apiserver, in the order k8s.io/apiserver's RecommendedOptions does:
+// authentication, authorization, the core API client and its informers,
+// priority and fairness, then admission (which needs all of them).
+func (o *Options) applyDelegated(c *genericapiserver.RecommendedConfig) error {
+	o.completeDelegated()
+	if err := o.Authentication.ApplyTo(&c.Authentication, c.SecureServing, c.OpenAPIConfig); err != nil {
+		return err
+	}
+	if err := o.Authorization.ApplyTo(&c.Authorization); err != nil {
+		return err
+	}
+	if err := o.CoreAPI.ApplyTo(c); err != nil {
+		return fmt.Errorf("core API client (--kubeconfig): %w", err)
+	}
+	kubeClient, err := kubernetes.NewForConfig(c.ClientConfig)
+	if err != nil {
+		return err
+	}
+	dynamicClient, err := dynamic.NewForConfig(c.ClientConfig)
+	if err != nil {
+		return err
+	}
+	if err := o.Features.ApplyTo(&c.Config, kubeClient, c.SharedInformerFactory); err != nil {
+		return err
+	}
+	return o.Admission.ApplyTo(&c.Config, c.SharedInformerFactory, kubeClient, dynamicClient, c.FeatureGate, c.EffectiveVersion)
 }
 
 // kubeShapedVersion reports the Kubernetes library version the server is

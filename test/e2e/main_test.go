@@ -22,6 +22,9 @@ var (
 	etcdBin  string // etcd built from go.etcd.io/etcd/server/v3
 	proj     string // the project every test runs
 	timings  []string
+	// kube-apiserver and kube-controller-manager from the test tool module
+	// (test/tools), for the aggregation test.
+	kubeAPIServerBin, kubeControllerManagerBin string
 )
 
 func TestMain(m *testing.M) {
@@ -75,6 +78,18 @@ func setup(m *testing.M) (int, error) {
 		}); err != nil {
 			return 0, err
 		}
+	}
+
+	// kube-apiserver and kube-controller-manager, built by `make test-tools`
+	// into .cache/bin; the script skips the build when they are up to date.
+	kubeAPIServerBin = filepath.Join(repoRoot, ".cache", "bin", "kube-apiserver")
+	kubeControllerManagerBin = filepath.Join(repoRoot, ".cache", "bin", "kube-controller-manager")
+	if err := timed("build test tools", func() error {
+		out, err := sh(repoRoot, "bash", "hack/test-tools.sh")
+		fmt.Print(out)
+		return err
+	}); err != nil {
+		return 0, err
 	}
 
 	proj = filepath.Join(tmp, "crontab")

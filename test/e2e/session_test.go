@@ -137,7 +137,15 @@ type result struct {
 }
 
 func kubectl(args ...string) result {
-	cmd := exec.Command("kubectl", append([]string{"--kubeconfig", filepath.Join(proj, "kubeconfig")}, args...)...)
+	return kubectlWith(filepath.Join(proj, "kubeconfig"), "", args...)
+}
+
+// kubectlWith runs kubectl with a kubeconfig and, when not empty, stdin.
+func kubectlWith(kubeconfig, stdin string, args ...string) result {
+	cmd := exec.Command("kubectl", append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -160,10 +168,5 @@ func kubectlApplyStdin(t *testing.T, verb, manifest string) result {
 
 // kubectlStdin runs kubectl with manifest on its standard input.
 func kubectlStdin(manifest string, args ...string) result {
-	cmd := exec.Command("kubectl", append([]string{"--kubeconfig", filepath.Join(proj, "kubeconfig")}, args...)...)
-	cmd.Stdin = strings.NewReader(manifest)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	return result{stdout.String(), stderr.String(), err}
+	return kubectlWith(filepath.Join(proj, "kubeconfig"), manifest, args...)
 }
