@@ -5,7 +5,7 @@ BIN := bin/apiserver-boot
 EXAMPLE_INIT := init repo --module example.com/crontab --domain example.com --owner "The apiserver-boot Authors"
 EXAMPLE_CREATE := create group version resource --group stable --version v1
 
-.PHONY: all build test test-unit test-e2e example demo fmt vet clean
+.PHONY: all build test test-unit test-e2e bench example demo fmt vet clean
 all: build
 
 build: ## Build bin/apiserver-boot.
@@ -18,6 +18,9 @@ test-unit: vet ## Fast tests: naming, templates, markers, generators (goldens), 
 
 test-e2e: ## Slow tier: scaffold, build and run a project; drive it with kubectl on embedded and external etcd.
 	$(GO) test -tags e2e -count=1 -v -timeout 60m ./test/e2e/
+
+bench: ## Side-by-side benchmarks against kube_codegen.sh and a CRD on kube-apiserver; prints the table, writes docs/benchmarks.md.
+	$(GO) run ./bench $(BENCH_FLAGS)
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
