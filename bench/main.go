@@ -318,11 +318,16 @@ const methodText = `## How each figure is measured
    with ` + "`--etcd-servers`" + ` on an etcd built from go.etcd.io/etcd/server/v3 (.cache/bin/etcd); kube-apiserver
    (.cache/bin/kube-apiserver, ` + "`make test-tools`" + `) on the same etcd under another prefix, serving a
    CustomResourceDefinition of the same schema (status subresource, same fields and bounds). The same client-go
-   dynamic client (JSON, no client-side rate limit, bearer token over TLS) creates 1,000 objects with C = 1, 8 and
-   32 workers, into a namespace per C, on each server in turn; then LISTs the 1,000 objects of one namespace five
-   times (time to the last byte, median), as JSON and as protobuf (CRDs have no protobuf: kube-apiserver answers
-   ` + "`application/vnd.kubernetes.protobuf,application/json`" + ` with JSON). Then both servers are filled to 10,000
-   objects and VmRSS is read from /proc/<pid>/status.
+   dynamic client (JSON, no client-side rate limit, bearer token over TLS, HTTP/2) first creates 50 objects on each
+   (warm-up), then 1,000 objects with C = 1, 8 and 32 workers into a namespace per C, in four chunks of 250 that
+   alternate between the servers so that both see the same bursts of other work. Server CPU per create is read from
+   /proc/<pid>/stat around the chunks: unlike the rates it does not depend on how much CPU the machine leaves
+   the servers. Then it LISTs the 1,000 objects of one namespace five times per server, alternating (time to the
+   last byte, median; the client accepts gzip, as client-go does), as JSON and as protobuf (CRDs have no protobuf:
+   kube-apiserver answers ` + "`application/vnd.kubernetes.protobuf,application/json`" + ` with JSON), and once more with
+   ` + "`resourceVersion=0`" + ` (notes). Then both servers are filled to 10,000 objects and VmRSS is read from
+   /proc/<pid>/status. Last, CPU profiles of the generated apiserver (its /debug/pprof) during 10 s of creates
+   (C=32) and 10 s of back-to-back protobuf LISTs, summarised per area in the notes.
 5. **run local.** ` + "`apiserver-boot run local`" + ` in the project of item 4, already built once (warm build cache, generate
    cache filled): from start to the "Ready." line, which is printed once the kubeconfig is written and /readyz answers.
 `
