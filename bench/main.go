@@ -51,6 +51,7 @@ type bench struct {
 	cli     string // apiserver-boot built from repo
 	runs    int    // repetitions of each timed command
 	profile bool   // take a CPU profile of the generated apiserver under load
+	kas     string // kube-apiserver binary for item 4
 	k8s     string // the k8s.io/* version the repo pins (v0.37.2)
 	goFlags string // GOFLAGS of the environment, kept for commands that add their own
 	log     io.Writer
@@ -99,13 +100,14 @@ func main() {
 	runs := flag.Int("runs", 3, "Repetitions of each timed command (the median is reported)")
 	out := flag.String("out", "docs/benchmarks.md", "Write the results here (relative to the checkout; empty: do not write)")
 	keep := flag.Bool("keep", false, "Keep the temporary folder (projects, server logs, profiles)")
-	profile := flag.Bool("profile", true, "Item 4: take a CPU profile of the generated apiserver under create load and report its top")
+	profile := flag.Bool("profile", true, "Item 4: take CPU profiles of the generated apiserver under create and LIST load and summarise them")
+	kas := flag.String("kube-apiserver", filepath.Join(".cache", "bin", "kube-apiserver"), "Item 4: the kube-apiserver binary (relative to the checkout; built by make test-tools)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	code := 0
-	if err := run(ctx, *only, *runs, *out, *keep, *profile); err != nil {
+	if err := run(ctx, *only, *runs, *out, *keep, *profile, *kas); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		code = 1
 	}
@@ -113,7 +115,7 @@ func main() {
 	os.Exit(code)
 }
 
-func run(ctx context.Context, only string, runs int, out string, keep, profile bool) error {
+func run(ctx context.Context, only string, runs int, out string, keep, profile bool, kas string) error {
 	repo, err := os.Getwd()
 	if err != nil {
 		return err
@@ -131,6 +133,9 @@ func run(ctx context.Context, only string, runs int, out string, keep, profile b
 		if r.Mod.Path == "k8s.io/apimachinery" {
 			b.k8s = r.Mod.Version
 		}
+	}
+	if b.kas = kas; !filepath.IsAbs(kas) {
+		b.kas = filepath.Join(repo, kas)
 	}
 	if b.k8s == "" {
 		return fmt.Errorf("go.mod does not require k8s.io/apimachinery")
@@ -185,7 +190,14 @@ func run(ctx context.Context, only string, runs int, out string, keep, profile b
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(repo, path)
 		}
-		if err := os.WriteFile(path, []byte(b.document(machine, ran, time.Since(started))), 0o644); err != nil {
+		doc := b.document(machine, ran, time.Since(started))
+		// A hand-written analysis at the end of the previous file is kept.
+		if prev, err := os.ReadFile(path); err == nil {
+			if i := strings.Index(string(prev), analysisHeading); i >= 0 {
+				doc += "\n" + string(prev[i:])
+			}
+		}
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
 			return err
 		}
 		fmt.Println("\nwrote", out)
@@ -295,6 +307,10 @@ func itemName(id string) string {
 	}
 	return id
 }
+
+// analysisHeading starts the hand-written part of docs/benchmarks.md, which
+// a new run keeps (it says which run it analyses).
+const analysisHeading = "## Analysis"
 
 const methodText = `## How each figure is measured
 

@@ -505,7 +505,7 @@ func (b *bench) serving() error {
 	}
 	defer ours.srv.stop(15 * time.Second)
 
-	kasBin := filepath.Join(b.repo, ".cache", "bin", "kube-apiserver")
+	kasBin := b.kas
 	var crd *target
 	levels := []int{1, 8, 32}
 	namespaces := []string{"warmup", "c1", "c8", "c32", "fill", "prof"}
