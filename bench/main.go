@@ -338,8 +338,8 @@ const methodText = `## How each figure is measured
    (warm-up), then 1,000 objects with C = 1, 8 and 32 workers into a namespace per C, in four chunks of 250 that
    alternate between the servers so that both see the same bursts of other work. Server CPU per create is read from
    /proc/<pid>/stat around the chunks: unlike the rates it does not depend on how much CPU the machine leaves
-   the servers. Then it LISTs the 1,000 objects of one namespace five times per server, alternating (time to the
-   last byte, median; the client accepts gzip, as client-go does), as JSON and as protobuf (CRDs have no protobuf:
+   the servers. Then it LISTs the 1,000 objects of one namespace five times per server after one untimed LIST,
+   alternating (time to the last byte, median; the client accepts gzip, as client-go does), as JSON and as protobuf (CRDs have no protobuf:
    kube-apiserver answers ` + "`application/vnd.kubernetes.protobuf,application/json`" + ` with JSON), and once more with
    ` + "`resourceVersion=0`" + ` (notes). Then both servers are filled to 10,000 objects and VmRSS is read from
    /proc/<pid>/status. Last, CPU profiles of the generated apiserver (its /debug/pprof) during 10 s of creates
