@@ -98,7 +98,7 @@ var items = []struct {
 func main() {
 	only := flag.String("items", "1,2,3,4,5", "Items to run, comma separated")
 	runs := flag.Int("runs", 3, "Repetitions of each timed command (the median is reported)")
-	out := flag.String("out", "docs/benchmarks.md", "Write the results here (relative to the checkout; empty: do not write)")
+	out := flag.String("out", "docs/benchmarks.md", "Write the results here (relative to the checkout; empty: do not write; a run of some -items writes only when -out is given)")
 	keep := flag.Bool("keep", false, "Keep the temporary folder (projects, server logs, profiles)")
 	profile := flag.Bool("profile", true, "Item 4: take CPU profiles of the generated apiserver under create and LIST load and summarise them")
 	kas := flag.String("kube-apiserver", filepath.Join(".cache", "bin", "kube-apiserver"), "Item 4: the kube-apiserver binary (relative to the checkout; built by make test-tools)")
@@ -106,6 +106,12 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A partial run does not replace the document unless asked to.
+	outSet := false
+	flag.Visit(func(f *flag.Flag) { outSet = outSet || f.Name == "out" })
+	if !outSet && *only != flag.Lookup("items").DefValue {
+		*out = ""
+	}
 	code := 0
 	if err := run(ctx, *only, *runs, *out, *keep, *profile, *kas); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
