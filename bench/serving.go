@@ -447,7 +447,7 @@ func profileAreas(top string) string {
 		{"LIST from the watch cache", "cacher.(*Cacher).GetList"},
 		{"consistent read: wait for the cache", "cacher.(*watchCache).waitUntilFreshAndBlock"},
 		{"response encoding", "responsewriters.SerializeObject"},
-		{"generated protobuf Marshal of the list", "List).Marshal"},
+		{"protobuf Marshal (generated)", "List).Marshal"},
 		{"gzip of the response", "compress/flate.(*compressor).write"},
 		{"slice growth (growslice)", "runtime.growslice"},
 		{"memory allocation", "runtime.mallocgc"},
