@@ -5,7 +5,7 @@ BIN := bin/apiserver-boot
 EXAMPLE_INIT := init repo --module example.com/crontab --domain example.com --owner "The apiserver-boot Authors"
 EXAMPLE_CREATE := create group version resource --group stable --version v1
 
-.PHONY: all build test test-unit test-e2e test-tools example demo fmt vet clean
+.PHONY: all build test test-unit test-e2e test-tools bench example demo fmt vet clean
 all: build
 
 build: ## Build bin/apiserver-boot.
@@ -21,6 +21,9 @@ test-e2e: test-tools ## Slow tier: scaffold, build and run a project; drive it w
 
 test-tools: ## Build kube-apiserver and kube-controller-manager (test/tools) into .cache/bin; skipped when up to date.
 	./hack/test-tools.sh
+
+bench: test-tools ## Side-by-side benchmarks against kube_codegen.sh and a CRD on kube-apiserver; prints the table, writes docs/benchmarks.md.
+	$(GO) run ./bench $(BENCH_FLAGS)
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
