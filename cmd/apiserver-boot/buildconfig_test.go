@@ -190,7 +190,7 @@ func TestBuildConfig(t *testing.T) {
 	}
 	for role, wants := range map[string][]string{
 		"crontab-controller-manager": {"crontabs.stable.example.com:get,list,watch,create", "crontabs/status.stable.example.com:get,update", "oxen.batch.example.com:get", "oxen/scale.batch.example.com:get,update", "deployments.apps:get,list,watch"},
-		"crontab-apiserver":          {"namespaces.:get,list,watch", "validatingwebhookconfigurations.admissionregistration.k8s.io:get,list,watch", "flowschemas.flowcontrol.apiserver.k8s.io:get,list,watch"},
+		"crontab-apiserver":          {"namespaces.:get,list,watch", "validatingwebhookconfigurations.admissionregistration.k8s.io:get,list,watch", "flowschemas.flowcontrol.apiserver.k8s.io:list,watch"},
 	} {
 		for _, want := range wants {
 			if !slices.ContainsFunc(granted[role], func(g string) bool { return strings.HasPrefix(g, want) }) {

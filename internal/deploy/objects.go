@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"fmt"
+	apiserverrbac "github.com/apiserver-boot/apiserver-boot/pkg/apiserver/rbac"
 	"sort"
 	"strings"
 
@@ -130,15 +131,7 @@ func (o *Options) rbac() []runtime.Object {
 		&rbacv1.ClusterRole{
 			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
 			ObjectMeta: metav1.ObjectMeta{Name: o.Name + "-apiserver", Labels: o.labels(componentAPIServer)},
-			Rules: []rbacv1.PolicyRule{
-				{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch"}},
-				{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{
-					"mutatingwebhookconfigurations", "validatingwebhookconfigurations",
-					"validatingadmissionpolicies", "validatingadmissionpolicybindings",
-					"mutatingadmissionpolicies", "mutatingadmissionpolicybindings",
-				}, Verbs: []string{"get", "list", "watch"}},
-				{APIGroups: []string{"flowcontrol.apiserver.k8s.io"}, Resources: []string{"flowschemas", "prioritylevelconfigurations"}, Verbs: []string{"get", "list", "watch"}},
-			},
+			Rules:      apiserverrbac.ClusterRoleRules(),
 		},
 		&rbacv1.ClusterRoleBinding{
 			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
