@@ -14,10 +14,12 @@ package generators
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"go/format"
 	"go/parser"
+	"go/scanner"
 	"go/token"
 	"io"
 	"path/filepath"
@@ -191,7 +193,14 @@ func formatAll(files []File) error {
 // FormatGo checks that src parses and returns it gofmt-ed.
 func FormatGo(path string, src []byte) ([]byte, error) {
 	if _, err := parser.ParseFile(token.NewFileSet(), path, src, parser.ParseComments); err != nil {
-		return nil, fmt.Errorf("generated %s does not parse (a generator bug or a type it cannot handle): %w", filepath.Base(path), err)
+		line := ""
+		var list scanner.ErrorList
+		if errors.As(err, &list) && len(list) > 0 {
+			if lines := strings.Split(string(src), "\n"); list[0].Pos.Line <= len(lines) {
+				line = fmt.Sprintf(" (line %d: %q)", list[0].Pos.Line, strings.TrimSpace(lines[list[0].Pos.Line-1]))
+			}
+		}
+		return nil, fmt.Errorf("generated %s does not parse (a generator bug or a type it cannot handle): %w%s", filepath.Base(path), err, line)
 	}
 	return format.Source(src)
 }

@@ -29,10 +29,24 @@ type protobuf struct{}
 func (protobuf) Name() string               { return "protobuf" }
 func (protobuf) Packages(api *API) []string { return nil }
 
+// protoType holds the generated code of one struct type, field by field:
+// Size terms, MarshalToSizedBuffer statements (in field order; the template
+// emits them last field first, as the buffer is written from its end), and
+// Unmarshal cases.
 type protoType struct {
 	Name      string
+	Size      []string
 	Marshal   []string
 	Unmarshal []string
+}
+
+// Reversed returns the marshal statements last field first.
+func (t protoType) Reversed() []string {
+	out := make([]string, len(t.Marshal))
+	for i, s := range t.Marshal {
+		out[len(t.Marshal)-1-i] = s
+	}
+	return out
 }
 
 func (protobuf) Generate(api *API, c *generator.Context) ([]File, error) {
@@ -137,12 +151,13 @@ func (g *protoGen) collect(t *types.Type) error {
 			return fmt.Errorf("protobuf: fields %s and %s both have number %d: give them distinct protobuf:\"...,<n>,...\" tags", prev, field, num)
 		}
 		used[num] = field
-		enc, dec, err := g.field(m.Type, "m."+m.Name, num, field)
+		code, err := g.field(m.Type, "m."+m.Name, num, field)
 		if err != nil {
 			return err
 		}
-		pt.Marshal = append(pt.Marshal, enc)
-		pt.Unmarshal = append(pt.Unmarshal, fmt.Sprintf("case %d:\n%s", num, dec))
+		pt.Size = append(pt.Size, code.size)
+		pt.Marshal = append(pt.Marshal, code.marshal)
+		pt.Unmarshal = append(pt.Unmarshal, fmt.Sprintf("case %d:\n%s", num, code.unmarshal))
 	}
 	g.types = append(g.types, pt)
 	return nil
@@ -158,33 +173,49 @@ func protoNumber(tags string) int {
 	return 0
 }
 
-// scalar describes how a builtin is written: wire type, append and consume code.
-func (g *protoGen) scalar(t *types.Type) (wire, appendFn, consume string, ok bool) {
+// protoScalar says how a builtin is written: its wire type, the size of a
+// value (without the tag), the statement writing a value backwards into
+// dAtA, and the function reading one.
+type protoScalar struct {
+	wire, size, put, consume string
+}
+
+// sizeOf is the size of value x, without the tag.
+func (s protoScalar) sizeOf(x string) string {
+	if !strings.Contains(s.size, "%s") {
+		return s.size // fixed width
+	}
+	return fmt.Sprintf(s.size, x)
+}
+
+func (g *protoGen) scalar(t *types.Type) (protoScalar, bool) {
 	u := t
 	for u.Kind == types.Alias && u.Underlying != nil {
 		u = u.Underlying
 	}
 	if u.Kind != types.Builtin {
-		return "", "", "", false
+		return protoScalar{}, false
 	}
 	switch u.Name.Name {
 	case "string":
-		return "protowire.BytesType", "protowire.AppendString(b, string(%s))", "protowire.ConsumeString", true
+		return protoScalar{"protowire.BytesType", "protowire.SizeBytes(len(%s))", "i = zzProtoPutBytes(dAtA, i, %s)", "protowire.ConsumeString"}, true
 	case "bool":
-		return "protowire.VarintType", "protowire.AppendVarint(b, protowire.EncodeBool(bool(%s)))", "zzProtoConsumeBool", true
+		return protoScalar{"protowire.VarintType", "1", "i = zzProtoPutVarint(dAtA, i, protowire.EncodeBool(bool(%s)))", "zzProtoConsumeBool"}, true
 	case "int", "int8", "int16", "int32", "int64":
-		return "protowire.VarintType", "protowire.AppendVarint(b, uint64(int64(%s)))", "zzProtoConsumeInt", true
+		return protoScalar{"protowire.VarintType", "protowire.SizeVarint(uint64(int64(%s)))", "i = zzProtoPutVarint(dAtA, i, uint64(int64(%s)))", "zzProtoConsumeInt"}, true
 	case "uint", "uint8", "uint16", "uint32", "uint64":
-		return "protowire.VarintType", "protowire.AppendVarint(b, uint64(%s))", "protowire.ConsumeVarint", true
+		return protoScalar{"protowire.VarintType", "protowire.SizeVarint(uint64(%s))", "i = zzProtoPutVarint(dAtA, i, uint64(%s))", "protowire.ConsumeVarint"}, true
 	case "float64":
-		return "protowire.Fixed64Type", "protowire.AppendFixed64(b, math.Float64bits(float64(%s)))", "zzProtoConsumeFloat64", true
+		return protoScalar{"protowire.Fixed64Type", "8", "i = zzProtoPutFixed64(dAtA, i, math.Float64bits(float64(%s)))", "zzProtoConsumeFloat64"}, true
 	case "float32":
-		return "protowire.Fixed32Type", "protowire.AppendFixed32(b, math.Float32bits(float32(%s)))", "zzProtoConsumeFloat32", true
+		return protoScalar{"protowire.Fixed32Type", "4", "i = zzProtoPutFixed32(dAtA, i, math.Float32bits(float32(%s)))", "zzProtoConsumeFloat32"}, true
 	}
-	return "", "", "", false
+	return protoScalar{}, false
 }
 
-// message reports whether t is written as a nested message, and checks it can be.
+// message reports whether t is written as a nested message, and checks it can
+// be: a struct of this package (whose methods are generated here), or a type
+// with the methods go-to-protobuf generates for Kubernetes' own types.
 func (g *protoGen) message(t *types.Type, field string) (bool, error) {
 	if t.Kind != types.Struct {
 		return false, nil
@@ -192,126 +223,164 @@ func (g *protoGen) message(t *types.Type, field string) (bool, error) {
 	if t.Name.Package == g.pkg {
 		return true, g.collect(t)
 	}
-	if _, ok := t.Methods["Marshal"]; ok {
-		if _, ok := t.Methods["Unmarshal"]; ok {
-			return true, nil
+	for _, m := range []string{"Size", "MarshalToSizedBuffer", "Unmarshal"} {
+		if _, ok := t.Methods[m]; !ok {
+			return false, fmt.Errorf("protobuf: field %s has type %s, which has no protobuf encoding (Size, MarshalToSizedBuffer and Unmarshal methods); use a Kubernetes type or a struct of this package", field, t.Name)
 		}
 	}
-	return false, fmt.Errorf("protobuf: field %s has type %s, which has no protobuf encoding (Marshal/Unmarshal methods); use a Kubernetes type or a struct of this package", field, t.Name)
+	return true, nil
 }
 
-// field returns the marshal statements and the unmarshal case body of one field.
-func (g *protoGen) field(t *types.Type, x string, num int, field string) (string, string, error) {
+// protoField is the code of one field: a Size term, MarshalToSizedBuffer
+// statements, and the body of its Unmarshal case.
+type protoField struct {
+	size, marshal, unmarshal string
+}
+
+// putMessage writes message x (addressable) backwards, length first.
+func putMessage(x string) string {
+	return fmt.Sprintf("{\nn, err := %s.MarshalToSizedBuffer(dAtA[:i])\nif err != nil {\nreturn 0, err\n}\ni -= n\ni = zzProtoPutVarint(dAtA, i, uint64(n))\n}", x)
+}
+
+func putTag(num int, wire string) string {
+	return fmt.Sprintf("i = zzProtoPutTag(dAtA, i, %d, %s)", num, wire)
+}
+
+// field returns the code of a field of type t, read as x.
+func (g *protoGen) field(t *types.Type, x string, num int, field string) (protoField, error) {
 	// A named slice, map or pointer type (type Tags []string) is encoded as what it names.
 	for t.Kind == types.Alias && t.Underlying != nil && (t.Underlying.Kind == types.Slice || t.Underlying.Kind == types.Map || t.Underlying.Kind == types.Pointer) {
 		t = t.Underlying
 	}
-	tag := func(wire string) string { return fmt.Sprintf("b = protowire.AppendTag(b, %d, %s)", num, wire) }
+	tagSize := fmt.Sprintf("protowire.SizeTag(%d)", num)
 	conv := func(t *types.Type, v string) string { return g.qualified(t) + "(" + v + ")" }
-	if wire, app, consume, ok := g.scalar(t); ok {
-		enc := tag(wire) + "\nb = " + fmt.Sprintf(app, x)
-		dec := fmt.Sprintf("v, n := %s(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\n%s = %s\nb = b[n:]", consume, x, conv(t, "v"))
-		return enc, expectWire(wire, dec), nil
+	if s, ok := g.scalar(t); ok {
+		return protoField{
+			size:      fmt.Sprintf("n += %s + %s", tagSize, s.sizeOf(x)),
+			marshal:   fmt.Sprintf(s.put, x) + "\n" + putTag(num, s.wire),
+			unmarshal: expectWire(s.wire, fmt.Sprintf("v, n := %s(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\n%s = %s\nb = b[n:]", s.consume, x, conv(t, "v"))),
+		}, nil
 	}
 	switch t.Kind {
 	case types.Pointer:
 		elem := t.Elem
-		if wire, app, consume, ok := g.scalar(elem); ok {
-			enc := fmt.Sprintf("if %s != nil {\n%s\nb = %s\n}", x, tag(wire), fmt.Sprintf(app, "*"+x))
-			dec := fmt.Sprintf("v, n := %s(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\nvv := %s\n%s = &vv\nb = b[n:]", consume, conv(elem, "v"), x)
-			return enc, expectWire(wire, dec), nil
+		if s, ok := g.scalar(elem); ok {
+			return protoField{
+				size:      fmt.Sprintf("if %s != nil {\nn += %s + %s\n}", x, tagSize, s.sizeOf("*"+x)),
+				marshal:   fmt.Sprintf("if %s != nil {\n%s\n%s\n}", x, fmt.Sprintf(s.put, "*"+x), putTag(num, s.wire)),
+				unmarshal: expectWire(s.wire, fmt.Sprintf("v, n := %s(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\nvv := %s\n%s = &vv\nb = b[n:]", s.consume, conv(elem, "v"), x)),
+			}, nil
 		}
 		if ok, err := g.message(elem, field); err != nil || !ok {
-			return "", "", orUnsupported(err, field, t)
+			return protoField{}, orUnsupported(err, field, t)
 		}
-		enc := fmt.Sprintf("if %s != nil {\nmb, err := %s.Marshal()\nif err != nil {\nreturn nil, err\n}\n%s\nb = protowire.AppendBytes(b, mb)\n}", x, x, tag("protowire.BytesType"))
-		dec := fmt.Sprintf("v, n := protowire.ConsumeBytes(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\nif %s == nil {\n%s = new(%s)\n}\nif err := %s.Unmarshal(v); err != nil {\nreturn err\n}\nb = b[n:]", x, x, g.qualified(elem), x)
-		return enc, expectWire("protowire.BytesType", dec), nil
+		return protoField{
+			size:      fmt.Sprintf("if %s != nil {\nn += %s + protowire.SizeBytes(%s.Size())\n}", x, tagSize, x),
+			marshal:   fmt.Sprintf("if %s != nil {\n%s\n%s\n}", x, putMessage(x), putTag(num, "protowire.BytesType")),
+			unmarshal: expectWire("protowire.BytesType", fmt.Sprintf("v, n := protowire.ConsumeBytes(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\nif %s == nil {\n%s = new(%s)\n}\nif err := %s.Unmarshal(v); err != nil {\nreturn err\n}\nb = b[n:]", x, x, g.qualified(elem), x)),
+		}, nil
 	case types.Struct:
 		if ok, err := g.message(t, field); err != nil || !ok {
-			return "", "", orUnsupported(err, field, t)
+			return protoField{}, orUnsupported(err, field, t)
 		}
-		enc := fmt.Sprintf("{\nmb, err := %s.Marshal()\nif err != nil {\nreturn nil, err\n}\n%s\nb = protowire.AppendBytes(b, mb)\n}", x, tag("protowire.BytesType"))
-		dec := fmt.Sprintf("v, n := protowire.ConsumeBytes(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\nif err := %s.Unmarshal(v); err != nil {\nreturn err\n}\nb = b[n:]", x)
-		return enc, expectWire("protowire.BytesType", dec), nil
+		return protoField{
+			size:      fmt.Sprintf("n += %s + protowire.SizeBytes(%s.Size())", tagSize, x),
+			marshal:   putMessage(x) + "\n" + putTag(num, "protowire.BytesType"),
+			unmarshal: expectWire("protowire.BytesType", fmt.Sprintf("v, n := protowire.ConsumeBytes(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\nif err := %s.Unmarshal(v); err != nil {\nreturn err\n}\nb = b[n:]", x)),
+		}, nil
 	case types.Slice:
 		elem := t.Elem
 		if elem.Kind == types.Builtin && elem.Name.Name == "byte" {
-			enc := tag("protowire.BytesType") + fmt.Sprintf("\nb = protowire.AppendBytes(b, %s)", x)
-			dec := fmt.Sprintf("v, n := protowire.ConsumeBytes(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\n%s = append(%s[:0], v...)\nb = b[n:]", x, x)
-			return enc, expectWire("protowire.BytesType", dec), nil
+			return protoField{
+				size:      fmt.Sprintf("n += %s + protowire.SizeBytes(len(%s))", tagSize, x),
+				marshal:   fmt.Sprintf("i = zzProtoPutBytes(dAtA, i, %s)\n%s", x, putTag(num, "protowire.BytesType")),
+				unmarshal: expectWire("protowire.BytesType", fmt.Sprintf("v, n := protowire.ConsumeBytes(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\n%s = append(%s[:0], v...)\nb = b[n:]", x, x)),
+			}, nil
 		}
-		if wire, app, consume, ok := g.scalar(elem); ok {
-			enc := fmt.Sprintf("for _, e := range %s {\n%s\nb = %s\n}", x, tag(wire), fmt.Sprintf(app, "e"))
-			dec := fmt.Sprintf("v, n := %s(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\n%s = append(%s, %s)\nb = b[n:]", consume, x, x, conv(elem, "v"))
-			return enc, expectWire(wire, dec), nil
+		// Repeated fields are unpacked, one tag per element, as in Kubernetes' proto2 messages.
+		if s, ok := g.scalar(elem); ok {
+			return protoField{
+				size:      fmt.Sprintf("for _, e := range %s {\nn += %s + %s\n}", x, tagSize, s.sizeOf("e")),
+				marshal:   fmt.Sprintf("for j := len(%s) - 1; j >= 0; j-- {\n%s\n%s\n}", x, fmt.Sprintf(s.put, x+"[j]"), putTag(num, s.wire)),
+				unmarshal: expectWire(s.wire, fmt.Sprintf("v, n := %s(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\n%s = append(%s, %s)\nb = b[n:]", s.consume, x, x, conv(elem, "v"))),
+			}, nil
 		}
 		if ok, err := g.message(elem, field); err != nil || !ok {
-			return "", "", orUnsupported(err, field, t)
+			return protoField{}, orUnsupported(err, field, t)
 		}
-		enc := fmt.Sprintf("for i := range %s {\nmb, err := %s[i].Marshal()\nif err != nil {\nreturn nil, err\n}\n%s\nb = protowire.AppendBytes(b, mb)\n}", x, x, tag("protowire.BytesType"))
-		dec := fmt.Sprintf("v, n := protowire.ConsumeBytes(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\nvar e %s\nif err := e.Unmarshal(v); err != nil {\nreturn err\n}\n%s = append(%s, e)\nb = b[n:]", g.qualified(elem), x, x)
-		return enc, expectWire("protowire.BytesType", dec), nil
+		return protoField{
+			size:      fmt.Sprintf("for j := range %s {\nn += %s + protowire.SizeBytes(%s[j].Size())\n}", x, tagSize, x),
+			marshal:   fmt.Sprintf("for j := len(%s) - 1; j >= 0; j-- {\n%s\n%s\n}", x, putMessage(x+"[j]"), putTag(num, "protowire.BytesType")),
+			unmarshal: expectWire("protowire.BytesType", fmt.Sprintf("v, n := protowire.ConsumeBytes(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\nvar e %s\nif err := e.Unmarshal(v); err != nil {\nreturn err\n}\n%s = append(%s, e)\nb = b[n:]", g.qualified(elem), x, x)),
+		}, nil
 	case types.Map:
 		return g.mapField(t, x, num, field)
 	}
-	return "", "", orUnsupported(nil, field, t)
+	return protoField{}, orUnsupported(nil, field, t)
 }
 
 // mapField encodes a map with scalar keys as repeated entries {1: key,
 // 2: value}, keys sorted; values are scalars, or structs (or pointers to
 // structs) written as messages.
-func (g *protoGen) mapField(t *types.Type, x string, num int, field string) (string, string, error) {
-	kw, kapp, kcons, ok := g.scalar(t.Key)
+func (g *protoGen) mapField(t *types.Type, x string, num int, field string) (protoField, error) {
+	ks, ok := g.scalar(t.Key)
 	if !ok {
-		return "", "", orUnsupported(nil, field, t)
+		return protoField{}, orUnsupported(nil, field, t)
 	}
 	key := g.qualified(t.Key)
-	appendTo := func(app, v string) string { return strings.Replace(fmt.Sprintf(app, v), "(b,", "(e,", 1) }
-	// How the value is written into entry e, declared as val, and read back.
-	var valueEnc, valueType, valueDecl, valueWire, valueDec string
-	if vw, vapp, vcons, ok := g.scalar(t.Elem); ok {
+	// How the value v of an entry is sized, written backwards, declared as val, and read back.
+	var valueSize, valuePut, valueType, valueDecl, valueWire, valueDec string
+	if vs, ok := g.scalar(t.Elem); ok {
 		valueType = g.qualified(t.Elem)
-		valueEnc = fmt.Sprintf("e = protowire.AppendTag(e, 2, %s)\ne = %s", vw, appendTo(vapp, x+"[k]"))
-		valueDecl, valueWire = "var val "+valueType, vw
-		valueDec = fmt.Sprintf("v, n := %s(entry)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\nval = %s(v)\nentry = entry[n:]", vcons, valueType)
+		valueSize = fmt.Sprintf("l += protowire.SizeTag(2) + %s", vs.sizeOf("v"))
+		valuePut = fmt.Sprintf("%s\n%s", fmt.Sprintf(vs.put, "v"), putTag(2, vs.wire))
+		valueDecl, valueWire = "var val "+valueType, vs.wire
+		valueDec = fmt.Sprintf("v, n := %s(entry)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\nval = %s(v)\nentry = entry[n:]", vs.consume, valueType)
 	} else {
 		elem, ptr := t.Elem, t.Elem.Kind == types.Pointer
 		if ptr {
 			elem = elem.Elem
 		}
 		if ok, err := g.message(elem, field); err != nil || !ok {
-			return "", "", orUnsupported(err, field, t)
+			return protoField{}, orUnsupported(err, field, t)
 		}
 		valueType, valueDecl = g.qualified(elem), "var val "+g.qualified(elem)
-		// Map values are not addressable: copy, then marshal.
-		marshal := fmt.Sprintf("v := %s[k]\nmb, err := v.Marshal()\nif err != nil {\nreturn nil, err\n}\ne = protowire.AppendTag(e, 2, protowire.BytesType)\ne = protowire.AppendBytes(e, mb)", x)
-		valueEnc = marshal
+		valueSize = "l += protowire.SizeTag(2) + protowire.SizeBytes(v.Size())"
+		valuePut = putMessage("v") + "\n" + putTag(2, "protowire.BytesType")
 		newVal := ""
 		if ptr {
 			// A nil value is an entry without field 2, read back as nil.
 			valueType, valueDecl = "*"+valueType, "var val *"+g.qualified(elem)
-			valueEnc = fmt.Sprintf("if %s[k] != nil {\n%s\n}", x, marshal)
+			valueSize = fmt.Sprintf("if v != nil {\n%s\n}", valueSize)
+			valuePut = fmt.Sprintf("if v != nil {\n%s\n}", valuePut)
 			newVal = "val = new(" + g.qualified(elem) + ")\n"
 		}
 		valueWire = "protowire.BytesType"
 		valueDec = "v, n := protowire.ConsumeBytes(entry)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\n" + newVal + "if err := val.Unmarshal(v); err != nil {\nreturn err\n}\nentry = entry[n:]"
 	}
-	enc := fmt.Sprintf(`{
+	size := fmt.Sprintf(`for k, v := range %[1]s {
+_ = v
+l := protowire.SizeTag(1) + %[2]s
+%[3]s
+n += protowire.SizeTag(%[4]d) + protowire.SizeBytes(l)
+}`, x, ks.sizeOf("k"), valueSize, num)
+	// Entries are written last key first, so that they read in key order.
+	marshal := fmt.Sprintf(`{
 keys := make([]%[1]s, 0, len(%[2]s))
 for k := range %[2]s {
 keys = append(keys, k)
 }
 sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-for _, k := range keys {
-var e []byte
-e = protowire.AppendTag(e, 1, %[3]s)
-e = %[4]s
+for j := len(keys) - 1; j >= 0; j-- {
+k, v := keys[j], %[2]s[keys[j]]
+end := i
+%[3]s
+%[4]s
 %[5]s
-b = protowire.AppendTag(b, %[6]d, protowire.BytesType)
-b = protowire.AppendBytes(b, e)
+i = zzProtoPutVarint(dAtA, i, uint64(end-i))
+%[6]s
 }
-}`, key, x, kw, appendTo(kapp, "k"), valueEnc, num)
+}`, key, x, valuePut, fmt.Sprintf(ks.put, "k"), putTag(1, ks.wire), putTag(num, "protowire.BytesType"))
 	dec := fmt.Sprintf(`entry, n := protowire.ConsumeBytes(b)
 if n < 0 {
 return protowire.ParseError(n)
@@ -346,8 +415,8 @@ entry = entry[n:]
 if %[7]s == nil {
 %[7]s = map[%[1]s]%[8]s{}
 }
-%[7]s[key] = val`, key, valueDecl, kw, kcons, valueWire, valueDec, x, valueType)
-	return enc, expectWire("protowire.BytesType", dec), nil
+%[7]s[key] = val`, key, valueDecl, ks.wire, ks.consume, valueWire, valueDec, x, valueType)
+	return protoField{size: size, marshal: marshal, unmarshal: expectWire("protowire.BytesType", dec)}, nil
 }
 
 // qualified names a type in generated code of the package (builtins, local types,

@@ -178,8 +178,9 @@ func schema_pkg_apis_stable_v1_CalendarList(ref common.ReferenceCallback) common
 					},
 					"metadata": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+							Description: "The protobuf tags are those of Kubernetes' own lists, under which the apiserver streams a protobuf LIST item by item.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
 						},
 					},
 					"items": {
@@ -379,8 +380,9 @@ func schema_pkg_apis_stable_v1_CronTabList(ref common.ReferenceCallback) common.
 					},
 					"metadata": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+							Description: "The protobuf tags are those of Kubernetes' own lists, under which the apiserver streams a protobuf LIST item by item.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
 						},
 					},
 					"items": {
@@ -580,8 +582,9 @@ func schema_pkg_apis_stable_v2_CronTabList(ref common.ReferenceCallback) common.
 					},
 					"metadata": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+							Description: "The protobuf tags are those of Kubernetes' own lists, under which the apiserver streams a protobuf LIST item by item.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
 						},
 					},
 					"items": {

@@ -21,6 +21,7 @@ limitations under the License.
 package v1
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -30,32 +31,64 @@ import (
 
 // Marshal encodes Calendar in the Kubernetes protobuf wire format.
 func (m *Calendar) Marshal() ([]byte, error) {
-	var b []byte
-	{
-		mb, err := m.ObjectMeta.Marshal()
-		if err != nil {
-			return nil, err
-		}
-		b = protowire.AppendTag(b, 1, protowire.BytesType)
-		b = protowire.AppendBytes(b, mb)
+	size := m.Size()
+	dAtA := make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA)
+	if err != nil {
+		return nil, err
 	}
+	return dAtA[:n], nil
+}
+
+// MarshalTo encodes Calendar into the start of dAtA, which holds at least Size() bytes.
+func (m *Calendar) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+// MarshalToSizedBuffer encodes Calendar into the end of dAtA, last field
+// first, so that each nested message is sized only once.
+func (m *Calendar) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
 	{
-		mb, err := m.Spec.Marshal()
+		n, err := m.Status.MarshalToSizedBuffer(dAtA[:i])
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		b = protowire.AppendTag(b, 2, protowire.BytesType)
-		b = protowire.AppendBytes(b, mb)
+		i -= n
+		i = zzProtoPutVarint(dAtA, i, uint64(n))
 	}
+	i = zzProtoPutTag(dAtA, i, 3, protowire.BytesType)
 	{
-		mb, err := m.Status.Marshal()
+		n, err := m.Spec.MarshalToSizedBuffer(dAtA[:i])
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		b = protowire.AppendTag(b, 3, protowire.BytesType)
-		b = protowire.AppendBytes(b, mb)
+		i -= n
+		i = zzProtoPutVarint(dAtA, i, uint64(n))
 	}
-	return b, nil
+	i = zzProtoPutTag(dAtA, i, 2, protowire.BytesType)
+	{
+		n, err := m.ObjectMeta.MarshalToSizedBuffer(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= n
+		i = zzProtoPutVarint(dAtA, i, uint64(n))
+	}
+	i = zzProtoPutTag(dAtA, i, 1, protowire.BytesType)
+	return len(dAtA) - i, nil
+}
+
+// Size returns the length of Calendar's encoding.
+func (m *Calendar) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	n += protowire.SizeTag(1) + protowire.SizeBytes(m.ObjectMeta.Size())
+	n += protowire.SizeTag(2) + protowire.SizeBytes(m.Spec.Size())
+	n += protowire.SizeTag(3) + protowire.SizeBytes(m.Status.Size())
+	return n
 }
 
 // Unmarshal decodes Calendar from the Kubernetes protobuf wire format.
@@ -119,24 +152,58 @@ func (m *Calendar) Reset() { *m = Calendar{} }
 
 // Marshal encodes CalendarList in the Kubernetes protobuf wire format.
 func (m *CalendarList) Marshal() ([]byte, error) {
-	var b []byte
+	size := m.Size()
+	dAtA := make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA)
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+// MarshalTo encodes CalendarList into the start of dAtA, which holds at least Size() bytes.
+func (m *CalendarList) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+// MarshalToSizedBuffer encodes CalendarList into the end of dAtA, last field
+// first, so that each nested message is sized only once.
+func (m *CalendarList) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	for j := len(m.Items) - 1; j >= 0; j-- {
+		{
+			n, err := m.Items[j].MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= n
+			i = zzProtoPutVarint(dAtA, i, uint64(n))
+		}
+		i = zzProtoPutTag(dAtA, i, 2, protowire.BytesType)
+	}
 	{
-		mb, err := m.ListMeta.Marshal()
+		n, err := m.ListMeta.MarshalToSizedBuffer(dAtA[:i])
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		b = protowire.AppendTag(b, 1, protowire.BytesType)
-		b = protowire.AppendBytes(b, mb)
+		i -= n
+		i = zzProtoPutVarint(dAtA, i, uint64(n))
 	}
-	for i := range m.Items {
-		mb, err := m.Items[i].Marshal()
-		if err != nil {
-			return nil, err
-		}
-		b = protowire.AppendTag(b, 2, protowire.BytesType)
-		b = protowire.AppendBytes(b, mb)
+	i = zzProtoPutTag(dAtA, i, 1, protowire.BytesType)
+	return len(dAtA) - i, nil
+}
+
+// Size returns the length of CalendarList's encoding.
+func (m *CalendarList) Size() (n int) {
+	if m == nil {
+		return 0
 	}
-	return b, nil
+	n += protowire.SizeTag(1) + protowire.SizeBytes(m.ListMeta.Size())
+	for j := range m.Items {
+		n += protowire.SizeTag(2) + protowire.SizeBytes(m.Items[j].Size())
+	}
+	return n
 }
 
 // Unmarshal decodes CalendarList from the Kubernetes protobuf wire format.
@@ -190,10 +257,37 @@ func (m *CalendarList) Reset() { *m = CalendarList{} }
 
 // Marshal encodes CalendarSpec in the Kubernetes protobuf wire format.
 func (m *CalendarSpec) Marshal() ([]byte, error) {
-	var b []byte
-	b = protowire.AppendTag(b, 1, protowire.VarintType)
-	b = protowire.AppendVarint(b, uint64(int64(m.Replicas)))
-	return b, nil
+	size := m.Size()
+	dAtA := make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA)
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+// MarshalTo encodes CalendarSpec into the start of dAtA, which holds at least Size() bytes.
+func (m *CalendarSpec) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+// MarshalToSizedBuffer encodes CalendarSpec into the end of dAtA, last field
+// first, so that each nested message is sized only once.
+func (m *CalendarSpec) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	i = zzProtoPutVarint(dAtA, i, uint64(int64(m.Replicas)))
+	i = zzProtoPutTag(dAtA, i, 1, protowire.VarintType)
+	return len(dAtA) - i, nil
+}
+
+// Size returns the length of CalendarSpec's encoding.
+func (m *CalendarSpec) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	n += protowire.SizeTag(1) + protowire.SizeVarint(uint64(int64(m.Replicas)))
+	return n
 }
 
 // Unmarshal decodes CalendarSpec from the Kubernetes protobuf wire format.
@@ -231,20 +325,54 @@ func (m *CalendarSpec) Reset() { *m = CalendarSpec{} }
 
 // Marshal encodes CalendarStatus in the Kubernetes protobuf wire format.
 func (m *CalendarStatus) Marshal() ([]byte, error) {
-	var b []byte
-	b = protowire.AppendTag(b, 1, protowire.VarintType)
-	b = protowire.AppendVarint(b, uint64(int64(m.Replicas)))
-	b = protowire.AppendTag(b, 2, protowire.VarintType)
-	b = protowire.AppendVarint(b, uint64(int64(m.ObservedGeneration)))
-	for i := range m.Conditions {
-		mb, err := m.Conditions[i].Marshal()
-		if err != nil {
-			return nil, err
-		}
-		b = protowire.AppendTag(b, 3, protowire.BytesType)
-		b = protowire.AppendBytes(b, mb)
+	size := m.Size()
+	dAtA := make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA)
+	if err != nil {
+		return nil, err
 	}
-	return b, nil
+	return dAtA[:n], nil
+}
+
+// MarshalTo encodes CalendarStatus into the start of dAtA, which holds at least Size() bytes.
+func (m *CalendarStatus) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+// MarshalToSizedBuffer encodes CalendarStatus into the end of dAtA, last field
+// first, so that each nested message is sized only once.
+func (m *CalendarStatus) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	for j := len(m.Conditions) - 1; j >= 0; j-- {
+		{
+			n, err := m.Conditions[j].MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= n
+			i = zzProtoPutVarint(dAtA, i, uint64(n))
+		}
+		i = zzProtoPutTag(dAtA, i, 3, protowire.BytesType)
+	}
+	i = zzProtoPutVarint(dAtA, i, uint64(int64(m.ObservedGeneration)))
+	i = zzProtoPutTag(dAtA, i, 2, protowire.VarintType)
+	i = zzProtoPutVarint(dAtA, i, uint64(int64(m.Replicas)))
+	i = zzProtoPutTag(dAtA, i, 1, protowire.VarintType)
+	return len(dAtA) - i, nil
+}
+
+// Size returns the length of CalendarStatus's encoding.
+func (m *CalendarStatus) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	n += protowire.SizeTag(1) + protowire.SizeVarint(uint64(int64(m.Replicas)))
+	n += protowire.SizeTag(2) + protowire.SizeVarint(uint64(int64(m.ObservedGeneration)))
+	for j := range m.Conditions {
+		n += protowire.SizeTag(3) + protowire.SizeBytes(m.Conditions[j].Size())
+	}
+	return n
 }
 
 // Unmarshal decodes CalendarStatus from the Kubernetes protobuf wire format.
@@ -306,32 +434,64 @@ func (m *CalendarStatus) Reset() { *m = CalendarStatus{} }
 
 // Marshal encodes CronTab in the Kubernetes protobuf wire format.
 func (m *CronTab) Marshal() ([]byte, error) {
-	var b []byte
-	{
-		mb, err := m.ObjectMeta.Marshal()
-		if err != nil {
-			return nil, err
-		}
-		b = protowire.AppendTag(b, 1, protowire.BytesType)
-		b = protowire.AppendBytes(b, mb)
+	size := m.Size()
+	dAtA := make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA)
+	if err != nil {
+		return nil, err
 	}
+	return dAtA[:n], nil
+}
+
+// MarshalTo encodes CronTab into the start of dAtA, which holds at least Size() bytes.
+func (m *CronTab) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+// MarshalToSizedBuffer encodes CronTab into the end of dAtA, last field
+// first, so that each nested message is sized only once.
+func (m *CronTab) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
 	{
-		mb, err := m.Spec.Marshal()
+		n, err := m.Status.MarshalToSizedBuffer(dAtA[:i])
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		b = protowire.AppendTag(b, 2, protowire.BytesType)
-		b = protowire.AppendBytes(b, mb)
+		i -= n
+		i = zzProtoPutVarint(dAtA, i, uint64(n))
 	}
+	i = zzProtoPutTag(dAtA, i, 3, protowire.BytesType)
 	{
-		mb, err := m.Status.Marshal()
+		n, err := m.Spec.MarshalToSizedBuffer(dAtA[:i])
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		b = protowire.AppendTag(b, 3, protowire.BytesType)
-		b = protowire.AppendBytes(b, mb)
+		i -= n
+		i = zzProtoPutVarint(dAtA, i, uint64(n))
 	}
-	return b, nil
+	i = zzProtoPutTag(dAtA, i, 2, protowire.BytesType)
+	{
+		n, err := m.ObjectMeta.MarshalToSizedBuffer(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= n
+		i = zzProtoPutVarint(dAtA, i, uint64(n))
+	}
+	i = zzProtoPutTag(dAtA, i, 1, protowire.BytesType)
+	return len(dAtA) - i, nil
+}
+
+// Size returns the length of CronTab's encoding.
+func (m *CronTab) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	n += protowire.SizeTag(1) + protowire.SizeBytes(m.ObjectMeta.Size())
+	n += protowire.SizeTag(2) + protowire.SizeBytes(m.Spec.Size())
+	n += protowire.SizeTag(3) + protowire.SizeBytes(m.Status.Size())
+	return n
 }
 
 // Unmarshal decodes CronTab from the Kubernetes protobuf wire format.
@@ -395,24 +555,58 @@ func (m *CronTab) Reset() { *m = CronTab{} }
 
 // Marshal encodes CronTabList in the Kubernetes protobuf wire format.
 func (m *CronTabList) Marshal() ([]byte, error) {
-	var b []byte
+	size := m.Size()
+	dAtA := make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA)
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+// MarshalTo encodes CronTabList into the start of dAtA, which holds at least Size() bytes.
+func (m *CronTabList) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+// MarshalToSizedBuffer encodes CronTabList into the end of dAtA, last field
+// first, so that each nested message is sized only once.
+func (m *CronTabList) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	for j := len(m.Items) - 1; j >= 0; j-- {
+		{
+			n, err := m.Items[j].MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= n
+			i = zzProtoPutVarint(dAtA, i, uint64(n))
+		}
+		i = zzProtoPutTag(dAtA, i, 2, protowire.BytesType)
+	}
 	{
-		mb, err := m.ListMeta.Marshal()
+		n, err := m.ListMeta.MarshalToSizedBuffer(dAtA[:i])
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		b = protowire.AppendTag(b, 1, protowire.BytesType)
-		b = protowire.AppendBytes(b, mb)
+		i -= n
+		i = zzProtoPutVarint(dAtA, i, uint64(n))
 	}
-	for i := range m.Items {
-		mb, err := m.Items[i].Marshal()
-		if err != nil {
-			return nil, err
-		}
-		b = protowire.AppendTag(b, 2, protowire.BytesType)
-		b = protowire.AppendBytes(b, mb)
+	i = zzProtoPutTag(dAtA, i, 1, protowire.BytesType)
+	return len(dAtA) - i, nil
+}
+
+// Size returns the length of CronTabList's encoding.
+func (m *CronTabList) Size() (n int) {
+	if m == nil {
+		return 0
 	}
-	return b, nil
+	n += protowire.SizeTag(1) + protowire.SizeBytes(m.ListMeta.Size())
+	for j := range m.Items {
+		n += protowire.SizeTag(2) + protowire.SizeBytes(m.Items[j].Size())
+	}
+	return n
 }
 
 // Unmarshal decodes CronTabList from the Kubernetes protobuf wire format.
@@ -466,10 +660,37 @@ func (m *CronTabList) Reset() { *m = CronTabList{} }
 
 // Marshal encodes CronTabSpec in the Kubernetes protobuf wire format.
 func (m *CronTabSpec) Marshal() ([]byte, error) {
-	var b []byte
-	b = protowire.AppendTag(b, 1, protowire.VarintType)
-	b = protowire.AppendVarint(b, uint64(int64(m.Replicas)))
-	return b, nil
+	size := m.Size()
+	dAtA := make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA)
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+// MarshalTo encodes CronTabSpec into the start of dAtA, which holds at least Size() bytes.
+func (m *CronTabSpec) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+// MarshalToSizedBuffer encodes CronTabSpec into the end of dAtA, last field
+// first, so that each nested message is sized only once.
+func (m *CronTabSpec) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	i = zzProtoPutVarint(dAtA, i, uint64(int64(m.Replicas)))
+	i = zzProtoPutTag(dAtA, i, 1, protowire.VarintType)
+	return len(dAtA) - i, nil
+}
+
+// Size returns the length of CronTabSpec's encoding.
+func (m *CronTabSpec) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	n += protowire.SizeTag(1) + protowire.SizeVarint(uint64(int64(m.Replicas)))
+	return n
 }
 
 // Unmarshal decodes CronTabSpec from the Kubernetes protobuf wire format.
@@ -507,20 +728,54 @@ func (m *CronTabSpec) Reset() { *m = CronTabSpec{} }
 
 // Marshal encodes CronTabStatus in the Kubernetes protobuf wire format.
 func (m *CronTabStatus) Marshal() ([]byte, error) {
-	var b []byte
-	b = protowire.AppendTag(b, 1, protowire.VarintType)
-	b = protowire.AppendVarint(b, uint64(int64(m.Replicas)))
-	b = protowire.AppendTag(b, 2, protowire.VarintType)
-	b = protowire.AppendVarint(b, uint64(int64(m.ObservedGeneration)))
-	for i := range m.Conditions {
-		mb, err := m.Conditions[i].Marshal()
-		if err != nil {
-			return nil, err
-		}
-		b = protowire.AppendTag(b, 3, protowire.BytesType)
-		b = protowire.AppendBytes(b, mb)
+	size := m.Size()
+	dAtA := make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA)
+	if err != nil {
+		return nil, err
 	}
-	return b, nil
+	return dAtA[:n], nil
+}
+
+// MarshalTo encodes CronTabStatus into the start of dAtA, which holds at least Size() bytes.
+func (m *CronTabStatus) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+// MarshalToSizedBuffer encodes CronTabStatus into the end of dAtA, last field
+// first, so that each nested message is sized only once.
+func (m *CronTabStatus) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	for j := len(m.Conditions) - 1; j >= 0; j-- {
+		{
+			n, err := m.Conditions[j].MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= n
+			i = zzProtoPutVarint(dAtA, i, uint64(n))
+		}
+		i = zzProtoPutTag(dAtA, i, 3, protowire.BytesType)
+	}
+	i = zzProtoPutVarint(dAtA, i, uint64(int64(m.ObservedGeneration)))
+	i = zzProtoPutTag(dAtA, i, 2, protowire.VarintType)
+	i = zzProtoPutVarint(dAtA, i, uint64(int64(m.Replicas)))
+	i = zzProtoPutTag(dAtA, i, 1, protowire.VarintType)
+	return len(dAtA) - i, nil
+}
+
+// Size returns the length of CronTabStatus's encoding.
+func (m *CronTabStatus) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	n += protowire.SizeTag(1) + protowire.SizeVarint(uint64(int64(m.Replicas)))
+	n += protowire.SizeTag(2) + protowire.SizeVarint(uint64(int64(m.ObservedGeneration)))
+	for j := range m.Conditions {
+		n += protowire.SizeTag(3) + protowire.SizeBytes(m.Conditions[j].Size())
+	}
+	return n
 }
 
 // Unmarshal decodes CronTabStatus from the Kubernetes protobuf wire format.
@@ -579,6 +834,42 @@ func (m *CronTabStatus) Unmarshal(b []byte) error {
 
 // Reset clears CronTabStatus.
 func (m *CronTabStatus) Reset() { *m = CronTabStatus{} }
+
+// zzProtoPutVarint writes v to end at dAtA[i-1] and returns where it starts.
+func zzProtoPutVarint(dAtA []byte, i int, v uint64) int {
+	i -= protowire.SizeVarint(v)
+	j := i
+	for v >= 1<<7 {
+		dAtA[j] = byte(v&0x7f | 0x80)
+		v >>= 7
+		j++
+	}
+	dAtA[j] = byte(v)
+	return i
+}
+
+func zzProtoPutTag(dAtA []byte, i int, num protowire.Number, typ protowire.Type) int {
+	return zzProtoPutVarint(dAtA, i, protowire.EncodeTag(num, typ))
+}
+
+// zzProtoPutBytes writes a length-delimited string or bytes value.
+func zzProtoPutBytes[T ~string | ~[]byte](dAtA []byte, i int, v T) int {
+	i -= len(v)
+	copy(dAtA[i:], v)
+	return zzProtoPutVarint(dAtA, i, uint64(len(v)))
+}
+
+func zzProtoPutFixed64(dAtA []byte, i int, v uint64) int {
+	i -= 8
+	binary.LittleEndian.PutUint64(dAtA[i:], v)
+	return i
+}
+
+func zzProtoPutFixed32(dAtA []byte, i int, v uint32) int {
+	i -= 4
+	binary.LittleEndian.PutUint32(dAtA[i:], v)
+	return i
+}
 
 func zzProtoConsumeBool(b []byte) (bool, int) {
 	v, n := protowire.ConsumeVarint(b)

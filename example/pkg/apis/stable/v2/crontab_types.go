@@ -58,9 +58,11 @@ type CronTabStatus struct {
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 type CronTabList struct {
 	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
+	// The protobuf tags are those of Kubernetes' own lists, under which the
+	// apiserver streams a protobuf LIST item by item.
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
-	Items []CronTab `json:"items"`
+	Items []CronTab `json:"items" protobuf:"bytes,2,rep,name=items"`
 }
 
 // Hooks. CronTabStrategy and CronTabSchemeFns are generated in
