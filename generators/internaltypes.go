@@ -74,7 +74,10 @@ func (v *Version) internalTypesSource(header, pkg string) ([]byte, error) {
 				}
 			}
 		}
+		prevEnd := f.Name.End()
 		for _, d := range f.Decls {
+			after := prevEnd
+			prevEnd = d.End()
 			gd, ok := d.(*ast.GenDecl)
 			if !ok || !(gd.Tok == token.TYPE || (gd.Tok == token.CONST && typedByLocal(gd, localTypes))) {
 				continue
@@ -82,6 +85,12 @@ func (v *Version) internalTypesSource(header, pkg string) ([]byte, error) {
 			start := gd.Pos()
 			if gd.Doc != nil {
 				start = gd.Doc.Pos()
+			}
+			// Markers may sit in a block of their own, a blank line above the
+			// doc comment, where gengo finds them too (its "second closest"
+			// comment lines): copy that block with the type.
+			if c := detachedComment(v.fset, f, after, start); c != nil {
+				start = c.Pos()
 			}
 			text := string(src[v.fset.Position(start).Offset:v.fset.Position(gd.End()).Offset])
 			body.WriteString(stripVersionMarkers(text))
@@ -122,13 +131,36 @@ func (v *Version) internalTypesSource(header, pkg string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// detachedComment returns the comment group between after and pos that ends
+// one blank line above pos, as gengo's parser reads it (gofmt keeps at most
+// one blank line).
+func detachedComment(fset *token.FileSet, f *ast.File, after, pos token.Pos) *ast.CommentGroup {
+	line := fset.Position(pos).Line
+	for _, c := range f.Comments {
+		if c.Pos() > after && c.End() < pos && fset.Position(c.End()).Line == line-2 {
+			return c
+		}
+	}
+	return nil
+}
+
 // typedByLocal reports whether a const block declares values of a type
-// declared in the same file (enum values such as `PhaseRunning Phase = "Running"`).
+// declared in the same file: enum values such as `PhaseRunning Phase = "Running"`
+// or `PhaseRunning = Phase("Running")`.
 func typedByLocal(gd *ast.GenDecl, local map[string]bool) bool {
 	for _, s := range gd.Specs {
-		if vs, ok := s.(*ast.ValueSpec); ok {
-			if id, ok := vs.Type.(*ast.Ident); ok && local[id.Name] {
-				return true
+		vs, ok := s.(*ast.ValueSpec)
+		if !ok {
+			continue
+		}
+		if id, ok := vs.Type.(*ast.Ident); ok && local[id.Name] {
+			return true
+		}
+		for _, val := range vs.Values {
+			if call, ok := val.(*ast.CallExpr); ok && len(call.Args) == 1 {
+				if id, ok := call.Fun.(*ast.Ident); ok && local[id.Name] {
+					return true
+				}
 			}
 		}
 	}

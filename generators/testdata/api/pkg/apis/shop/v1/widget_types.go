@@ -78,6 +78,9 @@ const (
 	Blue Color = "blue"
 )
 
+// Green is typed by conversion, as in sample-apiserver's wardle.
+const Green = Color("green")
+
 // WidgetStatus is the observed state.
 type WidgetStatus struct {
 	Sold  bool  `json:"sold,omitempty"`
@@ -103,9 +106,9 @@ type Shelf struct {
 	Widgets           []string `json:"widgets,omitempty"`
 }
 
-// ShelfList is a list of shelves.
-//
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// ShelfList is a list of shelves. Its markers stand apart, as in wardle.
 type ShelfList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
