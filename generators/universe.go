@@ -47,8 +47,9 @@ func loadUniverse(api *API) (*generator.Context, error) {
 		add(g.Packages(api)...)
 	}
 	p := parser.NewWithOptions(parser.Options{BuildTags: []string{gengo.StdBuildTag}})
-	// Only Dir and Env of the config are used: the load runs in the project.
-	if err := p.LoadPackagesWithConfigForTesting(&packages.Config{Dir: api.Root}, patterns...); err != nil {
+	// Only Dir and Env of the config are used: the load runs in the project,
+	// through the bodyless packages driver when enabled (driver.go).
+	if err := p.LoadPackagesWithConfigForTesting(&packages.Config{Dir: api.Root, Env: loadEnv()}, patterns...); err != nil {
 		return nil, fmt.Errorf("loading the API packages: %w", err)
 	}
 	c, err := generator.NewContext(p, namer.NameSystems{}, "")

@@ -1,0 +1,256 @@
+package generators
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"golang.org/x/tools/go/packages"
+)
+
+// Generate's package load is dominated by parsing and type-checking every
+// dependency from source (k8s.io/apimachinery, the standard library...):
+// gengo loads with NeedDeps|NeedSyntax, and its parser offers no hook into
+// that load. Generators read declarations, their comments and types, never
+// function bodies. So the load goes through a go/packages driver (the
+// GOPACKAGESDRIVER protocol) served by this same binary: it asks `go list`
+// as usual, and points the compiled files of every package outside the main
+// module at copies whose function bodies are blanked. Line numbers and file
+// names are kept, so comments attach to declarations as before (gengo reads
+// markers by line, and package tags from files named doc.go). The copies are
+// cached by path, size and modification time; module and GOROOT files do not
+// change under a path, and anything else that does gets a new key.
+
+// packagesDriverEnv marks a process started as the packages driver.
+const packagesDriverEnv = "APISERVER_BOOT_PACKAGES_DRIVER"
+
+// driverExecutable is the binary serving the driver; empty loads without it.
+var driverExecutable string
+
+// EnablePackagesDriver makes generate load dependencies through this
+// executable (see ServePackagesDriver), which must call ServePackagesDriver
+// first thing in main.
+func EnablePackagesDriver() {
+	if exe, err := os.Executable(); err == nil {
+		driverExecutable = exe
+	}
+}
+
+// loadEnv is the environment of the universe load.
+func loadEnv() []string {
+	if driverExecutable == "" {
+		return nil // os.Environ(), the go list driver
+	}
+	return append(os.Environ(), "GOPACKAGESDRIVER="+driverExecutable, packagesDriverEnv+"=1")
+}
+
+// ServePackagesDriver answers one go/packages driver request and exits when
+// this process was started as the driver; otherwise it returns at once.
+func ServePackagesDriver() {
+	if os.Getenv(packagesDriverEnv) != "1" {
+		return
+	}
+	resp, err := servePackagesDriver(os.Args[1:])
+	if err != nil {
+		// go/packages then runs go list itself: slower, never wrong.
+		fmt.Fprintln(os.Stderr, "apiserver-boot packages driver:", err)
+		resp = &packages.DriverResponse{NotHandled: true}
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(resp); err != nil {
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+func servePackagesDriver(patterns []string) (*packages.DriverResponse, error) {
+	var req packages.DriverRequest
+	if err := json.NewDecoder(os.Stdin).Decode(&req); err != nil {
+		return nil, fmt.Errorf("reading the request: %w", err)
+	}
+	cacheDir, err := os.UserCacheDir()
+	if err != nil {
+		return nil, err
+	}
+	cacheDir = filepath.Join(cacheDir, "apiserver-boot", "bodyless-go")
+	env := []string{"GOPACKAGESDRIVER=off"}
+	arch := runtime.GOARCH
+	for _, e := range req.Env {
+		if !strings.HasPrefix(e, "GOPACKAGESDRIVER=") && !strings.HasPrefix(e, packagesDriverEnv+"=") {
+			env = append(env, e)
+		}
+		if v, ok := strings.CutPrefix(e, "GOARCH="); ok && v != "" {
+			arch = v
+		}
+	}
+	// The go list part of the request; type-checking is the caller's.
+	mode := req.Mode & (packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedImports | packages.NeedDeps | packages.NeedModule)
+	parsed := req.Mode&(packages.NeedSyntax|packages.NeedTypes|packages.NeedTypesInfo) != 0
+	if parsed {
+		mode |= packages.NeedCompiledGoFiles | packages.NeedModule
+	}
+	roots, err := packages.Load(&packages.Config{
+		Mode: mode,
+		Env:  env, BuildFlags: req.BuildFlags, Tests: req.Tests, Overlay: req.Overlay,
+	}, patterns...)
+	if err != nil {
+		return nil, err
+	}
+	resp := &packages.DriverResponse{Compiler: "gc", Arch: arch}
+	for _, p := range roots {
+		resp.Roots = append(resp.Roots, p.ID)
+	}
+	packages.Visit(roots, nil, func(p *packages.Package) { resp.Packages = append(resp.Packages, p) })
+
+	// Blank the dependencies' bodies, on every core.
+	work := make(chan *packages.Package)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range work {
+				for i, f := range p.CompiledGoFiles {
+					p.CompiledGoFiles[i] = bodylessCopy(cacheDir, f)
+				}
+			}
+		}()
+	}
+	for _, p := range resp.Packages {
+		if parsed && len(req.Overlay) == 0 && (p.Module == nil || !p.Module.Main) {
+			work <- p
+		}
+	}
+	close(work)
+	wg.Wait()
+	return resp, nil
+}
+
+// bodylessVersion changes with what blankFuncBodies does, so that no copy
+// made by an older rule is reused.
+const bodylessVersion = 3
+
+// bodylessCopy returns the cached copy of a Go file with its function bodies
+// blanked, creating it if needed, or the file itself when that fails.
+func bodylessCopy(cacheDir, file string) string {
+	info, err := os.Stat(file)
+	if err != nil {
+		return file
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "%d\x00%s\x00%d\x00%d", bodylessVersion, file, info.Size(), info.ModTime().UnixNano()))
+	key := hex.EncodeToString(sum[:16])
+	// The copy keeps the file's name: gengo reads package tags from doc.go.
+	dir := filepath.Join(cacheDir, key[:2], key)
+	copyPath := filepath.Join(dir, filepath.Base(file))
+	if _, err := os.Stat(copyPath); err == nil {
+		return copyPath
+	}
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return file
+	}
+	out, ok := blankFuncBodies(src)
+	if !ok {
+		return file
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return file
+	}
+	// Write and rename, so that a concurrent run never reads half a file.
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return file
+	}
+	_, werr := tmp.Write(out)
+	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), copyPath) != nil {
+		os.Remove(tmp.Name())
+		return file
+	}
+	return copyPath
+}
+
+// blankFuncBodies turns `func f() T { ... }` into `func f() T` followed by the
+// body's newlines: a declaration without a body, as for assembly functions,
+// which go/types checks without complaint, and every later line where it was.
+// Package-level variables initialised by a composite literal (Unicode tables,
+// descriptors) lose the literal the same way, keeping its type: `var x = T{...}`
+// becomes `var x T`, `var x = &T{...}` `var x *T`, and `var x T = ...` `var x T`.
+func blankFuncBodies(src []byte) ([]byte, bool) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "", src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, false
+	}
+	off := func(p token.Pos) int { return fset.Position(p).Offset }
+	out := make([]byte, 0, len(src))
+	last := 0
+	// cut replaces src[start:end] by text and the newlines it held.
+	cut := func(start, end int, text string) {
+		out = append(out, src[last:start]...)
+		out = append(out, text...)
+		for _, c := range src[start:end] {
+			if c == '\n' {
+				out = append(out, c)
+			}
+		}
+		last = end
+	}
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Body != nil {
+				cut(off(d.Body.Lbrace), off(d.Body.Rbrace)+1, "")
+			}
+		case *ast.GenDecl:
+			if d.Tok != token.VAR {
+				continue
+			}
+			for _, spec := range d.Specs {
+				vs := spec.(*ast.ValueSpec)
+				if len(vs.Names) != 1 || len(vs.Values) != 1 || vs.Names[0].Name == "_" {
+					continue
+				}
+				val := vs.Values[0]
+				if vs.Type != nil {
+					cut(off(vs.Type.End()), off(val.End()), "")
+					continue
+				}
+				ptr := ""
+				if u, ok := val.(*ast.UnaryExpr); ok && u.Op == token.AND {
+					val, ptr = u.X, "*"
+				}
+				lit, ok := val.(*ast.CompositeLit)
+				if !ok || lit.Type == nil {
+					continue
+				}
+				typ := string(src[off(lit.Type.Pos()):off(lit.Type.End())])
+				if arr, ok := lit.Type.(*ast.ArrayType); ok {
+					if _, ok := arr.Len.(*ast.Ellipsis); ok {
+						// [...]T{a, b}: the length is the number of elements, unless keyed.
+						for _, e := range lit.Elts {
+							if _, keyed := e.(*ast.KeyValueExpr); keyed {
+								typ = ""
+							}
+						}
+						if typ != "" {
+							typ = fmt.Sprintf("[%d]%s", len(lit.Elts), src[off(arr.Elt.Pos()):off(arr.Elt.End())])
+						}
+					}
+				}
+				if typ == "" {
+					continue
+				}
+				cut(off(vs.Names[0].End()), off(vs.Values[0].End()), " "+ptr+typ)
+			}
+		}
+	}
+	return append(out, src[last:]...), true
+}
