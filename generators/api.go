@@ -36,13 +36,15 @@ type API struct {
 
 // Group is one API group: pkg/apis/<group>.
 type Group struct {
-	Name           string // Go package name and first label, e.g. "stable"
-	FullName       string // e.g. "stable.example.com"
-	Package        string // import path of the internal package
-	Dir            string
-	Versions       []*Version // most preferred first: +versionPriority, then Kubernetes version order
-	Kinds          []*Kind    // every kind of the group, once
-	Requests       []string   // request types of custom subresources, in the storage version
+	Name     string // Go package name and first label, e.g. "stable"
+	FullName string // e.g. "stable.example.com"
+	Package  string // import path of the internal package
+	Dir      string
+	Versions []*Version // most preferred first: +versionPriority, then Kubernetes version order
+	Kinds    []*Kind    // every kind of the group, once
+	Requests []string   // request types of custom subresources, in the storage versions
+	// StorageVersion is the most preferred version some kind is stored in;
+	// each Kind has its own.
 	StorageVersion string
 }
 
@@ -393,12 +395,14 @@ func (g *Group) mergeKinds() error {
 				k.PrintColumns, k.SelectableFields, k.Scale, k.Subresources = sk.PrintColumns, sk.SelectableFields, sk.Scale, sk.Subresources
 			}
 		}
-		g.Requests = g.Version(k.StorageVersion).Requests
+	}
+	// Kinds may be stored in different versions; the group's storage version
+	// is the most preferred of them, and its requests are all of theirs.
+	for _, v := range g.storageVersions() {
 		if g.StorageVersion == "" {
-			g.StorageVersion = k.StorageVersion
-		} else if g.StorageVersion != k.StorageVersion {
-			return fmt.Errorf("group %s stores kinds in both %s and %s: one storage version per group is supported", g.FullName, g.StorageVersion, k.StorageVersion)
+			g.StorageVersion = v.Name
 		}
+		g.Requests = append(g.Requests, v.Requests...)
 	}
 	return nil
 }

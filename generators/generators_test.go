@@ -173,3 +173,74 @@ func TestVersionPriority(t *testing.T) {
 		}
 	}
 }
+
+// TestStorageVersionPerKind: kinds of one group stored in different versions
+// (wardle's Flunder in v1beta1, Fischer in v1alpha1) each get the internal
+// shape of their own storage version; a type both reach must match.
+func TestStorageVersionPerKind(t *testing.T) {
+	write := func(root, v, src string) {
+		dir := filepath.Join(root, "pkg", "apis", "wardle", v)
+		os.MkdirAll(dir, 0o755)
+		if err := os.WriteFile(filepath.Join(dir, "types_types.go"), []byte("package "+v+"\n\n"+src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	common := "type Ref string\n\nconst RefFlunder = Ref(\"Flunder\")\n\n"
+	alpha := common + `// +resource:path=flunders
+type Flunder struct{ Reference string }
+type FlunderList struct{ Items []Flunder }
+
+// +resource:path=fischers
+// +storageversion
+type Fischer struct{ Disallowed []string; Kind Ref }
+type FischerList struct{ Items []Fischer }
+`
+	beta := common + `// +resource:path=flunders
+// +storageversion
+type Flunder struct{ Spec FlunderSpec }
+type FlunderList struct{ Items []Flunder }
+type FlunderSpec struct{ ReferenceType *Ref }
+`
+	root := t.TempDir()
+	write(root, "v1alpha1", alpha)
+	write(root, "v1beta1", beta)
+	api, err := LoadAPI(root, &project.Project{Domain: "example.com", Module: "example.com/wardle"}, "x", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := api.Groups[0]
+	stored := map[string]string{}
+	for _, k := range g.Kinds {
+		stored[k.Name] = k.StorageVersion
+	}
+	if stored["Flunder"] != "v1beta1" || stored["Fischer"] != "v1alpha1" || g.StorageVersion != "v1beta1" {
+		t.Fatalf("storage versions %v, group %s", stored, g.StorageVersion)
+	}
+	src, err := g.internalTypesSource("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(src)
+	for _, want := range []string{"type Flunder struct{ Spec FlunderSpec }", "type FlunderSpec struct{ ReferenceType *Ref }",
+		"type Fischer struct{ Disallowed []string; Kind Ref }", "type Ref string", "from the v1beta1 and v1alpha1 types"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("internal types lack %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "Reference string") || strings.Count(got, "type Ref string") != 1 || strings.Count(got, "RefFlunder") != 1 {
+		t.Errorf("internal types hold v1alpha1's Flunder, or Ref twice:\n%s", got)
+	}
+	if _, err := FormatGo("zz_generated.types.go", src); err != nil {
+		t.Error(err)
+	}
+
+	// A type both storage versions reach, declared differently, cannot be internal.
+	write(root, "v1alpha1", strings.Replace(alpha, "type Ref string", "type Ref int", 1))
+	api, err = LoadAPI(root, &project.Project{Domain: "example.com", Module: "example.com/wardle"}, "x", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.Groups[0].internalTypesSource(""); err == nil || !strings.Contains(err.Error(), "type Ref is declared differently in v1beta1 (reached from Flunder) and v1alpha1 (reached from Fischer)") {
+		t.Errorf("want an error naming Ref, both versions and kinds, got %v", err)
+	}
+}

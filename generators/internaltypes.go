@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/ast"
+	"go/printer"
 	"go/token"
 	"os"
 	"path"
@@ -13,9 +14,11 @@ import (
 )
 
 // internalTypes writes pkg/apis/<group>/zz_generated.types.go: the internal
-// (unversioned) types, copied from the storage version's *_types.go files.
+// (unversioned) types, copied from the storage versions' *_types.go files.
 // Users write only versioned types; the internal form is the hub every
-// version converts through, so it mirrors the version kept in etcd.
+// version converts through, so each kind mirrors the version it is kept in
+// etcd in. Kinds of one group may be stored in different versions (as
+// sample-apiserver's wardle does); see internalSources.
 type internalTypes struct{}
 
 func (internalTypes) Name() string { return "internal-types" }
@@ -23,8 +26,7 @@ func (internalTypes) Name() string { return "internal-types" }
 func (internalTypes) Generate(api *API) ([]File, error) {
 	var out []File
 	for _, g := range api.Groups {
-		v := g.Version(g.StorageVersion)
-		src, err := v.internalTypesSource(api.Header, g.Name)
+		src, err := g.internalTypesSource(api.Header)
 		if err != nil {
 			return nil, err
 		}
@@ -53,68 +55,247 @@ func stripVersionMarkers(text string) string {
 	return strings.Join(keep, "\n")
 }
 
-func (v *Version) internalTypesSource(header, pkg string) ([]byte, error) {
-	var body bytes.Buffer
-	imports := map[string]string{} // path -> name used
+// storageVersions lists the versions some kind of the group is stored in,
+// most preferred first.
+func (g *Group) storageVersions() []*Version {
+	var out []*Version
+	for _, v := range g.Versions {
+		for _, k := range g.Kinds {
+			if k.StorageVersion == v.Name {
+				out = append(out, v)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// typeSpecs calls fn for every type declared in the version's *_types.go files.
+func (v *Version) typeSpecs(fn func(f *ast.File, gd *ast.GenDecl, ts *ast.TypeSpec)) {
 	for _, f := range v.files {
-		filename := v.fset.Position(f.Pos()).Filename
-		if !strings.HasSuffix(filename, "_types.go") {
+		if !strings.HasSuffix(v.fset.Position(f.Pos()).Filename, "_types.go") {
 			continue
 		}
-		src, err := os.ReadFile(filename)
-		if err != nil {
-			return nil, err
-		}
-		fileImports := importNames(f)
-		localTypes := map[string]bool{}
 		for _, d := range f.Decls {
 			if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.TYPE {
 				for _, s := range gd.Specs {
-					localTypes[s.(*ast.TypeSpec).Name.Name] = true
+					fn(f, gd, s.(*ast.TypeSpec))
 				}
 			}
 		}
-		prevEnd := f.Name.End()
-		for _, d := range f.Decls {
-			after := prevEnd
-			prevEnd = d.End()
-			gd, ok := d.(*ast.GenDecl)
-			if !ok || !(gd.Tok == token.TYPE || (gd.Tok == token.CONST && typedByLocal(gd, localTypes))) {
+	}
+}
+
+// typeRefs calls add with every identifier a type expression names in its
+// own package (not field names, not other packages' types).
+func typeRefs(e ast.Expr, add func(string)) {
+	ast.Inspect(e, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			return false
+		case *ast.Field:
+			typeRefs(n.Type, add)
+			return false
+		case *ast.Ident:
+			add(n.Name)
+		}
+		return true
+	})
+}
+
+// internalSources picks the storage version each internal type is copied
+// from. A type reached from the kinds (and their lists and subresource
+// requests) stored in a version comes from that version; a type reached from
+// kinds stored in two versions must be declared alike in both, since the
+// internal package holds one shape. A type no stored kind reaches (a helper
+// of hand-written code) comes from the most preferred storage version that
+// declares it. With one storage version this is every type it declares.
+func (g *Group) internalSources() (map[string]*Version, error) {
+	stored := g.storageVersions()
+	sources := map[string]*Version{}
+	shape := map[string]string{} // type -> its declaration, as the source has it
+	reachedBy := map[string]string{}
+	for _, v := range stored {
+		declared := map[string]*ast.TypeSpec{}
+		v.typeSpecs(func(_ *ast.File, _ *ast.GenDecl, ts *ast.TypeSpec) { declared[ts.Name.Name] = ts })
+		var roots []string
+		for _, k := range g.Kinds {
+			if k.StorageVersion == v.Name {
+				roots = append(roots, k.Name, k.Name+"List")
+			}
+		}
+		roots = append(roots, v.Requests...)
+		reached := map[string]bool{}
+		var reach func(name string)
+		reach = func(name string) {
+			ts := declared[name]
+			if ts == nil || reached[name] {
+				return
+			}
+			reached[name] = true
+			typeRefs(ts.Type, reach)
+		}
+		for _, r := range roots {
+			reach(r)
+		}
+		for _, name := range sortedKeys(reached) {
+			var b strings.Builder
+			if err := printer.Fprint(&b, v.fset, declared[name].Type); err != nil {
+				return nil, err
+			}
+			decl := b.String() // comments are not printed: only the shape counts
+			if prev, ok := sources[name]; ok {
+				if shape[name] != decl {
+					return nil, fmt.Errorf("group %s: type %s is declared differently in %s (reached from %s) and %s (reached from %s), "+
+						"and the internal package can hold one: declare it alike, or store those kinds in one version",
+						g.FullName, name, prev.Name, reachedBy[name], v.Name, g.storedIn(v.Name))
+				}
 				continue
 			}
-			start := gd.Pos()
-			if gd.Doc != nil {
-				start = gd.Doc.Pos()
+			sources[name], shape[name], reachedBy[name] = v, decl, g.storedIn(v.Name)
+		}
+	}
+	// Types no stored kind reaches.
+	for _, v := range stored {
+		v.typeSpecs(func(_ *ast.File, _ *ast.GenDecl, ts *ast.TypeSpec) {
+			if _, ok := sources[ts.Name.Name]; !ok && !g.isKind(ts.Name.Name) {
+				sources[ts.Name.Name] = v
 			}
-			// Markers may sit in a block of their own, a blank line above the
-			// doc comment, where gengo finds them too (its "second closest"
-			// comment lines): copy that block with the type.
-			if c := detachedComment(v.fset, f, after, start); c != nil {
-				start = c.Pos()
+		})
+	}
+	return sources, nil
+}
+
+// storedIn names the kinds stored in version.
+func (g *Group) storedIn(version string) string {
+	var names []string
+	for _, k := range g.Kinds {
+		if k.StorageVersion == version {
+			names = append(names, k.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// isKind tells whether name is a kind of the group or its list.
+func (g *Group) isKind(name string) bool {
+	for _, k := range g.Kinds {
+		if name == k.Name || name == k.Name+"List" {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *Group) internalTypesSource(header string) ([]byte, error) {
+	sources, err := g.internalSources()
+	if err != nil {
+		return nil, err
+	}
+	var body bytes.Buffer
+	imports := map[string]string{} // path -> name used
+	copied := map[string]bool{}    // const blocks, by text
+	var names []string
+	for _, v := range g.storageVersions() {
+		names = append(names, v.Name)
+		for _, f := range v.files {
+			filename := v.fset.Position(f.Pos()).Filename
+			if !strings.HasSuffix(filename, "_types.go") {
+				continue
 			}
-			text := string(src[v.fset.Position(start).Offset:v.fset.Position(gd.End()).Offset])
-			body.WriteString(stripVersionMarkers(text))
-			body.WriteString("\n\n")
-			ast.Inspect(gd, func(n ast.Node) bool {
-				if sel, ok := n.(*ast.SelectorExpr); ok {
-					if id, ok := sel.X.(*ast.Ident); ok {
-						if p, ok := fileImports[id.Name]; ok {
-							if prev, dup := imports[p]; dup && prev != id.Name {
-								return true
-							}
-							imports[p] = id.Name
+			src, err := os.ReadFile(filename)
+			if err != nil {
+				return nil, err
+			}
+			fileImports := importNames(f)
+			from := func(name string) bool { return sources[name] == v }
+			text := func(start, end token.Pos) string {
+				return stripVersionMarkers(string(src[v.fset.Position(start).Offset:v.fset.Position(end).Offset]))
+			}
+			prevEnd := f.Name.End()
+			for _, d := range f.Decls {
+				after := prevEnd
+				prevEnd = d.End()
+				gd, ok := d.(*ast.GenDecl)
+				if !ok {
+					continue
+				}
+				nodes := []ast.Node{gd}
+				var out string
+				switch gd.Tok {
+				case token.TYPE:
+					var picked []*ast.TypeSpec
+					for _, s := range gd.Specs {
+						if ts := s.(*ast.TypeSpec); from(ts.Name.Name) {
+							picked = append(picked, ts)
 						}
 					}
+					switch {
+					case len(picked) == 0:
+						continue
+					case len(picked) < len(gd.Specs):
+						// Part of a type ( ... ) block: those specs alone.
+						var parts []string
+						nodes = nil
+						for _, ts := range picked {
+							nodes = append(nodes, ts)
+							start := ts.Pos()
+							if ts.Doc != nil {
+								start = ts.Doc.Pos()
+							}
+							parts = append(parts, "type "+text(start, ts.End()))
+						}
+						out = strings.Join(parts, "\n\n")
+					}
+				case token.CONST:
+					if !constTypes(gd, from) {
+						continue
+					}
+				default:
+					continue
 				}
-				return true
-			})
+				if out == "" {
+					start := gd.Pos()
+					if gd.Doc != nil {
+						start = gd.Doc.Pos()
+					}
+					// Markers may sit in a block of their own, a blank line above the
+					// doc comment, where gengo finds them too (its "second closest"
+					// comment lines): copy that block with the type.
+					if c := detachedComment(v.fset, f, after, start); c != nil {
+						start = c.Pos()
+					}
+					out = text(start, gd.End())
+				}
+				if copied[out] {
+					continue
+				}
+				copied[out] = true
+				body.WriteString(out)
+				body.WriteString("\n\n")
+				for _, node := range nodes {
+					ast.Inspect(node, func(n ast.Node) bool {
+						if sel, ok := n.(*ast.SelectorExpr); ok {
+							if id, ok := sel.X.(*ast.Ident); ok {
+								if p, ok := fileImports[id.Name]; ok {
+									if prev, dup := imports[p]; dup && prev != id.Name {
+										return true
+									}
+									imports[p] = id.Name
+								}
+							}
+						}
+						return true
+					})
+				}
+			}
 		}
 	}
 	var buf bytes.Buffer
 	buf.WriteString(header)
 	buf.WriteString("\n")
-	fmt.Fprintf(&buf, "// Code generated by apiserver-boot from the %s types. DO NOT EDIT.\n\n", v.Name)
-	fmt.Fprintf(&buf, "package %s\n\n", pkg)
+	fmt.Fprintf(&buf, "// Code generated by apiserver-boot from the %s types. DO NOT EDIT.\n\n", strings.Join(names, " and "))
+	fmt.Fprintf(&buf, "package %s\n\n", g.Name)
 	if len(imports) > 0 {
 		paths := make([]string, 0, len(imports))
 		for p := range imports {
@@ -144,21 +325,21 @@ func detachedComment(fset *token.FileSet, f *ast.File, after, pos token.Pos) *as
 	return nil
 }
 
-// typedByLocal reports whether a const block declares values of a type
-// declared in the same file: enum values such as `PhaseRunning Phase = "Running"`
-// or `PhaseRunning = Phase("Running")`.
-func typedByLocal(gd *ast.GenDecl, local map[string]bool) bool {
+// constTypes reports whether a const block declares values of a type the
+// internal package takes from this version: enum values such as
+// `PhaseRunning Phase = "Running"` or `PhaseRunning = Phase("Running")`.
+func constTypes(gd *ast.GenDecl, local func(string) bool) bool {
 	for _, s := range gd.Specs {
 		vs, ok := s.(*ast.ValueSpec)
 		if !ok {
 			continue
 		}
-		if id, ok := vs.Type.(*ast.Ident); ok && local[id.Name] {
+		if id, ok := vs.Type.(*ast.Ident); ok && local(id.Name) {
 			return true
 		}
 		for _, val := range vs.Values {
 			if call, ok := val.(*ast.CallExpr); ok && len(call.Args) == 1 {
-				if id, ok := call.Fun.(*ast.Ident); ok && local[id.Name] {
+				if id, ok := call.Fun.(*ast.Ident); ok && local(id.Name) {
 					return true
 				}
 			}

@@ -30,8 +30,13 @@ type validator struct {
 func (markerValidation) Generate(api *API) ([]File, error) {
 	var out []File
 	for _, g := range api.Groups {
-		v := g.Version(g.StorageVersion)
-		gen := &validationGen{v: v, needs: map[string]bool{}, visiting: map[string]bool{}}
+		// The checks run on the internal types: each is read from the version
+		// its internal copy comes from.
+		sources, err := g.internalSources()
+		if err != nil {
+			return nil, err
+		}
+		gen := &validationGen{sources: sources, needs: map[string]bool{}, visiting: map[string]bool{}}
 		var kinds []string
 		for _, k := range g.Kinds {
 			kinds = append(kinds, k.Name)
@@ -44,7 +49,8 @@ func (markerValidation) Generate(api *API) ([]File, error) {
 			if !gen.needs[name] {
 				continue
 			}
-			lines, err := gen.body(v.types[name])
+			gen.v = sources[name]
+			lines, err := gen.body(gen.v.types[name])
 			if err != nil {
 				return nil, err
 			}
@@ -63,8 +69,9 @@ func (markerValidation) Generate(api *API) ([]File, error) {
 }
 
 type validationGen struct {
-	v        *Version
-	needs    map[string]bool // type -> has checks (transitively)
+	v        *Version            // where the type being generated is declared
+	sources  map[string]*Version // internal type -> the version it is copied from
+	needs    map[string]bool     // type -> has checks (transitively)
 	visiting map[string]bool
 	patterns []string
 	// imports the generated code needs
@@ -76,10 +83,14 @@ func (g *validationGen) need(name string) (bool, error) {
 	if n, ok := g.needs[name]; ok {
 		return n, nil
 	}
-	td := g.v.types[name]
-	if td == nil || td.Struct == nil || g.visiting[name] {
+	v := g.sources[name]
+	if v == nil || v.types[name] == nil || v.types[name].Struct == nil || g.visiting[name] {
 		return false, nil
 	}
+	td := v.types[name]
+	prev := g.v
+	g.v = v
+	defer func() { g.v = prev }()
 	g.visiting[name] = true
 	defer delete(g.visiting, name)
 	result := false

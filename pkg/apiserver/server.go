@@ -256,7 +256,9 @@ func Run(ctx context.Context, cfg Config, o *Options) error {
 	for _, g := range cfg.Groups {
 		storageVersions = append(storageVersions, schema.GroupVersion{Group: g.Name, Version: g.StorageVersion})
 	}
-	o.Etcd.StorageConfig.Codec = codecs.LegacyCodec(storageVersions...)
+	// Each resource gets a codec for its own storage version (newStorage's
+	// options); this one serves what is not a resource's.
+	o.Etcd.StorageConfig.Codec = StorageCodec(codecs, schema.GroupVersions(storageVersions))
 
 	if len(o.Etcd.StorageConfig.Transport.ServerList) == 0 {
 		etcd, url, err := o.EmbeddedEtcd.Start()
@@ -318,7 +320,9 @@ func Run(ctx context.Context, cfg Config, o *Options) error {
 	for _, g := range cfg.Groups {
 		info := genericapiserver.NewDefaultAPIGroupInfo(g.Name, scheme, metav1.ParameterCodec, codecs)
 		for _, r := range g.Resources {
-			storage, err := newStorage(r, g.Name, scheme, serverConfig.RESTOptionsGetter)
+			gv := g.StorageGroupVersion(r)
+			opts := storageVersionOptions{RESTOptionsGetter: serverConfig.RESTOptionsGetter, codec: StorageCodec(codecs, gv), gv: gv}
+			storage, err := newStorage(r, g.Name, scheme, opts)
 			if err != nil {
 				return err
 			}

@@ -15,7 +15,8 @@ type APIGroup struct {
 	Name string
 	// Versions lists the served versions, most preferred first.
 	Versions []string
-	// StorageVersion is the version objects are encoded in when written to etcd.
+	// StorageVersion is the most preferred version a resource of the group is
+	// stored in (each Resource names its own).
 	StorageVersion string
 	// AddToScheme registers the internal type and every versioned type,
 	// with their conversions and defaulters.
@@ -33,6 +34,14 @@ func (g *APIGroup) PrioritizedVersions() []schema.GroupVersion {
 	return out
 }
 
+// StorageGroupVersion is the group version r is encoded in in etcd.
+func (g *APIGroup) StorageGroupVersion(r *Resource) schema.GroupVersion {
+	if r.StorageVersion != "" {
+		return schema.GroupVersion{Group: g.Name, Version: r.StorageVersion}
+	}
+	return schema.GroupVersion{Group: g.Name, Version: g.StorageVersion}
+}
+
 // Resource describes one REST resource, backed by the internal (unversioned) type.
 type Resource struct {
 	Kind       string
@@ -43,6 +52,9 @@ type Resource struct {
 	Namespaced bool
 	// Versions lists the versions that serve this resource.
 	Versions []string
+	// StorageVersion is the version objects are encoded in when written to
+	// etcd; empty means the group's.
+	StorageVersion string
 	// StatusSubresource serves /status with status-only update semantics.
 	StatusSubresource bool
 	// Scale, when set, serves /scale as autoscaling/v1 Scale.

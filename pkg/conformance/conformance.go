@@ -40,7 +40,7 @@ func Run(t *testing.T, groups []*builders.APIGroup, group, plural string, valid 
 	}
 	codecs := serializer.NewCodecFactory(scheme)
 	_, config := etcd3testing.NewUnsecuredEtcd3TestClientServer(t)
-	config.Codec = codecs.LegacyCodec(schema.GroupVersion{Group: g.Name, Version: g.StorageVersion})
+	config.Codec = apiserver.StorageCodec(codecs, g.StorageGroupVersion(r))
 
 	newObject := func(ns string) runtime.Object {
 		if valid != nil {

@@ -36,11 +36,10 @@ func RoundTrip(t *testing.T, groups []*builders.APIGroup, group string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	storage := schema.GroupVersion{Group: g.Name, Version: g.StorageVersion}
 	var funcs []interface{}
 	for _, r := range g.Resources {
 		for _, obj := range []runtime.Object{r.New(), r.NewList()} {
-			funcs = append(funcs, defaultingFiller(scheme, reflect.TypeOf(obj), storage))
+			funcs = append(funcs, defaultingFiller(scheme, reflect.TypeOf(obj), g.StorageGroupVersion(r)))
 		}
 	}
 	codecs := runtimeserializer.NewCodecFactory(scheme)
@@ -52,6 +51,12 @@ func RoundTrip(t *testing.T, groups []*builders.APIGroup, group string) {
 			continue // WatchEvent and the options kinds every group version registers
 		}
 		gvk := internal.WithKind(kind)
+		storage := schema.GroupVersion{Group: g.Name, Version: g.StorageVersion}
+		for _, r := range g.Resources {
+			if kind == r.Kind || kind == r.Kind+"List" {
+				storage = g.StorageGroupVersion(r)
+			}
+		}
 		external, err := scheme.New(storage.WithKind(kind))
 		if _, protobuf := external.(interface{ Marshal() ([]byte, error) }); err == nil && !protobuf {
 			// generate warned that this kind has no protobuf encoding: JSON only.

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -18,6 +19,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 const cronTab = `apiVersion: stable.example.com/v1
@@ -200,8 +203,9 @@ func TestExternalEtcd(t *testing.T) {
 	if r := kubectlApplyStdin(t, "create", fmt.Sprintf(cronTab, "external", "x", 2)); r.err != nil {
 		t.Fatalf("create: %v %s", r.err, r.stderr)
 	}
-	if got := etcd.get(t, "/registry/stable.example.com/crontabs/default/external"); !strings.Contains(got, `"apiVersion":"stable.example.com/v1"`) {
-		t.Errorf("etcd key of crontab external: %q", got)
+	// Stored as protobuf, as kube-apiserver stores its own types.
+	if enc, v := etcd.stored(t, "/registry/stable.example.com/crontabs/default/external"); enc != "protobuf" || v != "stable.example.com/v1" {
+		t.Errorf("etcd key of crontab external: %s in %s, want protobuf in stable.example.com/v1", enc, v)
 	}
 	rl.stop(t)
 	etcd.stop(t)
@@ -221,8 +225,8 @@ func TestStorageVersionChange(t *testing.T) {
 	if r := kubectlApplyStdin(t, "create", "apiVersion: ops.example.com/v1\nkind: Backup\nmetadata:\n  name: old\nspec:\n  replicas: 3\n"); r.err != nil {
 		t.Fatalf("create: %v %s", r.err, r.stderr)
 	}
-	if got := etcd.get(t, key); !strings.Contains(got, `"apiVersion":"ops.example.com/v1"`) {
-		t.Fatalf("stored before the change: %q", got)
+	if _, v := etcd.stored(t, key); v != "ops.example.com/v1" {
+		t.Fatalf("stored before the change: stored in %s, want ops.example.com/v1", v)
 	}
 	rl.stop(t)
 
@@ -271,11 +275,11 @@ func TestStorageVersionChange(t *testing.T) {
 	if r := kubectlApplyStdin(t, "create", "apiVersion: ops.example.com/v1\nkind: Backup\nmetadata:\n  name: new\n"); r.err != nil {
 		t.Fatalf("create: %v %s", r.err, r.stderr)
 	}
-	if got := etcd.get(t, "/registry/ops.example.com/backups/default/new"); !strings.Contains(got, `"apiVersion":"ops.example.com/v2"`) {
-		t.Errorf("written after the change: %q", got)
+	if _, v := etcd.stored(t, "/registry/ops.example.com/backups/default/new"); v != "ops.example.com/v2" {
+		t.Errorf("written after the change: stored in %s, want ops.example.com/v2", v)
 	}
-	if got := etcd.get(t, key); !strings.Contains(got, `"apiVersion":"ops.example.com/v1"`) {
-		t.Errorf("untouched old object: %q", got)
+	if _, v := etcd.stored(t, key); v != "ops.example.com/v1" {
+		t.Errorf("untouched old object: stored in %s, want ops.example.com/v1", v)
 	}
 
 	out, err = sh(proj, cli, "migrate", "storage", "--group", "ops")
@@ -286,8 +290,8 @@ func TestStorageVersionChange(t *testing.T) {
 	if want := "backups.ops.example.com: 2 objects, 1 re-encoded in v2 (Backup's storage version), 1 already were"; !strings.Contains(out, want) {
 		t.Errorf("migrate storage printed %q, want %q", out, want)
 	}
-	if got := etcd.get(t, key); !strings.Contains(got, `"apiVersion":"ops.example.com/v2"`) {
-		t.Errorf("after migrate storage: %q", got)
+	if _, v := etcd.stored(t, key); v != "ops.example.com/v2" {
+		t.Errorf("after migrate storage: stored in %s, want ops.example.com/v2", v)
 	}
 	if got := mustKubectl(t, "get", "backups.v1.ops.example.com", "old", "-o", "jsonpath={.spec.replicas}"); got != "3" {
 		t.Errorf("after migrate storage, through v1: %q", got)
@@ -311,6 +315,25 @@ func startEtcd(t *testing.T) *etcdProcess {
 		"--initial-cluster", "e2e="+peerURL)
 	p.waitFor(t, "ready to serve client requests", time.Minute)
 	return &etcdProcess{process: p, url: clientURL}
+}
+
+// stored reads how the apiserver stored a key: "protobuf" or "json", and
+// the apiVersion it is stored in.
+func (e *etcdProcess) stored(t *testing.T, key string) (encoding, apiVersion string) {
+	t.Helper()
+	value := e.get(t, key)
+	if raw, ok := strings.CutPrefix(value, "k8s\x00"); ok {
+		var u runtime.Unknown
+		if err := u.Unmarshal([]byte(raw)); err != nil {
+			t.Fatalf("etcd key %s: %v", key, err)
+		}
+		return "protobuf", u.APIVersion
+	}
+	var tm metav1.TypeMeta
+	if err := json.Unmarshal([]byte(value), &tm); err != nil {
+		t.Fatalf("etcd key %s holds neither protobuf nor JSON: %q", key, value)
+	}
+	return "json", tm.APIVersion
 }
 
 // get reads a key as the apiserver stored it.
