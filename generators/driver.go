@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -118,8 +119,23 @@ func servePackagesDriver(patterns []string) (*packages.DriverResponse, error) {
 		go func() {
 			defer wg.Done()
 			for p := range work {
+				names := map[string]string{}
+				for path, imp := range p.Imports {
+					names[path] = imp.Name
+				}
+				kept := map[string]bool{}
 				for i, f := range p.CompiledGoFiles {
-					p.CompiledGoFiles[i] = bodylessCopy(cacheDir, f)
+					p.CompiledGoFiles[i] = bodylessCopy(cacheDir, f, names)
+					if err := importsOf(p.CompiledGoFiles[i], kept); err != nil {
+						kept = nil // keep every import
+						break
+					}
+				}
+				// What only function bodies imported is not loaded at all.
+				for path := range p.Imports {
+					if kept != nil && !kept[path] {
+						delete(p.Imports, path)
+					}
 				}
 			}
 		}()
@@ -131,16 +147,34 @@ func servePackagesDriver(patterns []string) (*packages.DriverResponse, error) {
 	}
 	close(work)
 	wg.Wait()
+	resp.Packages = nil
+	packages.Visit(roots, nil, func(p *packages.Package) { resp.Packages = append(resp.Packages, p) })
 	return resp, nil
+}
+
+// importsOf adds the import paths of a Go file to paths.
+func importsOf(file string, paths map[string]bool) error {
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
+	if err != nil {
+		return err
+	}
+	for _, imp := range f.Imports {
+		p, err := strconv.Unquote(imp.Path.Value)
+		if err != nil {
+			return err
+		}
+		paths[p] = true
+	}
+	return nil
 }
 
 // bodylessVersion changes with what blankFuncBodies does, so that no copy
 // made by an older rule is reused.
-const bodylessVersion = 3
+const bodylessVersion = 4
 
 // bodylessCopy returns the cached copy of a Go file with its function bodies
 // blanked, creating it if needed, or the file itself when that fails.
-func bodylessCopy(cacheDir, file string) string {
+func bodylessCopy(cacheDir, file string, names map[string]string) string {
 	info, err := os.Stat(file)
 	if err != nil {
 		return file
@@ -158,6 +192,9 @@ func bodylessCopy(cacheDir, file string) string {
 		return file
 	}
 	out, ok := blankFuncBodies(src)
+	if ok {
+		out, ok = dropUnusedImports(out, names)
+	}
 	if !ok {
 		return file
 	}
@@ -250,6 +287,77 @@ func blankFuncBodies(src []byte) ([]byte, bool) {
 				}
 				cut(off(vs.Names[0].End()), off(vs.Values[0].End()), " "+ptr+typ)
 			}
+		}
+	}
+	return append(out, src[last:]...), true
+}
+
+// dropUnusedImports removes the imports a bodyless file no longer refers to
+// (names maps import paths to package names), and blank imports, which
+// matter to a build, not to types. Dot imports stay.
+func dropUnusedImports(src []byte, names map[string]string) ([]byte, bool) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "", src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, false
+	}
+	used := map[string]bool{}
+	for _, d := range f.Decls {
+		if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.IMPORT {
+			continue
+		}
+		ast.Inspect(d, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if id, ok := sel.X.(*ast.Ident); ok {
+					used[id.Name] = true
+				}
+			}
+			return true
+		})
+	}
+	off := func(p token.Pos) int { return fset.Position(p).Offset }
+	out := make([]byte, 0, len(src))
+	last := 0
+	cut := func(start, end int) {
+		out = append(out, src[last:start]...)
+		for _, c := range src[start:end] {
+			if c == '\n' {
+				out = append(out, c)
+			}
+		}
+		last = end
+	}
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.IMPORT {
+			continue
+		}
+		var drop []*ast.ImportSpec
+		for _, spec := range gd.Specs {
+			is := spec.(*ast.ImportSpec)
+			path, err := strconv.Unquote(is.Path.Value)
+			if err != nil {
+				return nil, false
+			}
+			name, known := names[path]
+			if is.Name != nil {
+				name, known = is.Name.Name, true
+			}
+			if !known || name == "." || (name != "_" && used[name]) {
+				continue
+			}
+			drop = append(drop, is)
+		}
+		if len(drop) == len(gd.Specs) {
+			cut(off(gd.Pos()), off(gd.End()))
+			continue
+		}
+		for _, is := range drop {
+			start := is.Pos()
+			if is.Doc != nil {
+				start = is.Doc.Pos()
+			}
+			cut(off(start), off(is.End()))
 		}
 	}
 	return append(out, src[last:]...), true

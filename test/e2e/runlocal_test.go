@@ -249,6 +249,12 @@ func TestStorageVersionChange(t *testing.T) {
 		return strings.Replace(s, "// +resource:path=backups", "// +storageversion\n// +resource:path=backups", 1)
 	})
 
+	// A second kind of the group stays in v1 only: the group now stores
+	// Backup in v2 and Restore in v1 (as wardle stores Flunder and Fischer).
+	if out, err := sh(proj, cli, "create", "group", "version", "resource", "--group", "ops", "--version", "v1", "--kind", "Restore", "--controller=false"); err != nil {
+		t.Fatalf("create Restore: %v\n%s", err, out)
+	}
+
 	// The REST hooks run from the storage version: generate says the ones
 	// left in v1 no longer run; moved to v2, they do.
 	out, err := sh(proj, cli, "generate")
@@ -280,6 +286,12 @@ func TestStorageVersionChange(t *testing.T) {
 	}
 	if _, v := etcd.stored(t, key); v != "ops.example.com/v1" {
 		t.Errorf("untouched old object: stored in %s, want ops.example.com/v1", v)
+	}
+	if r := kubectlApplyStdin(t, "create", "apiVersion: ops.example.com/v1\nkind: Restore\nmetadata:\n  name: r\n"); r.err != nil {
+		t.Fatalf("create restore: %v %s", r.err, r.stderr)
+	}
+	if enc, v := etcd.stored(t, "/registry/ops.example.com/restores/default/r"); enc != "protobuf" || v != "ops.example.com/v1" {
+		t.Errorf("restore, whose storage version is v1 in a group that stores Backup in v2: %s in %s", enc, v)
 	}
 
 	out, err = sh(proj, cli, "migrate", "storage", "--group", "ops")
