@@ -71,7 +71,7 @@ func (g *Group) storageVersions() []*Version {
 }
 
 // typeSpecs calls fn for every type declared in the version's *_types.go files.
-func (v *Version) typeSpecs(fn func(f *ast.File, gd *ast.GenDecl, ts *ast.TypeSpec)) {
+func (v *Version) typeSpecs(fn func(ts *ast.TypeSpec)) {
 	for _, f := range v.files {
 		if !strings.HasSuffix(v.fset.Position(f.Pos()).Filename, "_types.go") {
 			continue
@@ -79,7 +79,7 @@ func (v *Version) typeSpecs(fn func(f *ast.File, gd *ast.GenDecl, ts *ast.TypeSp
 		for _, d := range f.Decls {
 			if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.TYPE {
 				for _, s := range gd.Specs {
-					fn(f, gd, s.(*ast.TypeSpec))
+					fn(s.(*ast.TypeSpec))
 				}
 			}
 		}
@@ -117,7 +117,7 @@ func (g *Group) internalSources() (map[string]*Version, error) {
 	reachedBy := map[string]string{}
 	for _, v := range stored {
 		declared := map[string]*ast.TypeSpec{}
-		v.typeSpecs(func(_ *ast.File, _ *ast.GenDecl, ts *ast.TypeSpec) { declared[ts.Name.Name] = ts })
+		v.typeSpecs(func(ts *ast.TypeSpec) { declared[ts.Name.Name] = ts })
 		var roots []string
 		for _, k := range g.Kinds {
 			if k.StorageVersion == v.Name {
@@ -157,8 +157,8 @@ func (g *Group) internalSources() (map[string]*Version, error) {
 	}
 	// Types no stored kind reaches.
 	for _, v := range stored {
-		v.typeSpecs(func(_ *ast.File, _ *ast.GenDecl, ts *ast.TypeSpec) {
-			if _, ok := sources[ts.Name.Name]; !ok && !g.isKind(ts.Name.Name) {
+		v.typeSpecs(func(ts *ast.TypeSpec) {
+			if _, ok := sources[ts.Name.Name]; !ok {
 				sources[ts.Name.Name] = v
 			}
 		})
@@ -177,16 +177,6 @@ func (g *Group) storedIn(version string) string {
 	return strings.Join(names, ", ")
 }
 
-// isKind tells whether name is a kind of the group or its list.
-func (g *Group) isKind(name string) bool {
-	for _, k := range g.Kinds {
-		if name == k.Name || name == k.Name+"List" {
-			return true
-		}
-	}
-	return false
-}
-
 func (g *Group) internalTypesSource(header string) ([]byte, error) {
 	sources, err := g.internalSources()
 	if err != nil {
@@ -194,7 +184,7 @@ func (g *Group) internalTypesSource(header string) ([]byte, error) {
 	}
 	var body bytes.Buffer
 	imports := map[string]string{} // path -> name used
-	copied := map[string]bool{}    // const blocks, by text
+	copied := map[string]bool{}    // declarations, by text: const blocks both versions have
 	var names []string
 	for _, v := range g.storageVersions() {
 		names = append(names, v.Name)
@@ -208,10 +198,6 @@ func (g *Group) internalTypesSource(header string) ([]byte, error) {
 				return nil, err
 			}
 			fileImports := importNames(f)
-			from := func(name string) bool { return sources[name] == v }
-			text := func(start, end token.Pos) string {
-				return stripVersionMarkers(string(src[v.fset.Position(start).Offset:v.fset.Position(end).Offset]))
-			}
 			prevEnd := f.Name.End()
 			for _, d := range f.Decls {
 				after := prevEnd
@@ -220,54 +206,8 @@ func (g *Group) internalTypesSource(header string) ([]byte, error) {
 				if !ok {
 					continue
 				}
-				nodes := []ast.Node{gd}
-				var out string
-				switch gd.Tok {
-				case token.TYPE:
-					var picked []*ast.TypeSpec
-					for _, s := range gd.Specs {
-						if ts := s.(*ast.TypeSpec); from(ts.Name.Name) {
-							picked = append(picked, ts)
-						}
-					}
-					switch {
-					case len(picked) == 0:
-						continue
-					case len(picked) < len(gd.Specs):
-						// Part of a type ( ... ) block: those specs alone.
-						var parts []string
-						nodes = nil
-						for _, ts := range picked {
-							nodes = append(nodes, ts)
-							start := ts.Pos()
-							if ts.Doc != nil {
-								start = ts.Doc.Pos()
-							}
-							parts = append(parts, "type "+text(start, ts.End()))
-						}
-						out = strings.Join(parts, "\n\n")
-					}
-				case token.CONST:
-					if !constTypes(gd, from) {
-						continue
-					}
-				default:
-					continue
-				}
-				if out == "" {
-					start := gd.Pos()
-					if gd.Doc != nil {
-						start = gd.Doc.Pos()
-					}
-					// Markers may sit in a block of their own, a blank line above the
-					// doc comment, where gengo finds them too (its "second closest"
-					// comment lines): copy that block with the type.
-					if c := detachedComment(v.fset, f, after, start); c != nil {
-						start = c.Pos()
-					}
-					out = text(start, gd.End())
-				}
-				if copied[out] {
+				out, nodes := v.internalDecl(f, src, gd, after, func(name string) bool { return sources[name] == v })
+				if out == "" || copied[out] {
 					continue
 				}
 				copied[out] = true
@@ -312,6 +252,60 @@ func (g *Group) internalTypesSource(header string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// internalDecl returns the text the internal package copies of a declaration
+// of the version (markers of the version stripped), and the nodes it holds;
+// "" when it copies none. Types come when taken from this version, const
+// blocks when they hold values of such a type. after is where the previous
+// declaration ends.
+func (v *Version) internalDecl(f *ast.File, src []byte, gd *ast.GenDecl, after token.Pos, taken func(string) bool) (string, []ast.Node) {
+	text := func(start, end token.Pos) string {
+		return stripVersionMarkers(string(src[v.fset.Position(start).Offset:v.fset.Position(end).Offset]))
+	}
+	switch gd.Tok {
+	case token.TYPE:
+		var picked []*ast.TypeSpec
+		for _, s := range gd.Specs {
+			if ts := s.(*ast.TypeSpec); taken(ts.Name.Name) {
+				picked = append(picked, ts)
+			}
+		}
+		if len(picked) == 0 {
+			return "", nil
+		}
+		if len(picked) < len(gd.Specs) {
+			// Part of a type ( ... ) block: those specs alone.
+			var parts []string
+			var nodes []ast.Node
+			for _, ts := range picked {
+				start := ts.Pos()
+				if ts.Doc != nil {
+					start = ts.Doc.Pos()
+				}
+				parts = append(parts, "type "+text(start, ts.End()))
+				nodes = append(nodes, ts)
+			}
+			return strings.Join(parts, "\n\n"), nodes
+		}
+	case token.CONST:
+		if !valuesOf(gd, taken) {
+			return "", nil
+		}
+	default:
+		return "", nil
+	}
+	start := gd.Pos()
+	if gd.Doc != nil {
+		start = gd.Doc.Pos()
+	}
+	// Markers may sit in a block of their own, a blank line above the doc
+	// comment, where gengo finds them too (its "second closest" comment
+	// lines): copy that block with the type.
+	if c := detachedComment(v.fset, f, after, start); c != nil {
+		start = c.Pos()
+	}
+	return text(start, gd.End()), []ast.Node{gd}
+}
+
 // detachedComment returns the comment group between after and pos that ends
 // one blank line above pos, as gengo's parser reads it (gofmt keeps at most
 // one blank line).
@@ -325,10 +319,10 @@ func detachedComment(fset *token.FileSet, f *ast.File, after, pos token.Pos) *as
 	return nil
 }
 
-// constTypes reports whether a const block declares values of a type the
+// valuesOf reports whether a const block declares values of a type the
 // internal package takes from this version: enum values such as
 // `PhaseRunning Phase = "Running"` or `PhaseRunning = Phase("Running")`.
-func constTypes(gd *ast.GenDecl, local func(string) bool) bool {
+func valuesOf(gd *ast.GenDecl, local func(string) bool) bool {
 	for _, s := range gd.Specs {
 		vs, ok := s.(*ast.ValueSpec)
 		if !ok {
