@@ -25,11 +25,14 @@ import (
 // function bodies. So the load goes through a go/packages driver (the
 // GOPACKAGESDRIVER protocol) served by this same binary: it asks `go list`
 // as usual, and points the compiled files of every package outside the main
-// module at copies whose function bodies are blanked. Line numbers and file
-// names are kept, so comments attach to declarations as before (gengo reads
-// markers by line, and package tags from files named doc.go). The copies are
-// cached by path, size and modification time; module and GOROOT files do not
-// change under a path, and anything else that does gets a new key.
+// module at copies whose function bodies (and package-level literals) are
+// blanked, without the imports only those used: the packages that only
+// bodies imported are then not loaded at all. Line numbers and file names are
+// kept, so comments attach to declarations as before (gengo reads markers by
+// line, and package tags from files named doc.go). The copies are cached by
+// path, size and modification time; module and GOROOT files do not change
+// under a path, and anything else that does gets a new key. docs/design.md
+// has the measurements.
 
 // packagesDriverEnv marks a process started as the packages driver.
 const packagesDriverEnv = "APISERVER_BOOT_PACKAGES_DRIVER"
@@ -227,24 +230,13 @@ func blankFuncBodies(src []byte) ([]byte, bool) {
 		return nil, false
 	}
 	off := func(p token.Pos) int { return fset.Position(p).Offset }
-	out := make([]byte, 0, len(src))
-	last := 0
-	// cut replaces src[start:end] by text and the newlines it held.
-	cut := func(start, end int, text string) {
-		out = append(out, src[last:start]...)
-		out = append(out, text...)
-		for _, c := range src[start:end] {
-			if c == '\n' {
-				out = append(out, c)
-			}
-		}
-		last = end
-	}
+	sp := &splice{src: src}
+
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
 			if d.Body != nil {
-				cut(off(d.Body.Lbrace), off(d.Body.Rbrace)+1, "")
+				sp.cut(off(d.Body.Lbrace), off(d.Body.Rbrace)+1, "")
 			}
 		case *ast.GenDecl:
 			if d.Tok != token.VAR {
@@ -257,7 +249,7 @@ func blankFuncBodies(src []byte) ([]byte, bool) {
 				}
 				val := vs.Values[0]
 				if vs.Type != nil {
-					cut(off(vs.Type.End()), off(val.End()), "")
+					sp.cut(off(vs.Type.End()), off(val.End()), "")
 					continue
 				}
 				ptr := ""
@@ -285,12 +277,33 @@ func blankFuncBodies(src []byte) ([]byte, bool) {
 				if typ == "" {
 					continue
 				}
-				cut(off(vs.Names[0].End()), off(vs.Values[0].End()), " "+ptr+typ)
+				sp.cut(off(vs.Names[0].End()), off(vs.Values[0].End()), " "+ptr+typ)
 			}
 		}
 	}
-	return append(out, src[last:]...), true
+	return sp.done(), true
 }
+
+// splice rebuilds src with ranges replaced, in order, each keeping the
+// newlines it held so that every later line stays where it was.
+type splice struct {
+	src, out []byte
+	last     int
+}
+
+// cut replaces src[start:end] by text and the newlines it held.
+func (s *splice) cut(start, end int, text string) {
+	s.out = append(s.out, s.src[s.last:start]...)
+	s.out = append(s.out, text...)
+	for _, c := range s.src[start:end] {
+		if c == '\n' {
+			s.out = append(s.out, c)
+		}
+	}
+	s.last = end
+}
+
+func (s *splice) done() []byte { return append(s.out, s.src[s.last:]...) }
 
 // dropUnusedImports removes the imports a bodyless file no longer refers to
 // (names maps import paths to package names), and blank imports, which
@@ -316,17 +329,7 @@ func dropUnusedImports(src []byte, names map[string]string) ([]byte, bool) {
 		})
 	}
 	off := func(p token.Pos) int { return fset.Position(p).Offset }
-	out := make([]byte, 0, len(src))
-	last := 0
-	cut := func(start, end int) {
-		out = append(out, src[last:start]...)
-		for _, c := range src[start:end] {
-			if c == '\n' {
-				out = append(out, c)
-			}
-		}
-		last = end
-	}
+	sp := &splice{src: src}
 	for _, d := range f.Decls {
 		gd, ok := d.(*ast.GenDecl)
 		if !ok || gd.Tok != token.IMPORT {
@@ -349,7 +352,7 @@ func dropUnusedImports(src []byte, names map[string]string) ([]byte, bool) {
 			drop = append(drop, is)
 		}
 		if len(drop) == len(gd.Specs) {
-			cut(off(gd.Pos()), off(gd.End()))
+			sp.cut(off(gd.Pos()), off(gd.End()), "")
 			continue
 		}
 		for _, is := range drop {
@@ -357,8 +360,8 @@ func dropUnusedImports(src []byte, names map[string]string) ([]byte, bool) {
 			if is.Doc != nil {
 				start = is.Doc.Pos()
 			}
-			cut(off(start), off(is.End()))
+			sp.cut(off(start), off(is.End()), "")
 		}
 	}
-	return append(out, src[last:]...), true
+	return sp.done(), true
 }
