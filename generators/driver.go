@@ -54,6 +54,9 @@ func loadEnv() []string {
 	if driverExecutable == "" {
 		return nil // os.Environ(), the go list driver
 	}
+	if d := os.Getenv("GOPACKAGESDRIVER"); d != "" && d != "off" {
+		return nil // the user's own driver (Bazel's, say) knows their build
+	}
 	return append(os.Environ(), "GOPACKAGESDRIVER="+driverExecutable, packagesDriverEnv+"=1")
 }
 
