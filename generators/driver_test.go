@@ -94,7 +94,7 @@ func TestPackagesDriver(t *testing.T) {
 	cache := t.TempDir()
 	patterns := append([]string{"github.com/apiserver-boot/apiserver-boot/pkg/builders"}, metav1...)
 	want, all := declarations(t, &packages.Config{Mode: loadMode}, patterns...)
-	cfg := &packages.Config{Mode: loadMode, Env: append(os.Environ(), "GOPACKAGESDRIVER="+exe, packagesDriverEnv+"=1", "XDG_CACHE_HOME="+cache, "HOME="+cache)}
+	cfg := &packages.Config{Mode: loadMode, Env: append(os.Environ(), "GOPACKAGESDRIVER="+exe, packagesDriverEnv+"=1", "XDG_CACHE_HOME="+cache)}
 	got, loaded := declarations(t, cfg, patterns...)
 	// The roots' declarations are all there and the same; what only function
 	// bodies imported (net/http, for one) is not loaded.
