@@ -378,7 +378,12 @@ func (b *bench) codegen() error {
 	if err := os.MkdirAll(viol, 0o755); err != nil {
 		return err
 	}
-	scriptEnv := append(env, "CODEGEN_PKG="+cg, "API_KNOWN_VIOLATIONS_DIR="+viol, "UPDATE_API_KNOWN_VIOLATIONS=true")
+	// kube_codegen.sh leaves mktemp files behind: keep them in the bench's folder.
+	scriptTmp := filepath.Join(b.tmp, "codegen-tmp")
+	if err := os.MkdirAll(scriptTmp, 0o755); err != nil {
+		return err
+	}
+	scriptEnv := append(env, "CODEGEN_PKG="+cg, "API_KNOWN_VIOLATIONS_DIR="+viol, "UPDATE_API_KNOWN_VIOLATIONS=true", "TMPDIR="+scriptTmp)
 
 	// Alternate the two so that both see the same contention.
 	var ours, theirs []time.Duration
