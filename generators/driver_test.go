@@ -2,6 +2,7 @@ package generators
 
 import (
 	"go/ast"
+	"go/importer"
 	"go/parser"
 	"go/token"
 	"go/types"
@@ -129,6 +130,92 @@ func TestPackagesDriver(t *testing.T) {
 		if strings.HasPrefix(f, cache) {
 			t.Fatalf("main module file %s was copied", f)
 		}
+	}
+}
+
+// TestBodylessShapes: declaration shapes the real packages may not all have.
+func TestBodylessShapes(t *testing.T) {
+	const src = `package shapes
+
+import (
+	"fmt"
+	str "strings"
+	_ "embed"
+	"sort"
+	"bytes"
+)
+
+type List[T any] struct{ items []T }
+
+type pair struct{ a, b int }
+
+const (
+	zero = iota
+	one
+)
+
+var (
+	generic  = List[int]{items: []int{1}}
+	ptr      = &pair{a: 1}
+	anon     = struct{ X int }{X: 1}
+	arr      = [...]string{"a", "b", "c"}
+	keyed    = [...]string{2: "c"}
+	m        = map[string]pair{"x": {1, 2}}
+	typed    fmt.Stringer = nil
+	a, b     = pair{}, 2
+	fn       = func() string { return str.ToUpper("x") }
+	_        = sort.Ints
+	buf      bytes.Buffer
+)
+
+func (l *List[T]) Len() int { fmt.Println(len(l.items)); return len(l.items) }
+
+func Sum[T ~int](xs ...T) (s T) {
+	for _, x := range xs {
+		s += x
+	}
+	return
+}
+`
+	check := func(src []byte) map[string]string {
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, "shapes.go", src, parser.ParseComments)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, src)
+		}
+		conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil), Error: func(error) {}}
+		pkg, _ := conf.Check("shapes", fset, []*ast.File{f}, nil)
+		out := map[string]string{}
+		for _, name := range pkg.Scope().Names() {
+			out[name] = types.ObjectString(pkg.Scope().Lookup(name), nil)
+		}
+		if l, ok := pkg.Scope().Lookup("List").Type().(*types.Named); ok {
+			for i := range l.NumMethods() {
+				out["List."+l.Method(i).Name()] = types.ObjectString(l.Method(i), nil)
+			}
+		}
+		return out
+	}
+	blank, ok := blankFuncBodies([]byte(src))
+	if !ok {
+		t.Fatal("not blanked")
+	}
+	names := map[string]string{"fmt": "fmt", "strings": "strings", "embed": "embed", "sort": "sort", "bytes": "bytes"}
+	out, ok := dropUnusedImports(blank, names)
+	if !ok {
+		t.Fatal("imports not dropped")
+	}
+	want, got := check([]byte(src)), check(out)
+	if len(got) != len(want) {
+		t.Errorf("%d objects, want %d:\n%s", len(got), len(want), out)
+	}
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("%s: %s, bodyless %s", name, w, got[name])
+		}
+	}
+	if n := len(src); len(out) >= n {
+		t.Errorf("nothing removed:\n%s", out)
 	}
 }
 
