@@ -1,7 +1,9 @@
 package generators
 
 import (
+	"errors"
 	"fmt"
+	"go/ast"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -54,10 +56,18 @@ func (protobuf) Generate(api *API, c *generator.Context) ([]File, error) {
 	for _, g := range api.Groups {
 		for _, v := range g.Versions {
 			pkg := c.Universe.Package(v.Package)
-			pg := &protoGen{pkg: v.Package, seen: map[string]bool{}, imports: map[string]string{}}
+			path := fieldNumbersPath(v)
+			rec, err := readFieldNumbers(path)
+			if err != nil {
+				return nil, err
+			}
+			rel, _ := filepath.Rel(api.Root, path)
+			pg := &protoGen{pkg: v.Package, seen: map[string]bool{}, imports: map[string]string{}, rec: rec, recorded: rec.clone(), v: v, root: api.Root, recPath: rel}
 			// Each kind is encoded with its list, all or nothing: a kind that
-			// cannot be is served without protobuf (JSON still works; protobuf
-			// requests get 406), with a warning.
+			// cannot be, and never was, is served without protobuf (JSON still
+			// works; protobuf requests get 406), with a warning. A kind the
+			// record shows was encoded before must stay so: its stored objects
+			// are protobuf, which only its protobuf methods can read.
 			units := [][]string{}
 			for _, r := range v.Requests {
 				units = append(units, []string{r})
@@ -67,6 +77,16 @@ func (protobuf) Generate(api *API, c *generator.Context) ([]File, error) {
 			}
 			for _, unit := range units {
 				if err := pg.collectAll(pkg, unit); err != nil {
+					var numbering *numberingError
+					if errors.As(err, &numbering) {
+						return nil, err
+					}
+					if pg.recorded[unit[0]] != nil {
+						return nil, fmt.Errorf("%s.%s cannot keep its protobuf encoding: %w. Objects of %s in etcd are stored as protobuf (%s records it), "+
+							"which only generated protobuf methods can read, so generate stops rather than serve the kind as JSON. "+
+							"Give the field a type the encoding carries (scalars, strings, []byte, structs of this package, slices and pointers of these, maps with scalar keys, Kubernetes types with protobuf methods)",
+							v.Package, unit[0], err, unit[0], rel)
+					}
 					api.Warnings = append(api.Warnings, fmt.Sprintf("%s.%s is served without protobuf: %v", v.Package, unit[0], err))
 					api.withoutProtobuf = true
 				}
@@ -79,6 +99,9 @@ func (protobuf) Generate(api *API, c *generator.Context) ([]File, error) {
 				return nil, err
 			}
 			out = append(out, File{Path: filepath.Join(v.Dir, "zz_generated.protobuf.go"), Content: b})
+			if len(pg.rec) > 0 {
+				out = append(out, File{Path: path, Content: pg.rec.render(g.Name + "/" + v.Name)})
+			}
 		}
 	}
 	return out, nil
@@ -89,6 +112,11 @@ type protoGen struct {
 	seen    map[string]bool
 	types   []protoType
 	imports map[string]string // path -> name, for Kubernetes types named in decode code
+	// rec is the record of field numbers, updated as types are collected;
+	// recorded is the record as read, before this run.
+	rec, recorded fieldNumbers
+	v             *Version
+	root, recPath string
 }
 
 // usesSortIn tells whether the emitted code sorts map keys.
@@ -118,10 +146,11 @@ func (g *protoGen) collectAll(pkg *types.Package, names []string) error {
 	for k, v := range g.imports {
 		imports[k] = v
 	}
+	rec := g.rec.clone()
 	for _, name := range names {
 		if t := pkg.Types[name]; t != nil {
 			if err := g.collect(t); err != nil {
-				g.types, g.seen, g.imports = g.types[:n], seen, imports
+				g.types, g.seen, g.imports, g.rec = g.types[:n], seen, imports, rec
 				return err
 			}
 		}
@@ -135,32 +164,264 @@ func (g *protoGen) collect(t *types.Type) error {
 		return nil
 	}
 	g.seen[t.Name.Name] = true
+	fields, err := g.number(t)
+	if err != nil {
+		return err
+	}
 	pt := protoType{Name: t.Name.Name}
-	num := 0
-	used := map[int]string{}
-	for _, m := range t.Members {
-		if isTypeMeta(m.Type) || reflect.StructTag(m.Tags).Get("json") == "-" {
-			continue // TypeMeta travels in the envelope, as in Kubernetes' own protobuf
-		}
-		num++
-		if n := protoNumber(m.Tags); n > 0 {
-			num = n
-		}
-		field := fmt.Sprintf("%s.%s", t.Name.Name, m.Name)
-		if prev, dup := used[num]; dup {
-			return fmt.Errorf("protobuf: fields %s and %s both have number %d: give them distinct protobuf:\"...,<n>,...\" tags", prev, field, num)
-		}
-		used[num] = field
-		code, err := g.field(m.Type, "m."+m.Name, num, field)
+	for _, f := range fields {
+		field := fmt.Sprintf("%s.%s", t.Name.Name, f.member.Name)
+		code, err := g.field(f.member.Type, "m."+f.member.Name, f.num, field)
 		if err != nil {
 			return err
 		}
 		pt.Size = append(pt.Size, code.size)
 		pt.Marshal = append(pt.Marshal, code.marshal)
-		pt.Unmarshal = append(pt.Unmarshal, fmt.Sprintf("case %d:\n%s", num, code.unmarshal))
+		pt.Unmarshal = append(pt.Unmarshal, fmt.Sprintf("case %d:\n%s", f.num, code.unmarshal))
 	}
 	g.types = append(g.types, pt)
 	return nil
+}
+
+// numberedField is a member of a struct with its protobuf field number.
+type numberedField struct {
+	member types.Member
+	key    string
+	num    int
+}
+
+// numberingError is a field number generate refuses: nothing is written, and
+// no fallback to JSON is taken.
+type numberingError struct{ msg string }
+
+func (e *numberingError) Error() string { return e.msg }
+
+// number gives every encoded member of t its field number, from the record:
+// a recorded field keeps its number whatever its place, Go name or file; a
+// new field gets the next number after every one the type has used; the
+// fields no longer declared are reserved. A type the record does not hold is
+// numbered in declaration order (or by its protobuf tags), which is how every
+// type was numbered before the record existed: a project's first run records
+// its stored numbering as it is.
+func (g *protoGen) number(t *types.Type) ([]numberedField, error) {
+	name := t.Name.Name
+	rec := g.rec[name]
+	fresh := rec == nil
+	if fresh {
+		rec = &typeNumbers{Fields: map[string]fieldNumber{}}
+	}
+	fail := func(format string, args ...any) error {
+		return &numberingError{msg: fmt.Sprintf(format, args...)}
+	}
+	var fields []numberedField
+	wires := map[string]string{}
+	byKey := map[string]string{} // key -> Go name
+	taken := map[int]bool{}      // numbers a new field may not get
+	for n := range rec.numbers() {
+		taken[n] = true
+	}
+	for _, m := range t.Members {
+		if isTypeMeta(m.Type) || reflect.StructTag(m.Tags).Get("json") == "-" {
+			continue // TypeMeta travels in the envelope, as in Kubernetes' own protobuf
+		}
+		key := protoKey(m)
+		if prev, dup := byKey[key]; dup {
+			return nil, fail("%s: fields %s.%s and %s.%s (%s) have the same JSON name %q", g.pos(name, m.Name), name, prev, name, m.Name, g.pos(name, prev), key)
+		}
+		byKey[key] = m.Name
+		wires[key] = g.wireType(m.Type)
+		if n := protoNumber(m.Tags); n > 0 {
+			taken[n] = true
+		}
+		fields = append(fields, numberedField{member: m, key: key})
+	}
+	num, next := 0, rec.max()
+	used := map[int]string{} // number -> Go name, in this declaration
+	for i := range fields {
+		f := &fields[i]
+		tag := protoNumber(f.member.Tags)
+		recorded, isRecorded := rec.Fields[f.key]
+		switch {
+		case fresh:
+			num++
+			if tag > 0 {
+				num = tag
+			}
+			f.num = num
+		case isRecorded:
+			f.num = recorded.Number
+			if tag > 0 && tag != recorded.Number {
+				return nil, fail("%s: %s.%s has protobuf tag number %d, but %s records %d for %q: objects in etcd hold it under %d. Remove the tag, or make it %d",
+					g.pos(name, f.member.Name), name, f.member.Name, tag, g.recPath, recorded.Number, f.key, recorded.Number, recorded.Number)
+			}
+			if w := wires[f.key]; w != recorded.Wire {
+				return nil, fail("%s: %s.%s (JSON %q) is now encoded as %s, but objects in etcd hold its field %d as %s (%s): they could no longer be read. "+
+					"Keep a type encoded as %s, or give the new field another JSON name (%d stays reserved for the old one); if no object was ever stored with it, delete its line from %s",
+					g.pos(name, f.member.Name), name, f.member.Name, f.key, w, recorded.Number, recorded.Wire, g.recPath, recorded.Wire, recorded.Number, g.recPath)
+			}
+		case tag > 0:
+			if owner := rec.owner(tag); owner != "" {
+				return nil, fail("%s: %s.%s has protobuf tag number %d, which %s gives to %s: a number is never given to another field. Remove the tag (generate numbers the field), or pick a number above %d",
+					g.pos(name, f.member.Name), name, f.member.Name, tag, g.recPath, owner, rec.max())
+			}
+			f.num = tag
+		default:
+			for next++; taken[next]; next++ {
+			}
+			f.num = next
+		}
+		if prev, dup := used[f.num]; dup {
+			return nil, fail("%s: fields %s.%s and %s.%s (%s) both have protobuf number %d: give them distinct numbers",
+				g.pos(name, f.member.Name), name, f.member.Name, name, prev, g.pos(name, prev), f.num)
+		}
+		used[f.num] = f.member.Name
+	}
+
+	// A recorded field that is no longer declared: its number is reserved.
+	// One whose JSON name is now declared by an inlined embedded struct has
+	// moved into it: the JSON is the same, but the embedded struct is one
+	// nested message, so stored objects would lose the value without a word.
+	inlined, numOf := map[string]string{}, map[string]int{}
+	for _, f := range fields {
+		numOf[f.member.Name] = f.num
+		if strings.HasPrefix(f.key, "inline:") {
+			for _, k := range g.jsonNames(f.member.Type) {
+				inlined[k] = f.member.Name
+			}
+		}
+	}
+	for _, key := range sortedKeys(rec.Fields) {
+		if _, ok := byKey[key]; ok {
+			continue
+		}
+		r := rec.Fields[key]
+		if emb, ok := inlined[key]; ok {
+			return nil, fail("%s: %s.%s moved into the embedded struct %s: its JSON is unchanged, but in protobuf %s is one nested message (field %d) and objects in etcd hold %s as field %d of %s, "+
+				"so they would lose its value. Keep %s declared in %s; if no object was ever stored with it, delete its line from %s",
+				g.pos(name, emb), name, key, emb, emb, numOf[emb], key, r.Number, name, key, name, g.recPath)
+		}
+		delete(rec.Fields, key)
+		rec.Reserved = append(rec.Reserved, reservedNumber{Number: r.Number, Name: key, Wire: r.Wire})
+	}
+	for _, f := range fields {
+		rec.Fields[f.key] = fieldNumber{Number: f.num, Wire: wires[f.key]}
+	}
+	g.rec[name] = rec
+	return fields, nil
+}
+
+// numbers are every number the type has used.
+func (t *typeNumbers) numbers() map[int]bool {
+	out := map[int]bool{}
+	for _, f := range t.Fields {
+		out[f.Number] = true
+	}
+	for _, r := range t.Reserved {
+		out[r.Number] = true
+	}
+	return out
+}
+
+// protoKey is the record key of a member: its JSON name, or "inline:<GoName>"
+// for an embedded struct inlined into the parent's JSON.
+func protoKey(m types.Member) string {
+	parts := strings.Split(reflect.StructTag(m.Tags).Get("json"), ",")
+	for _, p := range parts[1:] {
+		if p == "inline" {
+			return "inline:" + m.Name
+		}
+	}
+	if parts[0] != "" {
+		return parts[0]
+	}
+	if m.Embedded {
+		return "inline:" + m.Name
+	}
+	return m.Name
+}
+
+// jsonNames lists the JSON names a struct contributes to the object it is
+// inlined into.
+func (g *protoGen) jsonNames(t *types.Type) []string {
+	if t.Kind == types.Pointer {
+		t = t.Elem
+	}
+	if t.Kind != types.Struct {
+		return nil
+	}
+	var out []string
+	for _, m := range t.Members {
+		if key := protoKey(m); strings.HasPrefix(key, "inline:") {
+			out = append(out, g.jsonNames(m.Type)...)
+		} else if reflect.StructTag(m.Tags).Get("json") != "-" {
+			out = append(out, key)
+		}
+	}
+	return out
+}
+
+// wireType is how a field's values travel, as far as reading stored objects
+// is concerned: varint, fixed32, fixed64, bytes (strings and []byte),
+// message or map. A field's wire type may not change while objects hold it.
+func (g *protoGen) wireType(t *types.Type) string {
+	for t.Kind == types.Alias && t.Underlying != nil && (t.Underlying.Kind == types.Slice || t.Underlying.Kind == types.Map || t.Underlying.Kind == types.Pointer) {
+		t = t.Underlying
+	}
+	if t.Kind == types.Pointer || t.Kind == types.Slice {
+		if t.Kind == types.Slice && t.Elem.Kind == types.Builtin && t.Elem.Name.Name == "byte" {
+			return "bytes"
+		}
+		t = t.Elem
+	}
+	if s, ok := g.scalar(t); ok {
+		return strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(s.wire, "protowire."), "Type"))
+	}
+	if t.Kind == types.Map {
+		return "map"
+	}
+	return "message"
+}
+
+// pos is where field goName of type typeName is declared, as file:line
+// relative to the project, or the package directory if not found.
+func (g *protoGen) pos(typeName, goName string) string {
+	if g.v == nil {
+		return typeName
+	}
+	for _, f := range g.v.files {
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				ts, ok := spec.(*ast.TypeSpec)
+				if !ok || ts.Name.Name != typeName {
+					continue
+				}
+				st, ok := ts.Type.(*ast.StructType)
+				if !ok {
+					continue
+				}
+				for _, af := range st.Fields.List {
+					names := []string{embeddedName(af.Type)}
+					if len(af.Names) > 0 {
+						names = nil
+						for _, n := range af.Names {
+							names = append(names, n.Name)
+						}
+					}
+					if contains(names, goName) {
+						p := g.v.fset.Position(af.Pos())
+						rel, _ := filepath.Rel(g.root, p.Filename)
+						return fmt.Sprintf("%s:%d", rel, p.Line)
+					}
+				}
+			}
+		}
+	}
+	rel, _ := filepath.Rel(g.root, g.v.Dir)
+	return rel
 }
 
 // protoNumber reads the field number of a `protobuf:"bytes,3,opt,name=x"` tag.

@@ -1,0 +1,178 @@
+package generators
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+
+	"sigs.k8s.io/yaml"
+)
+
+// FieldNumbersFile is the record of protobuf field numbers kept beside the
+// types of every version package. etcd holds objects as protobuf, so a field's
+// number is part of every stored object: once given, it belongs to its JSON
+// name for good, whatever happens to the Go declarations, and the number of a
+// removed field is reserved, never given again. generate reads the record,
+// numbers new fields after every number it holds, and writes it back; it is
+// meant to be committed and reviewed like the types.
+const FieldNumbersFile = "fieldnumbers.yaml"
+
+// fieldNumbers is the record of one version package: per struct type that has
+// protobuf methods, the number and wire type of each field by key (the JSON
+// name; "inline:<GoName>" for an embedded struct inlined into its parent's
+// JSON), and the numbers no longer in use.
+type fieldNumbers map[string]*typeNumbers
+
+type typeNumbers struct {
+	Fields   map[string]fieldNumber `json:"fields,omitempty"`
+	Reserved []reservedNumber       `json:"reserved,omitempty"`
+}
+
+type fieldNumber struct {
+	Number int    `json:"number"`
+	Wire   string `json:"wire"`
+}
+
+// reservedNumber is the number of a field that was removed, with its key and
+// wire type then, for the reader of the record.
+type reservedNumber struct {
+	Number int    `json:"number"`
+	Name   string `json:"name"`
+	Wire   string `json:"wire,omitempty"`
+}
+
+// max is the highest number the type has ever used.
+func (t *typeNumbers) max() int {
+	m := 0
+	for _, f := range t.Fields {
+		m = max(m, f.Number)
+	}
+	for _, r := range t.Reserved {
+		m = max(m, r.Number)
+	}
+	return m
+}
+
+// owner names what holds number n in the record: a field key, "reserved (was
+// <key>)", or "".
+func (t *typeNumbers) owner(n int) string {
+	for k, f := range t.Fields {
+		if f.Number == n {
+			return k
+		}
+	}
+	for _, r := range t.Reserved {
+		if r.Number == n {
+			return fmt.Sprintf("reserved (was %s)", r.Name)
+		}
+	}
+	return ""
+}
+
+func (r fieldNumbers) clone() fieldNumbers {
+	out := fieldNumbers{}
+	for name, t := range r {
+		c := &typeNumbers{Fields: map[string]fieldNumber{}, Reserved: append([]reservedNumber(nil), t.Reserved...)}
+		for k, f := range t.Fields {
+			c.Fields[k] = f
+		}
+		out[name] = c
+	}
+	return out
+}
+
+// readFieldNumbers reads the record of a version package; a missing file is
+// an empty record (a project generated before records existed, or a new version).
+func readFieldNumbers(path string) (fieldNumbers, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return fieldNumbers{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rec := fieldNumbers{}
+	if err := yaml.UnmarshalStrict(b, &rec); err != nil {
+		return nil, fmt.Errorf("%s: %w (it records the protobuf field numbers of stored objects: restore it from version control)", path, err)
+	}
+	for name, t := range rec {
+		if t == nil {
+			rec[name] = &typeNumbers{}
+			t = rec[name]
+		}
+		if t.Fields == nil {
+			t.Fields = map[string]fieldNumber{}
+		}
+		seen := map[int]string{}
+		check := func(n int, what string) error {
+			if n <= 0 || n > 536870911 || (n >= 19000 && n <= 19999) {
+				return fmt.Errorf("%s: %s.%s: number %d is not a valid protobuf field number", path, name, what, n)
+			}
+			if prev, dup := seen[n]; dup {
+				return fmt.Errorf("%s: %s: %s and %s both hold number %d", path, name, prev, what, n)
+			}
+			seen[n] = what
+			return nil
+		}
+		for _, k := range sortedKeys(t.Fields) {
+			if err := check(t.Fields[k].Number, k); err != nil {
+				return nil, err
+			}
+		}
+		for _, r := range t.Reserved {
+			if err := check(r.Number, "reserved "+r.Name); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return rec, nil
+}
+
+var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func yamlKey(s string) string {
+	if plainKey.MatchString(s) && s != "true" && s != "false" && s != "null" && s != "yes" && s != "no" && s != "on" && s != "off" {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+// render writes the record with types by name and fields by number, one field
+// per line, so that a change reads as a small diff.
+func (r fieldNumbers) render(pkg string) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# Protobuf field numbers of the types of %s, as objects are stored in etcd.\n", pkg)
+	b.WriteString("# Written by apiserver-boot generate: commit it with the types and review its changes.\n")
+	b.WriteString("# A number belongs to its JSON field for good; a removed field's number is reserved,\n")
+	b.WriteString("# never given again. See docs/versions.md, \"Evolving an API safely\".\n")
+	for _, name := range sortedKeys(r) {
+		t := r[name]
+		fmt.Fprintf(&b, "%s:\n", yamlKey(name))
+		if len(t.Fields) > 0 {
+			b.WriteString("  fields:\n")
+			keys := sortedKeys(t.Fields)
+			sort.SliceStable(keys, func(i, j int) bool { return t.Fields[keys[i]].Number < t.Fields[keys[j]].Number })
+			for _, k := range keys {
+				f := t.Fields[k]
+				fmt.Fprintf(&b, "    %s: {number: %d, wire: %s}\n", yamlKey(k), f.Number, f.Wire)
+			}
+		}
+		if len(t.Reserved) > 0 {
+			b.WriteString("  reserved:\n")
+			res := append([]reservedNumber(nil), t.Reserved...)
+			sort.Slice(res, func(i, j int) bool { return res[i].Number < res[j].Number })
+			for _, x := range res {
+				fmt.Fprintf(&b, "  - {number: %d, name: %s, wire: %s}\n", x.Number, yamlKey(x.Name), x.Wire)
+			}
+		}
+	}
+	return b.Bytes()
+}
+
+// fieldNumbersPath is where the record of version v lives.
+func fieldNumbersPath(v *Version) string { return filepath.Join(v.Dir, FieldNumbersFile) }
