@@ -30,8 +30,13 @@ type API struct {
 	Controllers []*Controller
 	// Warnings are things a run could not do, for the CLI to print.
 	Warnings []string
+	// SnapshotDir, when set, is where the run records the API description of
+	// a release (api snapshot).
+	SnapshotDir string
 	// withoutProtobuf: some kind could not get protobuf methods, so clients must not prefer it.
 	withoutProtobuf bool
+	// numbers are the field numbers of each version package, as the protobuf generator settled them.
+	numbers map[string]fieldNumbers
 }
 
 // Group is one API group: pkg/apis/<group>.

@@ -52,6 +52,12 @@ func InputsHash(root string) (string, error) {
 			return err
 		}
 		name := d.Name()
+		if !d.IsDir() && name == SnapshotFile && filepath.Base(filepath.Dir(filepath.Dir(path))) == "testdata" {
+			// A recorded release: generate checks the API against the latest.
+			rel, _ := filepath.Rel(root, path)
+			files = append(files, rel)
+			return nil
+		}
 		if d.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasPrefix(name, "zz_generated") || strings.HasSuffix(name, "_test.go") {
 			return nil
 		}

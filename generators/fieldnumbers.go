@@ -74,6 +74,28 @@ func (t *typeNumbers) owner(n int) string {
 	return ""
 }
 
+// reservedFor is the number a removed field with this key and wire type had
+// (the latest, if it was removed more than once), or 0.
+func (t *typeNumbers) reservedFor(key, wire string) int {
+	n := 0
+	for _, r := range t.Reserved {
+		if r.Name == key && r.Wire == wire {
+			n = max(n, r.Number)
+		}
+	}
+	return n
+}
+
+// unreserve gives number n back to the field it was reserved for.
+func (t *typeNumbers) unreserve(n int) {
+	for i, r := range t.Reserved {
+		if r.Number == n {
+			t.Reserved = append(t.Reserved[:i], t.Reserved[i+1:]...)
+			return
+		}
+	}
+}
+
 func (r fieldNumbers) clone() fieldNumbers {
 	out := fieldNumbers{}
 	for name, t := range r {

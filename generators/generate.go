@@ -60,7 +60,7 @@ type UniverseGenerator interface {
 // The generators, in the order they run: registered here and nowhere else.
 var (
 	sourceGenerators   = []SourceGenerator{internalTypes{}, registration{}, markerValidation{}, openAPIMarkers{}, controllerWiring{}}
-	universeGenerators = []UniverseGenerator{deepcopy{}, conversion{}, defaulter{}, modelNames{}, openAPI{}, protobuf{},
+	universeGenerators = []UniverseGenerator{deepcopy{}, conversion{}, defaulter{}, modelNames{}, openAPI{}, protobuf{}, compatibility{},
 		applyConfigurations{}, clientset{}, listers{}, informers{}}
 )
 

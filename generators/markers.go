@@ -73,6 +73,7 @@ var registry = func() *markers.Registry {
 		{"groupName", markers.DescribesPackage, ""},
 		{"versionPriority", markers.DescribesPackage, 0},
 		{"domain", markers.DescribesPackage, ""},
+		{acceptMarker, markers.DescribesPackage, AcceptBreakingChange("")},
 	} {
 		if err := reg.Define(d.name, d.target, d.obj); err != nil {
 			panic(err)

@@ -91,6 +91,10 @@ func (protobuf) Generate(api *API, c *generator.Context) ([]File, error) {
 					api.withoutProtobuf = true
 				}
 			}
+			if api.numbers == nil {
+				api.numbers = map[string]fieldNumbers{}
+			}
+			api.numbers[v.Package] = pg.rec
 			sort.Slice(pg.types, func(i, j int) bool { return pg.types[i].Name < pg.types[j].Name })
 			b, err := templates.Render("generated/protobuf.go.tmpl", map[string]any{
 				"Header": api.Header, "Package": v.Name, "Types": pg.types, "UsesSort": pg.usesSortIn(), "Imports": pg.imports,
@@ -259,6 +263,11 @@ func (g *protoGen) number(t *types.Type) ([]numberedField, error) {
 					"Keep a type encoded as %s, or give the new field another JSON name (%d stays reserved for the old one); if no object was ever stored with it, delete its line from %s",
 					g.pos(name, f.member.Name), name, f.member.Name, f.key, w, recorded.Number, recorded.Wire, g.recPath, recorded.Wire, recorded.Number, g.recPath)
 			}
+		case tag == 0 && rec.reservedFor(f.key, wires[f.key]) > 0:
+			// A field removed and declared again, encoded as before: stored
+			// objects written before its removal hold it under its old number.
+			f.num = rec.reservedFor(f.key, wires[f.key])
+			rec.unreserve(f.num)
 		case tag > 0:
 			if owner := rec.owner(tag); owner != "" {
 				return nil, fail("%s: %s.%s has protobuf tag number %d, which %s gives to %s: a number is never given to another field. Remove the tag (generate numbers the field), or pick a number above %d",

@@ -24,7 +24,7 @@ validation, subresources, and a controller-manager to reconcile them.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	root.AddCommand(newInitCommand(), newCreateCommand(), newGenerateCommand(), newBuildCommand(), newRunCommand(), newMigrateCommand(), newVersionCommand())
+	root.AddCommand(newInitCommand(), newCreateCommand(), newGenerateCommand(), newBuildCommand(), newRunCommand(), newMigrateCommand(), newAPICommand(), newVersionCommand())
 	return root
 }
 

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/version"
+	"github.com/apiserver-boot/apiserver-boot/pkg/conformance"
+)
+
+func newAPICommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "api",
+		Short:   "Record releases of the API, against which later changes are checked",
+		Example: `  apiserver-boot api snapshot v0.2.0`,
+	}
+	cmd.AddCommand(newAPISnapshotCommand())
+	return cmd
+}
+
+func newAPISnapshotCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "snapshot <release>",
+		Short: "Record the API of a release: compatibility fixtures and the API description",
+		Long: `snapshot records what a release publishes, in pkg/apis/testdata/<release>/ (commit it):
+
+  <group>.<version>.<Kind>.json, .yaml, .pb   a filled object of every kind in every served
+                                              version, as today's code writes it (protobuf as
+                                              stored in etcd)
+  api.yaml                                    every field by JSON path: type, protobuf numbers,
+                                              required; kinds and their storage versions
+
+From then on, the generated TestCompatibility (go test ./pkg/apis) decodes the
+fixtures of every recorded release with the code of the day and compares them field
+by field, and generate compares the API with the latest release's api.yaml: a field
+removed, renamed or retyped, a protobuf number changed, a required field added, or a
+stored version dropped is an error until accepted with
++apiserver-boot:accept-breaking-change=<id> in the group's doc.go.
+
+The release name is a semantic version with a leading v. A release already recorded
+is never overwritten. Runs generate, then the project's test binary to write the
+fixtures (go test, with the Go toolchain on PATH).`,
+		Example: `  # after tagging v0.2.0 of the project
+  apiserver-boot api snapshot v0.2.0
+  git add pkg/apis/testdata/v0.2.0 && git commit -m "API of v0.2.0"`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root, p, err := loadProject()
+			if err != nil {
+				return err
+			}
+			// Ctrl-C stops go test's process group and removes the unfinished folder.
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return snapshot(ctx, root, p, args[0], cmd.OutOrStdout())
+		},
+	}
+}
+
+// snapshot records release: fixtures written by the project's own test
+// binary and the API description written by generate, into a temporary
+// folder renamed into place only when both succeeded.
+func snapshot(ctx context.Context, root string, p *project.Project, release string, out io.Writer) error {
+	if err := generators.ValidateRelease(release); err != nil {
+		return err
+	}
+	final := filepath.Join(root, filepath.FromSlash(generators.SnapshotsDir), release)
+	if _, err := os.Stat(final); err == nil {
+		return fmt.Errorf("release %s is already recorded in %s: recorded releases are history and are never overwritten (pick the next release name)", release, rel(root, final))
+	}
+	if err := generate(root, out, false); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(final), "."+release+".")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+
+	// The fixtures come from the project's code: its types, conversions and
+	// generated protobuf, through the generated TestCompatibility.
+	test := exec.Command("go", "test", "-count=1", "-run", "^TestCompatibility$", "./pkg/apis/")
+	test.Dir = root
+	test.Env = append(os.Environ(), conformance.WriteFixturesEnv+"="+tmp)
+	var log bytes.Buffer
+	test.Stdout, test.Stderr = &log, &log
+	if err := runProcess(ctx, "go test", test); err != nil {
+		return fmt.Errorf("writing the fixtures with go test ./pkg/apis: %w\n%s", err, log.String())
+	}
+
+	api, err := loadAPI(root, p)
+	if err != nil {
+		return err
+	}
+	api.SnapshotDir = tmp
+	if _, err := generators.Run(api, generators.Options{}); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return err
+	}
+	entries, _ := os.ReadDir(final)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	fmt.Fprintf(out, "recorded release %s in %s (%d files: %v)\n", release, rel(root, final), len(names), names)
+	fmt.Fprintf(out, "commit it: go test ./pkg/apis now checks that later code reads these fixtures, and generate that the API keeps what %s published\n", release)
+	return nil
+}
+
+func rel(root, path string) string {
+	r, err := filepath.Rel(root, path)
+	if err != nil {
+		return path
+	}
+	return r
+}
+
+// loadAPI reads the project's API as generate does.
+func loadAPI(root string, p *project.Project) (*generators.API, error) {
+	data, err := newTemplateData(root, p)
+	if err != nil {
+		return nil, err
+	}
+	return generators.LoadAPI(root, p, version.Module, data.Boilerplate)
+}
