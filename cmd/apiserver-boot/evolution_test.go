@@ -1,0 +1,300 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
+)
+
+// edit rewrites a project file, failing the test if old is not in it.
+func edit(t *testing.T, path, old, new string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), old) {
+		t.Fatalf("%s does not contain %q", path, old)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(b), old, new, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustRun(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := run(t, dir, args...)
+	if err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, out)
+	}
+	return out
+}
+
+// record reads the field numbers of a version package as "Type.key=n" lines
+// and "Type.reserved=n(key)".
+func record(t *testing.T, dir, version string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "pkg", "apis", "stable", version, generators.FieldNumbersFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	typ, section := "", ""
+	for _, l := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(l, "#") || l == "":
+		case !strings.HasPrefix(l, " ") && !strings.HasPrefix(l, "-"):
+			typ = strings.TrimSuffix(l, ":")
+		case strings.TrimSpace(l) == "fields:" || strings.TrimSpace(l) == "reserved:":
+			section = strings.TrimSuffix(strings.TrimSpace(l), ":")
+		case section == "fields":
+			key, rest, _ := strings.Cut(strings.TrimSpace(l), ": ")
+			num := strings.TrimSuffix(strings.SplitN(strings.TrimPrefix(rest, "{number: "), ",", 2)[0], "}")
+			out[typ+"."+key] = num
+		case section == "reserved":
+			f := strings.Fields(strings.NewReplacer("{", "", "}", "", ",", "").Replace(strings.TrimPrefix(strings.TrimSpace(l), "- ")))
+			// number: N name: K wire: W
+			out[typ+".reserved."+f[3]] = f[1]
+		}
+	}
+	return out
+}
+
+func wantNumbers(t *testing.T, got map[string]string, want map[string]string) {
+	t.Helper()
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: number %q, want %q (record: %v)", k, got[k], v, got)
+		}
+	}
+}
+
+// TestFieldNumbersSurviveEdits: whatever happens to the Go declarations, a
+// field keeps its number; new fields get new numbers; removed ones stay
+// reserved and are never given to another field.
+func TestFieldNumbersSurviveEdits(t *testing.T) {
+	dir := newProject(t)
+	types := filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_types.go")
+	wantNumbers(t, record(t, dir, "v1"), map[string]string{
+		"CronTab.metadata": "1", "CronTab.spec": "2", "CronTab.status": "3",
+		"CronTabList.metadata": "1", "CronTabList.items": "2",
+		"CronTabSpec.replicas": "1",
+		"CronTabStatus.replicas": "1", "CronTabStatus.observedGeneration": "2", "CronTabStatus.conditions": "3",
+	})
+
+	// Insert first in spec and status, rename a Go field under its JSON name,
+	// and move the spec into a file of its own.
+	edit(t, types, "type CronTabSpec struct {\n", "type CronTabSpec struct {\n\tImage string `json:\"image,omitempty\"`\n")
+	edit(t, types, "type CronTabStatus struct {\n", "type CronTabStatus struct {\n\tPhase string `json:\"phase,omitempty\"`\n")
+	edit(t, types, "\tReplicas int32 `json:\"replicas,omitempty\"`\n}\n\n// CronTabStatus", "\tDesired int32 `json:\"replicas,omitempty\"`\n}\n\n// CronTabStatus")
+	b, _ := os.ReadFile(filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_hooks.go"))
+	os.WriteFile(filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_hooks.go"), bytes.ReplaceAll(b, []byte("obj.Spec.Replicas"), []byte("obj.Spec.Desired")), 0o644)
+	src, _ := os.ReadFile(types)
+	start := strings.Index(string(src), "// CronTabSpec is")
+	end := strings.Index(string(src), "// CronTabStatus is")
+	spec := string(src[start:end])
+	os.WriteFile(types, []byte(string(src[:start])+string(src[end:])), 0o644)
+	os.WriteFile(filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontabspec_types.go"), []byte("package v1\n\n"+spec), 0o644)
+	mustRun(t, dir, "generate")
+	wantNumbers(t, record(t, dir, "v1"), map[string]string{
+		"CronTabSpec.replicas": "1", "CronTabSpec.image": "2",
+		"CronTabStatus.replicas": "1", "CronTabStatus.observedGeneration": "2", "CronTabStatus.conditions": "3", "CronTabStatus.phase": "4",
+	})
+
+	// Remove a field and add another: the new one does not get the removed
+	// one's number, which stays reserved. Reordering changes nothing.
+	edit(t, types, "\tObservedGeneration int64 `json:\"observedGeneration,omitempty\"`\n", "")
+	edit(t, types, "type CronTabStatus struct {\n", "type CronTabStatus struct {\n\tMessage string `json:\"message,omitempty\"`\n")
+	mustRun(t, dir, "generate")
+	got := record(t, dir, "v1")
+	wantNumbers(t, got, map[string]string{
+		"CronTabStatus.replicas": "1", "CronTabStatus.reserved.observedGeneration": "2", "CronTabStatus.conditions": "3",
+		"CronTabStatus.phase": "4", "CronTabStatus.message": "5",
+	})
+	if _, ok := got["CronTabStatus.observedGeneration"]; ok {
+		t.Errorf("a removed field is still recorded as a field: %v", got)
+	}
+
+	// Declared again with the same encoding, it gets its number back: objects
+	// stored before its removal hold it there.
+	edit(t, types, "\tMessage string", "\tObservedGeneration int64 `json:\"observedGeneration,omitempty\"`\n\tMessage string")
+	mustRun(t, dir, "generate")
+	wantNumbers(t, record(t, dir, "v1"), map[string]string{"CronTabStatus.observedGeneration": "2", "CronTabStatus.message": "5"})
+
+	// The generated code writes the recorded numbers.
+	pb, _ := os.ReadFile(filepath.Join(dir, "pkg", "apis", "stable", "v1", "zz_generated.protobuf.go"))
+	for _, want := range []string{"i = zzProtoPutTag(dAtA, i, 1, protowire.VarintType)", "i = zzProtoPutTag(dAtA, i, 5, protowire.BytesType)"} {
+		if !bytes.Contains(pb, []byte(want)) {
+			t.Errorf("zz_generated.protobuf.go lacks %q", want)
+		}
+	}
+}
+
+// TestFirstRunRecordsDeclarationOrder: a project generated before the record
+// existed numbered fields by declaration order (or protobuf tags); its first
+// run records those numbers as they are, and the encoding does not change.
+func TestFirstRunRecordsDeclarationOrder(t *testing.T) {
+	dir := newProject(t)
+	// A project as generated before: no record.
+	os.Remove(filepath.Join(dir, "pkg", "apis", "stable", "v1", generators.FieldNumbersFile))
+	types := filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_types.go")
+	edit(t, types, "type CronTabSpec struct {\n", "type CronTabSpec struct {\n\tImage string `json:\"image,omitempty\"`\n\tCommand string `json:\"command,omitempty\" protobuf:\"bytes,7,opt,name=command\"`\n\tArgs []string `json:\"args,omitempty\"`\n")
+	mustRun(t, dir, "generate")
+	wantNumbers(t, record(t, dir, "v1"), map[string]string{"CronTabSpec.image": "1", "CronTabSpec.command": "7", "CronTabSpec.args": "8", "CronTabSpec.replicas": "9"})
+	pbPath := filepath.Join(dir, "pkg", "apis", "stable", "v1", "zz_generated.protobuf.go")
+	before, _ := os.ReadFile(pbPath)
+	// Numbered from the record now, the encoding is the same.
+	mustRun(t, dir, "generate", "--force")
+	if after, _ := os.ReadFile(pbPath); !bytes.Equal(before, after) {
+		t.Errorf("numbering from the record changed the encoding")
+	}
+}
+
+// TestFieldNumberErrors: what would make stored objects unreadable, or put
+// values in the wrong field, stops generate with the file:line and the way
+// out, and writes nothing.
+func TestFieldNumberErrors(t *testing.T) {
+	dir := newProject(t)
+	types := filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_types.go")
+	edit(t, types, "type CronTabSpec struct {\n", "type CronTabSpec struct {\n\tImage string `json:\"image,omitempty\"`\n\tOld string `json:\"old,omitempty\"`\n")
+	mustRun(t, dir, "generate")
+	edit(t, types, "\tOld string `json:\"old,omitempty\"`\n", "")
+	mustRun(t, dir, "generate") // old: 3, reserved
+	orig, _ := os.ReadFile(types)
+	before := projectFiles(t, dir)
+	for _, c := range []struct {
+		name, old, new string
+		want           []string
+	}{
+		{"tag differs from the record", "Image string `json:\"image,omitempty\"`", "Image string `json:\"image,omitempty\" protobuf:\"bytes,5,opt,name=image\"`",
+			[]string{"pkg/apis/stable/v1/crontab_types.go:38: CronTabSpec.Image has protobuf tag number 5", "records 2 for \"image\""}},
+		{"tag takes a reserved number", "Image string `json:\"image,omitempty\"`", "Image string `json:\"image,omitempty\"`\n\tNew string `json:\"new,omitempty\" protobuf:\"bytes,3,opt,name=new\"`",
+			[]string{"crontab_types.go:39: CronTabSpec.New has protobuf tag number 3", "reserved (was old)"}},
+		{"two tags with one number", "Image string `json:\"image,omitempty\"`", "Image string `json:\"image,omitempty\"`\n\tA string `json:\"a,omitempty\" protobuf:\"bytes,9,opt,name=a\"`\n\tB string `json:\"b,omitempty\" protobuf:\"bytes,9,opt,name=b\"`",
+			[]string{"crontab_types.go:40: fields CronTabSpec.B and CronTabSpec.A (pkg/apis/stable/v1/crontab_types.go:39) both have protobuf number 9"}},
+		{"wire type changes", "Image string `json:\"image,omitempty\"`", "Image int64 `json:\"image,omitempty\"`",
+			[]string{"crontab_types.go:38: CronTabSpec.Image (JSON \"image\") is now encoded as varint", "hold its field 2 as bytes"}},
+		{"moved into an inlined struct", "Image string `json:\"image,omitempty\"`", "Common `json:\",inline\"`\n}\n\ntype Common struct {\n\tImage string `json:\"image,omitempty\"`",
+			[]string{"crontab_types.go:38: CronTabSpec.image moved into the embedded struct Common", "would lose its value"}},
+		{"a field protobuf cannot carry", "Image string `json:\"image,omitempty\"`", "Image string `json:\"image,omitempty\"`\n\tEnv map[string][]string `json:\"env,omitempty\"`",
+			[]string{"CronTab cannot keep its protobuf encoding", "CronTabSpec.Env has type map[string][]string", "stored as protobuf"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			os.WriteFile(types, []byte(strings.Replace(string(orig), c.old, c.new, 1)), 0o644)
+			defer os.WriteFile(types, orig, 0o644)
+			out, err := run(t, dir, "generate")
+			if err == nil {
+				t.Fatalf("generate succeeded:\n%s", out)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+			after := projectFiles(t, dir)
+			for path, content := range before {
+				if !strings.HasSuffix(path, "crontab_types.go") && !bytes.Equal(after[path], content) {
+					t.Errorf("%s changed by a failed generate", path)
+				}
+			}
+		})
+	}
+}
+
+// recordRelease writes the API description of release as `api snapshot`
+// does (its fixtures need the project's test binary: the e2e tier runs it).
+func recordRelease(t *testing.T, dir, release string) {
+	t.Helper()
+	p, err := project.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := loadAPI(dir, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api.SnapshotDir = filepath.Join(dir, filepath.FromSlash(generators.SnapshotsDir), release)
+	if _, err := generators.Run(api, generators.Options{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBreakingChangesAgainstRelease: generate compares the API with the
+// latest recorded release and names every breaking change; an accept marker
+// lets one through on purpose.
+func TestBreakingChangesAgainstRelease(t *testing.T) {
+	dir := newProject(t)
+	types := filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_types.go")
+	edit(t, types, "type CronTabSpec struct {\n", "type CronTabSpec struct {\n\tImage string `json:\"image,omitempty\"`\n\tSchedule string `json:\"schedule,omitempty\"`\n")
+	mustRun(t, dir, "generate")
+	recordRelease(t, dir, "v0.1.0")
+	if out, err := run(t, dir, "api", "snapshot", "v0.1.0"); err == nil || !strings.Contains(err.Error(), "already recorded") {
+		t.Fatalf("a recorded release must not be overwritten: %v\n%s", err, out)
+	}
+	if out, err := run(t, dir, "api", "snapshot", "0.2"); err == nil || !strings.Contains(err.Error(), "semantic version") {
+		t.Fatalf("a release name that is not a version: %v\n%s", err, out)
+	}
+
+	// Compatible: a new optional field, a Go rename, a new optional nested struct.
+	edit(t, types, "\tSchedule string", "\tSuspend *bool `json:\"suspend,omitempty\"`\n\tTemplate *Template `json:\"template,omitempty\"`\n\tWhen string")
+	edit(t, types, "// CronTabStatus is", "type Template struct {\n\tName string `json:\"name\"`\n}\n\n// CronTabStatus is")
+	mustRun(t, dir, "generate")
+
+	orig, _ := os.ReadFile(types)
+	for _, c := range []struct{ name, old, new, want string }{
+		{"removed", "\tImage string `json:\"image,omitempty\"`\n", "", "stable.example.com v1/CronTab.spec.image: JSON field removed or renamed"},
+		{"renamed", "`json:\"image,omitempty\"`", "`json:\"picture,omitempty\"`", "v1/CronTab.spec.image: JSON field removed or renamed"},
+		{"retyped", "Image string `json:\"image,omitempty\"`", "Image []string `json:\"image,omitempty\"`", "v1/CronTab.spec.image: type changed from string to []string"},
+		{"required added", "\tImage string", "\tCommand string `json:\"command\"`\n\tImage string", "v1/CronTab.spec.command: required field added"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			os.WriteFile(types, []byte(strings.Replace(string(orig), c.old, c.new, 1)), 0o644)
+			defer os.WriteFile(types, orig, 0o644)
+			_, err := run(t, dir, "generate")
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "v0.1.0") {
+				t.Fatalf("want an error naming %q and the release, got %v", c.want, err)
+			}
+			if !strings.Contains(err.Error(), "add to pkg/apis/stable/doc.go: // +apiserver-boot:accept-breaking-change=") {
+				t.Errorf("the error does not say how to accept the change: %v", err)
+			}
+		})
+	}
+
+	// Accepted on purpose: a warning naming the marker's line.
+	edit(t, types, "\tImage string `json:\"image,omitempty\"`\n", "")
+	doc := filepath.Join(dir, "pkg", "apis", "stable", "doc.go")
+	d, _ := os.ReadFile(doc)
+	os.WriteFile(doc, append(d, []byte("\n// Image moved to the pod template; no release stored it.\n// +apiserver-boot:accept-breaking-change=v1/CronTab.spec.image\n")...), 0o644)
+	out := mustRun(t, dir, "generate")
+	if !strings.Contains(out, "pkg/apis/stable/doc.go:") || !strings.Contains(out, "accepted breaking change since v0.1.0: stable.example.com v1/CronTab.spec.image") {
+		t.Errorf("an accepted change should be a warning naming it:\n%s", out)
+	}
+	// A newer release makes the marker stale: generate says so.
+	recordRelease(t, dir, "v0.2.0")
+	out = mustRun(t, dir, "generate", "--force")
+	if !strings.Contains(out, "accepts nothing against v0.2.0: remove it") {
+		t.Errorf("a stale accept marker should be reported:\n%s", out)
+	}
+}
+
+// TestDroppedStorageVersion: a version that may hold stored objects cannot
+// be dropped silently.
+func TestDroppedStorageVersion(t *testing.T) {
+	dir := newProject(t)
+	mustRun(t, dir, "create", "version", "--group", "stable", "--version", "v2", "--kind", "CronTab", "--from", "v1")
+	recordRelease(t, dir, "v0.1.0")
+	// The storage version moves to v2 and v1 is deleted.
+	edit(t, filepath.Join(dir, "pkg", "apis", "stable", "v2", "crontab_types.go"), "// +resource:", "// +storageversion\n// +resource:")
+	if err := os.RemoveAll(filepath.Join(dir, "pkg", "apis", "stable", "v1")); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, dir, "generate")
+	if err == nil || !strings.Contains(err.Error(), "stable.example.com v1: version dropped, but etcd may still hold CronTab objects in it") {
+		t.Fatalf("want an error naming the dropped storage version, got %v\n%s", err, out)
+	}
+}
