@@ -30,12 +30,20 @@ vet:
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./test/e2e/
 
-example: build ## Regenerate example/ from scratch with the current templates and generators.
+# example/pkg/apis/testdata holds the releases recorded with `apiserver-boot api snapshot`
+# (v0.1.0): history, kept across regenerations; its fixtures must stay readable by
+# every later build of the framework (the example's TestCompatibility).
+EXAMPLE_RELEASES := example/pkg/apis/testdata
+example: build ## Regenerate example/ from scratch with the current templates and generators (recorded releases are kept).
+	rm -rf .cache/example-releases && mkdir -p .cache
+	if [ -d $(EXAMPLE_RELEASES) ]; then mv $(EXAMPLE_RELEASES) .cache/example-releases; fi
 	rm -rf example && mkdir example
 	cd example && ../$(BIN) $(EXAMPLE_INIT)
 	cd example && ../$(BIN) $(EXAMPLE_CREATE) --kind CronTab
 	cd example && ../$(BIN) $(EXAMPLE_CREATE) --kind Calendar --non-namespaced --controller=false
 	cd example && ../$(BIN) create version --group stable --version v2 --kind CronTab --from v1
+	if [ -d .cache/example-releases ]; then mv .cache/example-releases $(EXAMPLE_RELEASES); fi
+	cd example && ../$(BIN) generate  # checks the API against the latest recorded release
 
 demo: build ## Scaffold a sample into a temporary folder, run it on an embedded etcd and show kubectl output.
 	./hack/demo.sh

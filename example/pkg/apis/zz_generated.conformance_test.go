@@ -37,6 +37,14 @@ import (
 //	}
 var validObjects = map[string]conformance.Valid{}
 
+// TestCompatibility decodes the fixtures of every release recorded under
+// testdata/ (apiserver-boot api snapshot <release>) with today's code, in
+// JSON, YAML and protobuf, and compares them field by field with what the
+// release wrote: stored objects and clients of earlier releases keep working.
+func TestCompatibility(t *testing.T) {
+	conformance.Compatibility(t, apis.Groups(), "testdata")
+}
+
 // TestRoundTrip_stable fuzzes every kind of stable.example.com and round-trips
 // it through each version, in JSON and protobuf: nothing may be lost.
 func TestRoundTrip_stable(t *testing.T) {
