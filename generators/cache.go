@@ -13,7 +13,8 @@ import (
 	"strings"
 )
 
-// The generate cache. A run reads the hand-written files under pkg/apis,
+// The generate cache. A run reads the hand-written files under pkg/apis, the
+// API of the latest recorded release (pkg/apis/testdata/<release>/api.yaml),
 // PROJECT, the license header, go.mod and go.sum (which fix every dependency
 // the universe is loaded from), and runs the generators compiled into this
 // binary. When none of these changed since the last run, and every file that
