@@ -312,6 +312,27 @@ func (g *protoGen) number(t *types.Type) ([]numberedField, error) {
 		delete(rec.Fields, key)
 		rec.Reserved = append(rec.Reserved, reservedNumber{Number: r.Number, Name: key, Wire: r.Wire})
 	}
+	// A new field whose JSON name an inlined struct recorded and no longer
+	// declares has moved out of it: stored objects hold it in that struct's
+	// message.
+	if !fresh {
+		for _, f := range fields {
+			if _, old := rec.Fields[f.key]; old || strings.HasPrefix(f.key, "inline:") {
+				continue
+			}
+			for _, e := range fields {
+				s := g.localStruct(e.member.Type)
+				if !strings.HasPrefix(e.key, "inline:") || s == nil || g.rec[s.Name.Name] == nil {
+					continue
+				}
+				if r, ok := g.rec[s.Name.Name].Fields[f.key]; ok && !contains(g.jsonNames(s), f.key) {
+					return nil, fail("%s: %s.%s moved out of the embedded struct %s: its JSON is unchanged, but objects in etcd hold it as field %d of %s, the nested message %s is (field %d), "+
+						"so they would lose its value. Keep it declared in %s; if no object was ever stored with it, delete its line under %s from %s",
+						g.pos(name, f.member.Name), name, f.key, e.member.Name, r.Number, s.Name.Name, e.member.Name, e.num, s.Name.Name, s.Name.Name, g.recPath)
+				}
+			}
+		}
+	}
 	for _, f := range fields {
 		rec.Fields[f.key] = fieldNumber{Number: f.num, Wire: wires[f.key]}
 	}
@@ -347,6 +368,17 @@ func protoKey(m types.Member) string {
 		return "inline:" + m.Name
 	}
 	return m.Name
+}
+
+// localStruct is the struct of this package t is, or points to, or nil.
+func (g *protoGen) localStruct(t *types.Type) *types.Type {
+	if t.Kind == types.Pointer {
+		t = t.Elem
+	}
+	if t.Kind == types.Struct && t.Name.Package == g.pkg {
+		return t
+	}
+	return nil
 }
 
 // jsonNames lists the JSON names a struct contributes to the object it is

@@ -161,31 +161,43 @@ func TestFirstRunRecordsDeclarationOrder(t *testing.T) {
 func TestFieldNumberErrors(t *testing.T) {
 	dir := newProject(t)
 	types := filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_types.go")
-	edit(t, types, "type CronTabSpec struct {\n", "type CronTabSpec struct {\n\tImage string `json:\"image,omitempty\"`\n\tOld string `json:\"old,omitempty\"`\n")
+	edit(t, types, "type CronTabSpec struct {\n", "type CronTabSpec struct {\n\tImage string `json:\"image,omitempty\"`\n\tOld string `json:\"old,omitempty\"`\n\tCommon `json:\",inline\"`\n")
+	edit(t, types, "// CronTabStatus is", "type Common struct {\n\tZone string `json:\"zone,omitempty\"`\n}\n\n// CronTabStatus is")
 	mustRun(t, dir, "generate")
 	edit(t, types, "\tOld string `json:\"old,omitempty\"`\n", "")
 	mustRun(t, dir, "generate") // old: 3, reserved
 	orig, _ := os.ReadFile(types)
 	before := projectFiles(t, dir)
+	image := "\tImage string `json:\"image,omitempty\"`\n"
 	for _, c := range []struct {
-		name, old, new string
-		want           []string
+		name  string
+		edits []string // old, new, ...
+		want  []string
 	}{
-		{"tag differs from the record", "Image string `json:\"image,omitempty\"`", "Image string `json:\"image,omitempty\" protobuf:\"bytes,5,opt,name=image\"`",
+		{"tag differs from the record", []string{image, "\tImage string `json:\"image,omitempty\" protobuf:\"bytes,5,opt,name=image\"`\n"},
 			[]string{"pkg/apis/stable/v1/crontab_types.go:38: CronTabSpec.Image has protobuf tag number 5", "records 2 for \"image\""}},
-		{"tag takes a reserved number", "Image string `json:\"image,omitempty\"`", "Image string `json:\"image,omitempty\"`\n\tNew string `json:\"new,omitempty\" protobuf:\"bytes,3,opt,name=new\"`",
+		{"tag takes a reserved number", []string{image, image + "\tNew string `json:\"new,omitempty\" protobuf:\"bytes,3,opt,name=new\"`\n"},
 			[]string{"crontab_types.go:39: CronTabSpec.New has protobuf tag number 3", "reserved (was old)"}},
-		{"two tags with one number", "Image string `json:\"image,omitempty\"`", "Image string `json:\"image,omitempty\"`\n\tA string `json:\"a,omitempty\" protobuf:\"bytes,9,opt,name=a\"`\n\tB string `json:\"b,omitempty\" protobuf:\"bytes,9,opt,name=b\"`",
+		{"two tags with one number", []string{image, image + "\tA string `json:\"a,omitempty\" protobuf:\"bytes,9,opt,name=a\"`\n\tB string `json:\"b,omitempty\" protobuf:\"bytes,9,opt,name=b\"`\n"},
 			[]string{"crontab_types.go:40: fields CronTabSpec.B and CronTabSpec.A (pkg/apis/stable/v1/crontab_types.go:39) both have protobuf number 9"}},
-		{"wire type changes", "Image string `json:\"image,omitempty\"`", "Image int64 `json:\"image,omitempty\"`",
+		{"wire type changes", []string{image, "\tImage int64 `json:\"image,omitempty\"`\n"},
 			[]string{"crontab_types.go:38: CronTabSpec.Image (JSON \"image\") is now encoded as varint", "hold its field 2 as bytes"}},
-		{"moved into an inlined struct", "Image string `json:\"image,omitempty\"`", "Common `json:\",inline\"`\n}\n\ntype Common struct {\n\tImage string `json:\"image,omitempty\"`",
+		{"moved into an inlined struct", []string{image, "", "type Common struct {\n", "type Common struct {\n" + image},
 			[]string{"crontab_types.go:38: CronTabSpec.image moved into the embedded struct Common", "would lose its value"}},
-		{"a field protobuf cannot carry", "Image string `json:\"image,omitempty\"`", "Image string `json:\"image,omitempty\"`\n\tEnv map[string][]string `json:\"env,omitempty\"`",
+		{"moved out of an inlined struct", []string{"\tZone string `json:\"zone,omitempty\"`\n", "", image, image + "\tZone string `json:\"zone,omitempty\"`\n"},
+			[]string{"crontab_types.go:39: CronTabSpec.zone moved out of the embedded struct Common", "would lose its value"}},
+		{"a field protobuf cannot carry", []string{image, image + "\tEnv map[string][]string `json:\"env,omitempty\"`\n"},
 			[]string{"CronTab cannot keep its protobuf encoding", "CronTabSpec.Env has type map[string][]string", "stored as protobuf"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			os.WriteFile(types, []byte(strings.Replace(string(orig), c.old, c.new, 1)), 0o644)
+			src := string(orig)
+			for i := 0; i < len(c.edits); i += 2 {
+				if !strings.Contains(src, c.edits[i]) {
+					t.Fatalf("%q not in the types", c.edits[i])
+				}
+				src = strings.Replace(src, c.edits[i], c.edits[i+1], 1)
+			}
+			os.WriteFile(types, []byte(src), 0o644)
 			defer os.WriteFile(types, orig, 0o644)
 			out, err := run(t, dir, "generate")
 			if err == nil {
