@@ -83,7 +83,7 @@ func TestFieldNumbersSurviveEdits(t *testing.T) {
 	wantNumbers(t, record(t, dir, "v1"), map[string]string{
 		"CronTab.metadata": "1", "CronTab.spec": "2", "CronTab.status": "3",
 		"CronTabList.metadata": "1", "CronTabList.items": "2",
-		"CronTabSpec.replicas": "1",
+		"CronTabSpec.replicas":   "1",
 		"CronTabStatus.replicas": "1", "CronTabStatus.observedGeneration": "2", "CronTabStatus.conditions": "3",
 	})
 
