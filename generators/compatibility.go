@@ -9,11 +9,12 @@ import (
 	"sort"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/gengo/v2/generator"
 	"k8s.io/gengo/v2/types"
 	"sigs.k8s.io/controller-tools/pkg/markers"
 	"sigs.k8s.io/yaml"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
 )
 
 // The API as a release published it, and the check that today's API keeps
@@ -134,7 +135,7 @@ func latestSnapshot(root string) (*apiDescription, string, error) {
 		return nil, "", err
 	}
 	sort.Slice(paths, func(i, j int) bool {
-		return releaseLess(filepath.Base(filepath.Dir(paths[i])), filepath.Base(filepath.Dir(paths[j])))
+		return project.ReleaseLess(filepath.Base(filepath.Dir(paths[i])), filepath.Base(filepath.Dir(paths[j])))
 	})
 	last := paths[len(paths)-1]
 	b, err := os.ReadFile(last)
@@ -146,32 +147,6 @@ func latestSnapshot(root string) (*apiDescription, string, error) {
 		return nil, "", fmt.Errorf("%s: %w", last, err)
 	}
 	return &d, last, nil
-}
-
-// releaseLess orders release names: semantic versions in version order,
-// anything else after them by name.
-func releaseLess(a, b string) bool {
-	va, errA := version.ParseSemantic(a)
-	vb, errB := version.ParseSemantic(b)
-	switch {
-	case errA == nil && errB == nil:
-		return va.LessThan(vb)
-	case errA == nil || errB == nil:
-		return errA == nil
-	}
-	return a < b
-}
-
-// ValidateRelease checks a release name for `api snapshot`: a semantic
-// version with a leading v (v0.2.0), as the fixture test orders releases.
-func ValidateRelease(name string) error {
-	if !strings.HasPrefix(name, "v") {
-		return fmt.Errorf("release %q: want a semantic version with a leading v, such as v0.2.0", name)
-	}
-	if _, err := version.ParseSemantic(name); err != nil {
-		return fmt.Errorf("release %q is not a semantic version such as v0.2.0: %v", name, err)
-	}
-	return nil
 }
 
 // AcceptBreakingChange is `+apiserver-boot:accept-breaking-change=<id>` in a

@@ -73,7 +73,7 @@ fixtures (go test, with the Go toolchain on PATH).`,
 // binary and the API description written by generate, into a temporary
 // folder renamed into place only when both succeeded.
 func snapshot(ctx context.Context, root string, p *project.Project, release string, out io.Writer) error {
-	if err := generators.ValidateRelease(release); err != nil {
+	if err := project.ValidateRelease(release); err != nil {
 		return err
 	}
 	final := filepath.Join(root, filepath.FromSlash(generators.SnapshotsDir), release)

@@ -14,3 +14,11 @@ func TestMorePreferred(t *testing.T) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 }
+
+func TestValidateRelease(t *testing.T) {
+	for name, ok := range map[string]bool{"v0.2.0": true, "v1.0.0-rc.1": true, "0.2.0": false, "v0.2": false, "release-1": false} {
+		if err := ValidateRelease(name); (err == nil) != ok {
+			t.Errorf("ValidateRelease(%q) = %v, want ok=%v", name, err, ok)
+		}
+	}
+}

@@ -16,8 +16,8 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/version"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/pkg/apiserver"
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
 )
@@ -312,18 +312,7 @@ func sortedKeys(m map[string]any) []string {
 	return out
 }
 
-// sortReleases orders release folders oldest first: semantic versions in
-// version order, anything else after them by name.
+// sortReleases orders release folders oldest first.
 func sortReleases(dirs []string) {
-	sort.Slice(dirs, func(i, j int) bool {
-		a, errA := version.ParseSemantic(filepath.Base(dirs[i]))
-		b, errB := version.ParseSemantic(filepath.Base(dirs[j]))
-		switch {
-		case errA == nil && errB == nil:
-			return a.LessThan(b)
-		case errA == nil || errB == nil:
-			return errA == nil
-		}
-		return dirs[i] < dirs[j]
-	})
+	sort.Slice(dirs, func(i, j int) bool { return project.ReleaseLess(filepath.Base(dirs[i]), filepath.Base(dirs[j])) })
 }
