@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -36,6 +39,9 @@ type typeNumbers struct {
 type fieldNumber struct {
 	Number int    `json:"number"`
 	Wire   string `json:"wire"`
+	// Type is the struct of the API package a message field holds (through
+	// pointers, slices and map values): renamed, the struct keeps its numbers.
+	Type string `json:"type,omitempty"`
 }
 
 // reservedNumber is the number of a field that was removed, with its key and
@@ -181,7 +187,11 @@ func (r fieldNumbers) render(pkg string) []byte {
 			sort.SliceStable(keys, func(i, j int) bool { return t.Fields[keys[i]].Number < t.Fields[keys[j]].Number })
 			for _, k := range keys {
 				f := t.Fields[k]
-				fmt.Fprintf(&b, "    %s: {number: %d, wire: %s}\n", yamlKey(k), f.Number, f.Wire)
+				typ := ""
+				if f.Type != "" {
+					typ = ", type: " + f.Type
+				}
+				fmt.Fprintf(&b, "    %s: {number: %d, wire: %s%s}\n", yamlKey(k), f.Number, f.Wire, typ)
 			}
 		}
 		if len(t.Reserved) > 0 {
@@ -198,3 +208,63 @@ func (r fieldNumbers) render(pkg string) []byte {
 
 // fieldNumbersPath is where the record of version v lives.
 func fieldNumbersPath(v *Version) string { return filepath.Join(v.Dir, FieldNumbersFile) }
+
+// legacyNumbers reads the field numbers the existing zz_generated.protobuf.go
+// of a package decodes, by type and Go field name: the numbering of a project
+// generated before the record existed, which its stored objects were written
+// with, even if the types were edited since that code was generated.
+func legacyNumbers(dir string) (map[string]map[string]int, error) {
+	path := filepath.Join(dir, "zz_generated.protobuf.go")
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the field numbers of the existing %s: %w", path, err)
+	}
+	out := map[string]map[string]int{}
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Name.Name != "Unmarshal" || fd.Recv == nil || len(fd.Recv.List) != 1 || fd.Body == nil {
+			continue
+		}
+		star, ok := fd.Recv.List[0].Type.(*ast.StarExpr)
+		if !ok {
+			continue
+		}
+		recv, ok := star.X.(*ast.Ident)
+		if !ok {
+			continue
+		}
+		fields := map[string]int{}
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			cc, ok := n.(*ast.CaseClause)
+			if !ok || len(cc.List) != 1 {
+				return true
+			}
+			lit, ok := cc.List[0].(*ast.BasicLit)
+			if !ok || lit.Kind != token.INT {
+				return true
+			}
+			num, err := strconv.Atoi(lit.Value)
+			if err != nil {
+				return true
+			}
+			// The field is the first m.<Field> the case reads or writes.
+			found := false
+			for _, stmt := range cc.Body {
+				ast.Inspect(stmt, func(n ast.Node) bool {
+					if sel, ok := n.(*ast.SelectorExpr); ok && !found {
+						if id, ok := sel.X.(*ast.Ident); ok && id.Name == "m" {
+							fields[sel.Sel.Name], found = num, true
+						}
+					}
+					return !found
+				})
+			}
+			return false
+		})
+		out[recv.Name] = fields
+	}
+	return out, nil
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"go/ast"
+	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -61,8 +62,14 @@ func (protobuf) Generate(api *API, c *generator.Context) ([]File, error) {
 			if err != nil {
 				return nil, err
 			}
+			var legacy map[string]map[string]int
+			if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+				if legacy, err = legacyNumbers(v.Dir); err != nil {
+					return nil, err
+				}
+			}
 			rel, _ := filepath.Rel(api.Root, path)
-			pg := &protoGen{pkg: v.Package, seen: map[string]bool{}, imports: map[string]string{}, rec: rec, recorded: rec.clone(), v: v, root: api.Root, recPath: rel}
+			pg := &protoGen{legacy: legacy, pkg: v.Package, seen: map[string]bool{}, imports: map[string]string{}, rec: rec, recorded: rec.clone(), v: v, root: api.Root, recPath: rel}
 			// Each kind is encoded with its list, all or nothing: a kind that
 			// cannot be, and never was, is served without protobuf (JSON still
 			// works; protobuf requests get 406), with a warning. A kind the
@@ -121,6 +128,9 @@ type protoGen struct {
 	rec, recorded fieldNumbers
 	v             *Version
 	root, recPath string
+	// legacy are the numbers the package's generated code used before the
+	// record existed, by type and Go field name (a project's first run).
+	legacy map[string]map[string]int
 }
 
 // usesSortIn tells whether the emitted code sorts map keys.
@@ -214,6 +224,7 @@ func (g *protoGen) number(t *types.Type) ([]numberedField, error) {
 	if fresh {
 		rec = &typeNumbers{Fields: map[string]fieldNumber{}}
 	}
+	legacy := g.legacy[name]
 	fail := func(format string, args ...any) error {
 		return &numberingError{msg: fmt.Sprintf(format, args...)}
 	}
@@ -239,7 +250,23 @@ func (g *protoGen) number(t *types.Type) ([]numberedField, error) {
 		}
 		fields = append(fields, numberedField{member: m, key: key})
 	}
-	num, next := 0, rec.max()
+	if fresh && legacy != nil {
+		// The first run of a project whose generated code predates the
+		// record: every field it encoded keeps that number, the fields it
+		// encoded that are gone since are reserved, new fields come after.
+		present := map[string]bool{}
+		for _, f := range fields {
+			present[f.member.Name] = true
+		}
+		for _, goName := range sortedKeys(legacy) {
+			taken[legacy[goName]] = true
+			if !present[goName] {
+				rec.Reserved = append(rec.Reserved, reservedNumber{Number: legacy[goName], Name: goName})
+			}
+		}
+		fresh = false
+	}
+	num, next := 0, max(rec.max(), maxValue(legacy))
 	used := map[int]string{} // number -> Go name, in this declaration
 	for i := range fields {
 		f := &fields[i]
@@ -252,6 +279,12 @@ func (g *protoGen) number(t *types.Type) ([]numberedField, error) {
 				num = tag
 			}
 			f.num = num
+		case legacy != nil && legacy[f.member.Name] > 0 && !isRecorded:
+			f.num = legacy[f.member.Name]
+			if tag > 0 && tag != f.num {
+				return nil, fail("%s: %s.%s has protobuf tag number %d, but the generated code stored objects were written with (zz_generated.protobuf.go) encodes it as %d. Remove the tag, or make it %d",
+					g.pos(name, f.member.Name), name, f.member.Name, tag, f.num, f.num)
+			}
 		case isRecorded:
 			f.num = recorded.Number
 			if tag > 0 && tag != recorded.Number {
@@ -334,7 +367,12 @@ func (g *protoGen) number(t *types.Type) ([]numberedField, error) {
 		}
 	}
 	for _, f := range fields {
-		rec.Fields[f.key] = fieldNumber{Number: f.num, Wire: wires[f.key]}
+		typ := g.messageType(f.member.Type)
+		if old := rec.Fields[f.key].Type; old != "" && typ != "" && old != typ && g.rec[typ] == nil && g.rec[old] != nil && !g.seen[typ] {
+			// The struct was renamed: the new name keeps its numbers.
+			g.rec[typ] = g.rec.clone()[old]
+		}
+		rec.Fields[f.key] = fieldNumber{Number: f.num, Wire: wires[f.key], Type: typ}
 	}
 	g.rec[name] = rec
 	return fields, nil
@@ -368,6 +406,31 @@ func protoKey(m types.Member) string {
 		return "inline:" + m.Name
 	}
 	return m.Name
+}
+
+// messageType names the struct of this package a field's messages are, through
+// pointers, slices and map values, or "".
+func (g *protoGen) messageType(t *types.Type) string {
+	for {
+		switch {
+		case t.Kind == types.Alias && t.Underlying != nil && (t.Underlying.Kind == types.Slice || t.Underlying.Kind == types.Map || t.Underlying.Kind == types.Pointer):
+			t = t.Underlying
+		case t.Kind == types.Pointer || t.Kind == types.Slice || t.Kind == types.Map:
+			t = t.Elem
+		case t.Kind == types.Struct && t.Name.Package == g.pkg:
+			return t.Name.Name
+		default:
+			return ""
+		}
+	}
+}
+
+func maxValue(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n = max(n, v)
+	}
+	return n
 }
 
 // localStruct is the struct of this package t is, or points to, or nil.

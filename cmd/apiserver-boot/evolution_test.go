@@ -126,6 +126,14 @@ func TestFieldNumbersSurviveEdits(t *testing.T) {
 	mustRun(t, dir, "generate")
 	wantNumbers(t, record(t, dir, "v1"), map[string]string{"CronTabStatus.observedGeneration": "2", "CronTabStatus.message": "5"})
 
+	// A renamed struct keeps its numbers.
+	for _, f := range []string{types, filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontabspec_types.go")} {
+		b, _ := os.ReadFile(f)
+		os.WriteFile(f, bytes.ReplaceAll(b, []byte("CronTabSpec"), []byte("CronJobSpec")), 0o644)
+	}
+	mustRun(t, dir, "generate")
+	wantNumbers(t, record(t, dir, "v1"), map[string]string{"CronJobSpec.replicas": "1", "CronJobSpec.image": "2", "CronTab.spec": "2"})
+
 	// The generated code writes the recorded numbers.
 	pb, _ := os.ReadFile(filepath.Join(dir, "pkg", "apis", "stable", "v1", "zz_generated.protobuf.go"))
 	for _, want := range []string{"i = zzProtoPutTag(dAtA, i, 1, protowire.VarintType)", "i = zzProtoPutTag(dAtA, i, 5, protowire.BytesType)"} {
@@ -140,19 +148,38 @@ func TestFieldNumbersSurviveEdits(t *testing.T) {
 // run records those numbers as they are, and the encoding does not change.
 func TestFirstRunRecordsDeclarationOrder(t *testing.T) {
 	dir := newProject(t)
-	// A project as generated before: no record.
-	os.Remove(filepath.Join(dir, "pkg", "apis", "stable", "v1", generators.FieldNumbersFile))
-	types := filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_types.go")
-	edit(t, types, "type CronTabSpec struct {\n", "type CronTabSpec struct {\n\tImage string `json:\"image,omitempty\"`\n\tCommand string `json:\"command,omitempty\" protobuf:\"bytes,7,opt,name=command\"`\n\tArgs []string `json:\"args,omitempty\"`\n")
-	mustRun(t, dir, "generate")
+	v1 := filepath.Join(dir, "pkg", "apis", "stable", "v1")
+	// Types with no record and no generated protobuf code yet.
+	os.Remove(filepath.Join(v1, generators.FieldNumbersFile))
+	os.Remove(filepath.Join(v1, "zz_generated.protobuf.go"))
+	edit(t, filepath.Join(v1, "crontab_types.go"), "type CronTabSpec struct {\n", "type CronTabSpec struct {\n\tImage string `json:\"image,omitempty\"`\n\tCommand string `json:\"command,omitempty\" protobuf:\"bytes,7,opt,name=command\"`\n\tArgs []string `json:\"args,omitempty\"`\n")
+	mustRun(t, dir, "generate", "--force")
 	wantNumbers(t, record(t, dir, "v1"), map[string]string{"CronTabSpec.image": "1", "CronTabSpec.command": "7", "CronTabSpec.args": "8", "CronTabSpec.replicas": "9"})
-	pbPath := filepath.Join(dir, "pkg", "apis", "stable", "v1", "zz_generated.protobuf.go")
+	pbPath := filepath.Join(v1, "zz_generated.protobuf.go")
 	before, _ := os.ReadFile(pbPath)
 	// Numbered from the record now, the encoding is the same.
 	mustRun(t, dir, "generate", "--force")
 	if after, _ := os.ReadFile(pbPath); !bytes.Equal(before, after) {
 		t.Errorf("numbering from the record changed the encoding")
 	}
+}
+
+// TestFirstRunKeepsTheGeneratedNumbers: a project upgraded from before the
+// record whose types were edited since its protobuf code was generated: the
+// first run takes the numbers that code (which wrote the stored objects)
+// uses, not the new declaration order.
+func TestFirstRunKeepsTheGeneratedNumbers(t *testing.T) {
+	dir := newProject(t)
+	v1 := filepath.Join(dir, "pkg", "apis", "stable", "v1")
+	os.Remove(filepath.Join(v1, generators.FieldNumbersFile))
+	types := filepath.Join(v1, "crontab_types.go")
+	edit(t, types, "type CronTabStatus struct {\n", "type CronTabStatus struct {\n\tMessage string `json:\"message,omitempty\"`\n")
+	edit(t, types, "\tObservedGeneration int64 `json:\"observedGeneration,omitempty\"`\n", "")
+	mustRun(t, dir, "generate")
+	got := record(t, dir, "v1")
+	wantNumbers(t, got, map[string]string{
+		"CronTabStatus.replicas": "1", "CronTabStatus.conditions": "3", "CronTabStatus.message": "4", "CronTabStatus.reserved.ObservedGeneration": "2",
+	})
 }
 
 // TestFieldNumberErrors: what would make stored objects unreadable, or put

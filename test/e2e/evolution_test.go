@@ -127,7 +127,8 @@ type Note struct {
 }
 
 type NoteSpec struct {
-	Text string ` + "`json:\"text,omitempty\"`" + `
+	Replicas int32  ` + "`json:\"replicas,omitempty\"`" + `
+	Text     string ` + "`json:\"text,omitempty\"`" + `
 ` + extra + `}
 
 type NoteStatus struct {
