@@ -224,47 +224,80 @@ func (g *protoGen) number(t *types.Type) ([]numberedField, error) {
 	if fresh {
 		rec = &typeNumbers{Fields: map[string]fieldNumber{}}
 	}
-	legacy := g.legacy[name]
-	fail := func(format string, args ...any) error {
-		return &numberingError{msg: fmt.Sprintf(format, args...)}
-	}
 	var fields []numberedField
 	wires := map[string]string{}
 	byKey := map[string]string{} // key -> Go name
-	taken := map[int]bool{}      // numbers a new field may not get
-	for n := range rec.numbers() {
-		taken[n] = true
-	}
 	for _, m := range t.Members {
 		if isTypeMeta(m.Type) || reflect.StructTag(m.Tags).Get("json") == "-" {
 			continue // TypeMeta travels in the envelope, as in Kubernetes' own protobuf
 		}
 		key := protoKey(m)
 		if prev, dup := byKey[key]; dup {
-			return nil, fail("%s: fields %s.%s and %s.%s (%s) have the same JSON name %q", g.pos(name, m.Name), name, prev, name, m.Name, g.pos(name, prev), key)
+			return nil, numberingErrorf("%s: fields %s.%s and %s.%s (%s) have the same JSON name %q", g.pos(name, m.Name), name, prev, name, m.Name, g.pos(name, prev), key)
 		}
 		byKey[key] = m.Name
 		wires[key] = g.wireType(m.Type)
-		if n := protoNumber(m.Tags); n > 0 {
-			taken[n] = true
-		}
 		fields = append(fields, numberedField{member: m, key: key})
 	}
+	legacy := g.legacy[name]
 	if fresh && legacy != nil {
 		// The first run of a project whose generated code predates the
 		// record: every field it encoded keeps that number, the fields it
 		// encoded that are gone since are reserved, new fields come after.
-		present := map[string]bool{}
-		for _, f := range fields {
-			present[f.member.Name] = true
-		}
 		for _, goName := range sortedKeys(legacy) {
-			taken[legacy[goName]] = true
-			if !present[goName] {
+			if !contains(values(byKey), goName) {
 				rec.Reserved = append(rec.Reserved, reservedNumber{Number: legacy[goName], Name: goName})
 			}
 		}
 		fresh = false
+	}
+	if err := g.assign(name, rec, fields, wires, fresh, legacy); err != nil {
+		return nil, err
+	}
+	if err := g.retire(name, rec, fields, byKey); err != nil {
+		return nil, err
+	}
+	if !fresh {
+		if err := g.movedOut(name, rec, fields); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range fields {
+		typ := g.messageType(f.member.Type)
+		if old := rec.Fields[f.key].Type; old != "" && typ != "" && old != typ && g.rec[typ] == nil && g.rec[old] != nil && !g.seen[typ] {
+			// The struct was renamed: the new name keeps its numbers.
+			g.rec[typ] = g.rec.clone()[old]
+		}
+		rec.Fields[f.key] = fieldNumber{Number: f.num, Wire: wires[f.key], Type: typ}
+	}
+	g.rec[name] = rec
+	return fields, nil
+}
+
+func numberingErrorf(format string, args ...any) error {
+	return &numberingError{msg: fmt.Sprintf(format, args...)}
+}
+
+func values(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
+
+// assign gives each field its number: in declaration order for a fresh
+// type; otherwise the recorded (or legacy) one, a tag's, a reserved one given
+// back to its own field, or the next unused one.
+func (g *protoGen) assign(name string, rec *typeNumbers, fields []numberedField, wires map[string]string, fresh bool, legacy map[string]int) error {
+	taken := rec.numbers() // numbers a new field may not get
+	for _, f := range fields {
+		if n := protoNumber(f.member.Tags); n > 0 {
+			taken[n] = true
+		}
+	}
+	for _, n := range legacy {
+		taken[n] = true
 	}
 	num, next := 0, max(rec.max(), maxValue(legacy))
 	used := map[int]string{} // number -> Go name, in this declaration
@@ -279,20 +312,20 @@ func (g *protoGen) number(t *types.Type) ([]numberedField, error) {
 				num = tag
 			}
 			f.num = num
-		case legacy != nil && legacy[f.member.Name] > 0 && !isRecorded:
+		case legacy[f.member.Name] > 0:
 			f.num = legacy[f.member.Name]
 			if tag > 0 && tag != f.num {
-				return nil, fail("%s: %s.%s has protobuf tag number %d, but the generated code stored objects were written with (zz_generated.protobuf.go) encodes it as %d. Remove the tag, or make it %d",
+				return numberingErrorf("%s: %s.%s has protobuf tag number %d, but the generated code stored objects were written with (zz_generated.protobuf.go) encodes it as %d. Remove the tag, or make it %d",
 					g.pos(name, f.member.Name), name, f.member.Name, tag, f.num, f.num)
 			}
 		case isRecorded:
 			f.num = recorded.Number
 			if tag > 0 && tag != recorded.Number {
-				return nil, fail("%s: %s.%s has protobuf tag number %d, but %s records %d for %q: objects in etcd hold it under %d. Remove the tag, or make it %d",
+				return numberingErrorf("%s: %s.%s has protobuf tag number %d, but %s records %d for %q: objects in etcd hold it under %d. Remove the tag, or make it %d",
 					g.pos(name, f.member.Name), name, f.member.Name, tag, g.recPath, recorded.Number, f.key, recorded.Number, recorded.Number)
 			}
 			if w := wires[f.key]; w != recorded.Wire {
-				return nil, fail("%s: %s.%s (JSON %q) is now encoded as %s, but objects in etcd hold its field %d as %s (%s): they could no longer be read. "+
+				return numberingErrorf("%s: %s.%s (JSON %q) is now encoded as %s, but objects in etcd hold its field %d as %s (%s): they could no longer be read. "+
 					"Keep a type encoded as %s, or give the new field another JSON name (%d stays reserved for the old one); if no object was ever stored with it, delete its line from %s",
 					g.pos(name, f.member.Name), name, f.member.Name, f.key, w, recorded.Number, recorded.Wire, g.recPath, recorded.Wire, recorded.Number, g.recPath)
 			}
@@ -303,7 +336,7 @@ func (g *protoGen) number(t *types.Type) ([]numberedField, error) {
 			rec.unreserve(f.num)
 		case tag > 0:
 			if owner := rec.owner(tag); owner != "" {
-				return nil, fail("%s: %s.%s has protobuf tag number %d, which %s gives to %s: a number is never given to another field. Remove the tag (generate numbers the field), or pick a number above %d",
+				return numberingErrorf("%s: %s.%s has protobuf tag number %d, which %s gives to %s: a number is never given to another field. Remove the tag (generate numbers the field), or pick a number above %d",
 					g.pos(name, f.member.Name), name, f.member.Name, tag, g.recPath, owner, rec.max())
 			}
 			f.num = tag
@@ -313,16 +346,19 @@ func (g *protoGen) number(t *types.Type) ([]numberedField, error) {
 			f.num = next
 		}
 		if prev, dup := used[f.num]; dup {
-			return nil, fail("%s: fields %s.%s and %s.%s (%s) both have protobuf number %d: give them distinct numbers",
+			return numberingErrorf("%s: fields %s.%s and %s.%s (%s) both have protobuf number %d: give them distinct numbers",
 				g.pos(name, f.member.Name), name, f.member.Name, name, prev, g.pos(name, prev), f.num)
 		}
 		used[f.num] = f.member.Name
 	}
+	return nil
+}
 
-	// A recorded field that is no longer declared: its number is reserved.
-	// One whose JSON name is now declared by an inlined embedded struct has
-	// moved into it: the JSON is the same, but the embedded struct is one
-	// nested message, so stored objects would lose the value without a word.
+// retire reserves the numbers of recorded fields that are no longer declared.
+// One whose JSON name is now declared by an inlined embedded struct has moved
+// into it: the JSON is the same, but the embedded struct is one nested
+// message, so stored objects would lose the value without a word.
+func (g *protoGen) retire(name string, rec *typeNumbers, fields []numberedField, byKey map[string]string) error {
 	inlined, numOf := map[string]string{}, map[string]int{}
 	for _, f := range fields {
 		numOf[f.member.Name] = f.num
@@ -338,44 +374,37 @@ func (g *protoGen) number(t *types.Type) ([]numberedField, error) {
 		}
 		r := rec.Fields[key]
 		if emb, ok := inlined[key]; ok {
-			return nil, fail("%s: %s.%s moved into the embedded struct %s: its JSON is unchanged, but in protobuf %s is one nested message (field %d) and objects in etcd hold %s as field %d of %s, "+
+			return numberingErrorf("%s: %s.%s moved into the embedded struct %s: its JSON is unchanged, but in protobuf %s is one nested message (field %d) and objects in etcd hold %s as field %d of %s, "+
 				"so they would lose its value. Keep %s declared in %s; if no object was ever stored with it, delete its line from %s",
 				g.pos(name, emb), name, key, emb, emb, numOf[emb], key, r.Number, name, key, name, g.recPath)
 		}
 		delete(rec.Fields, key)
 		rec.Reserved = append(rec.Reserved, reservedNumber{Number: r.Number, Name: key, Wire: r.Wire})
 	}
-	// A new field whose JSON name an inlined struct recorded and no longer
-	// declares has moved out of it: stored objects hold it in that struct's
-	// message.
-	if !fresh {
-		for _, f := range fields {
-			if _, old := rec.Fields[f.key]; old || strings.HasPrefix(f.key, "inline:") {
+	return nil
+}
+
+// movedOut refuses a new field whose JSON name an inlined struct recorded and
+// no longer declares: it moved out of it, and stored objects hold it in that
+// struct's message.
+func (g *protoGen) movedOut(name string, rec *typeNumbers, fields []numberedField) error {
+	for _, f := range fields {
+		if _, old := rec.Fields[f.key]; old || strings.HasPrefix(f.key, "inline:") {
+			continue
+		}
+		for _, e := range fields {
+			s := g.localStruct(e.member.Type)
+			if !strings.HasPrefix(e.key, "inline:") || s == nil || g.rec[s.Name.Name] == nil {
 				continue
 			}
-			for _, e := range fields {
-				s := g.localStruct(e.member.Type)
-				if !strings.HasPrefix(e.key, "inline:") || s == nil || g.rec[s.Name.Name] == nil {
-					continue
-				}
-				if r, ok := g.rec[s.Name.Name].Fields[f.key]; ok && !contains(g.jsonNames(s), f.key) {
-					return nil, fail("%s: %s.%s moved out of the embedded struct %s: its JSON is unchanged, but objects in etcd hold it as field %d of %s, the nested message %s is (field %d), "+
-						"so they would lose its value. Keep it declared in %s; if no object was ever stored with it, delete its line under %s from %s",
-						g.pos(name, f.member.Name), name, f.key, e.member.Name, r.Number, s.Name.Name, e.member.Name, e.num, s.Name.Name, s.Name.Name, g.recPath)
-				}
+			if r, ok := g.rec[s.Name.Name].Fields[f.key]; ok && !contains(g.jsonNames(s), f.key) {
+				return numberingErrorf("%s: %s.%s moved out of the embedded struct %s: its JSON is unchanged, but objects in etcd hold it as field %d of %s, the nested message %s is (field %d), "+
+					"so they would lose its value. Keep it declared in %s; if no object was ever stored with it, delete its line under %s from %s",
+					g.pos(name, f.member.Name), name, f.key, e.member.Name, r.Number, s.Name.Name, e.member.Name, e.num, s.Name.Name, s.Name.Name, g.recPath)
 			}
 		}
 	}
-	for _, f := range fields {
-		typ := g.messageType(f.member.Type)
-		if old := rec.Fields[f.key].Type; old != "" && typ != "" && old != typ && g.rec[typ] == nil && g.rec[old] != nil && !g.seen[typ] {
-			// The struct was renamed: the new name keeps its numbers.
-			g.rec[typ] = g.rec.clone()[old]
-		}
-		rec.Fields[f.key] = fieldNumber{Number: f.num, Wire: wires[f.key], Type: typ}
-	}
-	g.rec[name] = rec
-	return fields, nil
+	return nil
 }
 
 // numbers are every number the type has used.
