@@ -74,11 +74,11 @@ func (compatibility) Name() string               { return "compatibility" }
 func (compatibility) Packages(api *API) []string { return nil }
 
 func (compatibility) Generate(api *API, c *generator.Context) ([]File, error) {
-	desc := describe(api, c)
 	last, lastPath, err := latestSnapshot(api.Root)
-	if err != nil {
+	if err != nil || (last == nil && api.SnapshotDir == "") {
 		return nil, err
 	}
+	desc := describe(api, c)
 	if last != nil {
 		accepted, err := acceptedChanges(api)
 		if err != nil {
