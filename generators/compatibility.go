@@ -336,7 +336,7 @@ func (w *describer) walk(t *types.Type, path, wire string) {
 			}
 		}
 		if strings.HasPrefix(key, "inline:") {
-			if s := w.localStruct(m.Type); s != nil {
+			if s := localStruct(w.pkg, m.Type); s != nil {
 				w.walk(s, path, num)
 			}
 			continue
@@ -365,16 +365,6 @@ func (w *describer) children(t *types.Type, path, wire string) {
 			w.walk(t, path, wire)
 		}
 	}
-}
-
-func (w *describer) localStruct(t *types.Type) *types.Type {
-	if t.Kind == types.Pointer {
-		t = t.Elem
-	}
-	if t.Kind == types.Struct && t.Name.Package == w.pkg {
-		return t
-	}
-	return nil
 }
 
 // underlying resolves named types of the API package to what they name.

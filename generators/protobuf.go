@@ -393,7 +393,7 @@ func (g *protoGen) movedOut(name string, rec *typeNumbers, fields []numberedFiel
 			continue
 		}
 		for _, e := range fields {
-			s := g.localStruct(e.member.Type)
+			s := localStruct(g.pkg, e.member.Type)
 			if !strings.HasPrefix(e.key, "inline:") || s == nil || g.rec[s.Name.Name] == nil {
 				continue
 			}
@@ -462,12 +462,12 @@ func maxValue(m map[string]int) int {
 	return n
 }
 
-// localStruct is the struct of this package t is, or points to, or nil.
-func (g *protoGen) localStruct(t *types.Type) *types.Type {
+// localStruct is the struct of package pkg t is, or points to, or nil.
+func localStruct(pkg string, t *types.Type) *types.Type {
 	if t.Kind == types.Pointer {
 		t = t.Elem
 	}
-	if t.Kind == types.Struct && t.Name.Package == g.pkg {
+	if t.Kind == types.Struct && t.Name.Package == pkg {
 		return t
 	}
 	return nil
