@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/mod/modfile"
+
+	"github.com/apiserver-boot/apiserver-boot/generators"
 )
 
 // Items 1 and 2: code generation of sample-apiserver's wardle API.
@@ -141,7 +143,7 @@ func (b *bench) wardle() (*wardleProject, error) {
 	if err := w.copyTypes(); err != nil {
 		return nil, err
 	}
-	b.note("1", "wardle types from %s: v1alpha1 and v1beta1 `types.go` verbatim (as wardle_types.go) with our markers, v1alpha1 `conversion.go` (import path rewritten) and `defaults.go`; the scaffolded types, hooks and types tests removed", strings.TrimPrefix(sample, filepath.Dir(filepath.Dir(sample))+"/"))
+	b.note("1", "wardle types from %s: v1alpha1 and v1beta1 `types.go` verbatim (as wardle_types.go) with our markers, v1alpha1 `conversion.go` (import path rewritten) and `defaults.go`; the scaffolded types, hooks, types tests and field number records removed", strings.TrimPrefix(sample, filepath.Dir(filepath.Dir(sample))+"/"))
 
 	applied := map[string]bool{}
 	for stage := 0; ; stage++ {
@@ -196,10 +198,12 @@ func (b *bench) remember(w *wardleProject) error {
 func (w *wardleProject) copyTypes() error {
 	apis := filepath.Join(w.dir, "pkg", "apis", "wardle")
 	for _, v := range []string{"v1alpha1", "v1beta1"} {
-		files, _ := filepath.Glob(filepath.Join(apis, v, "*.go"))
+		// The scaffolded types go, with the field numbers recorded for them
+		// (no object was stored with them): wardle's types bring their own tags.
+		files, _ := filepath.Glob(filepath.Join(apis, v, "*"))
 		for _, f := range files {
 			base := filepath.Base(f)
-			if strings.HasSuffix(base, "_types.go") || strings.HasSuffix(base, "_hooks.go") || strings.HasSuffix(base, "_types_test.go") {
+			if strings.HasSuffix(base, "_types.go") || strings.HasSuffix(base, "_hooks.go") || strings.HasSuffix(base, "_types_test.go") || base == generators.FieldNumbersFile {
 				if err := os.Remove(f); err != nil {
 					return err
 				}

@@ -251,7 +251,7 @@ func (g *protoGen) number(t *types.Type) ([]numberedField, error) {
 		}
 		fresh = false
 	}
-	if err := g.assign(name, rec, fields, wires, fresh, legacy); err != nil {
+	if err := g.assign(name, rec, fields, byKey, wires, fresh, legacy); err != nil {
 		return nil, err
 	}
 	if err := g.retire(name, rec, fields, byKey); err != nil {
@@ -289,7 +289,7 @@ func values(m map[string]string) []string {
 // assign gives each field its number: in declaration order for a fresh
 // type; otherwise the recorded (or legacy) one, a tag's, a reserved one given
 // back to its own field, or the next unused one.
-func (g *protoGen) assign(name string, rec *typeNumbers, fields []numberedField, wires map[string]string, fresh bool, legacy map[string]int) error {
+func (g *protoGen) assign(name string, rec *typeNumbers, fields []numberedField, byKey, wires map[string]string, fresh bool, legacy map[string]int) error {
 	taken := rec.numbers() // numbers a new field may not get
 	for _, f := range fields {
 		if n := protoNumber(f.member.Tags); n > 0 {
@@ -336,8 +336,12 @@ func (g *protoGen) assign(name string, rec *typeNumbers, fields []numberedField,
 			rec.unreserve(f.num)
 		case tag > 0:
 			if owner := rec.owner(tag); owner != "" {
-				return numberingErrorf("%s: %s.%s has protobuf tag number %d, which %s gives to %s: a number is never given to another field. Remove the tag (generate numbers the field), or pick a number above %d",
-					g.pos(name, f.member.Name), name, f.member.Name, tag, g.recPath, owner, rec.max())
+				if _, declared := byKey[owner]; !declared && !strings.HasPrefix(owner, "reserved") {
+					owner += " (no longer declared: the number stays reserved)"
+				}
+				return numberingErrorf("%s: %s.%s has protobuf tag number %d, which %s gives to %s: a number is never given to another field, as objects in etcd may hold the other one under it. "+
+					"Remove the tag (generate numbers the field), or pick a number above %d; if no object was ever stored with the other field, delete its line from %s",
+					g.pos(name, f.member.Name), name, f.member.Name, tag, g.recPath, owner, rec.max(), g.recPath)
 			}
 			f.num = tag
 		default:
