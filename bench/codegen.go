@@ -143,7 +143,7 @@ func (b *bench) wardle() (*wardleProject, error) {
 	if err := w.copyTypes(); err != nil {
 		return nil, err
 	}
-	b.note("1", "wardle types from %s: v1alpha1 and v1beta1 `types.go` verbatim (as wardle_types.go) with our markers, v1alpha1 `conversion.go` (import path rewritten) and `defaults.go`; the scaffolded types, hooks, types tests and field number records removed", strings.TrimPrefix(sample, filepath.Dir(filepath.Dir(sample))+"/"))
+	b.note("1", "wardle types from %s: v1alpha1 and v1beta1 `types.go` verbatim (as wardle_types.go) with our markers, v1alpha1 `conversion.go` (import path rewritten) and `defaults.go`; the scaffolded types, hooks, types tests, field number records and protobuf code removed", strings.TrimPrefix(sample, filepath.Dir(filepath.Dir(sample))+"/"))
 
 	applied := map[string]bool{}
 	for stage := 0; ; stage++ {
@@ -198,12 +198,13 @@ func (b *bench) remember(w *wardleProject) error {
 func (w *wardleProject) copyTypes() error {
 	apis := filepath.Join(w.dir, "pkg", "apis", "wardle")
 	for _, v := range []string{"v1alpha1", "v1beta1"} {
-		// The scaffolded types go, with the field numbers recorded for them
-		// (no object was stored with them): wardle's types bring their own tags.
+		// The scaffolded types go, with the field numbers recorded for them and
+		// their protobuf code (no object was stored with them): wardle's types
+		// bring their own tags.
 		files, _ := filepath.Glob(filepath.Join(apis, v, "*"))
 		for _, f := range files {
 			base := filepath.Base(f)
-			if strings.HasSuffix(base, "_types.go") || strings.HasSuffix(base, "_hooks.go") || strings.HasSuffix(base, "_types_test.go") || base == generators.FieldNumbersFile {
+			if strings.HasSuffix(base, "_types.go") || strings.HasSuffix(base, "_hooks.go") || strings.HasSuffix(base, "_types_test.go") || base == generators.FieldNumbersFile || base == "zz_generated.protobuf.go" {
 				if err := os.Remove(f); err != nil {
 					return err
 				}

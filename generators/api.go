@@ -37,6 +37,8 @@ type API struct {
 	withoutProtobuf bool
 	// numbers are the field numbers of each version package, as the protobuf generator settled them.
 	numbers map[string]fieldNumbers
+	// reads are the folders of main-module packages outside pkg/apis the load read.
+	reads []string
 }
 
 // Group is one API group: pkg/apis/<group>.

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -11,6 +12,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/files"
 )
 
 // The generate cache. A run reads the hand-written files under pkg/apis, the
@@ -33,10 +36,23 @@ type CacheRecord struct {
 	Outputs map[string]string `json:"outputs"`
 	// Warnings are replayed by a cached run: they depend on the inputs only.
 	Warnings []string `json:"warnings,omitempty"`
+	// Reads are the folders of main-module packages outside pkg/apis that
+	// the run's package load read (a package the types import): inputs too.
+	Reads []string `json:"reads,omitempty"`
 }
 
-// InputsHash hashes what a run of this binary over the project at root reads.
-func InputsHash(root string) (string, error) {
+// PreviousReads are the Reads of the last run's record, for InputsHash.
+func PreviousReads(root string) []string {
+	if rec, err := readCacheRecord(root); err == nil && rec != nil {
+		return rec.Reads
+	}
+	return nil
+}
+
+// InputsHash hashes what a run of this binary over the project at root reads:
+// the files above, and the Go files of reads, the folders (relative to root)
+// of main-module packages outside pkg/apis the last run's load read.
+func InputsHash(root string, reads []string) (string, error) {
 	h := sha256.New()
 	if exe, err := os.Executable(); err == nil {
 		if st, err := os.Stat(exe); err == nil {
@@ -44,7 +60,7 @@ func InputsHash(root string) (string, error) {
 			fmt.Fprintf(h, "generator %s %d %d\n", exe, st.Size(), st.ModTime().UnixNano())
 		}
 	}
-	files := []string{"PROJECT", filepath.Join("hack", "boilerplate.go.txt"), "go.mod", "go.sum"}
+	inputs := []string{"PROJECT", filepath.Join("hack", "boilerplate.go.txt"), "go.mod", "go.sum"}
 	err := filepath.WalkDir(filepath.Join(root, "pkg", "apis"), func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if os.IsNotExist(err) {
@@ -56,21 +72,33 @@ func InputsHash(root string) (string, error) {
 		if !d.IsDir() && name == SnapshotFile && filepath.Base(filepath.Dir(filepath.Dir(path))) == "testdata" {
 			// A recorded release: generate checks the API against the latest.
 			rel, _ := filepath.Rel(root, path)
-			files = append(files, rel)
+			inputs = append(inputs, rel)
 			return nil
 		}
 		if d.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasPrefix(name, "zz_generated") || strings.HasSuffix(name, "_test.go") {
 			return nil
 		}
 		rel, _ := filepath.Rel(root, path)
-		files = append(files, rel)
+		inputs = append(inputs, rel)
 		return nil
 	})
 	if err != nil {
 		return "", err
 	}
-	sort.Strings(files)
-	for _, rel := range files {
+	for _, dir := range reads {
+		entries, err := os.ReadDir(filepath.Join(root, dir))
+		if err != nil && !os.IsNotExist(err) {
+			return "", err
+		}
+		fmt.Fprintf(h, "folder %s %d\n", dir, len(entries)) // a file added or removed counts
+		for _, e := range entries {
+			if n := e.Name(); !e.IsDir() && strings.HasSuffix(n, ".go") && !strings.HasSuffix(n, "_test.go") {
+				inputs = append(inputs, filepath.Join(dir, n))
+			}
+		}
+	}
+	sort.Strings(inputs)
+	for _, rel := range inputs {
 		sum, err := fileHash(filepath.Join(root, rel))
 		if os.IsNotExist(err) {
 			sum = "absent"
@@ -80,6 +108,26 @@ func InputsHash(root string) (string, error) {
 		fmt.Fprintf(h, "%s %s\n", rel, sum)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func hashBytes(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// readCacheRecord reads the record of the last run, nil if there is none.
+func readCacheRecord(root string) (*CacheRecord, error) {
+	b, err := os.ReadFile(filepath.Join(root, CacheFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var rec CacheRecord
+	if json.Unmarshal(b, &rec) != nil {
+		return nil, nil // unreadable: as if absent
+	}
+	return &rec, nil
 }
 
 func fileHash(path string) (string, error) {
@@ -115,9 +163,9 @@ func UpToDate(root, inputs string) (*CacheRecord, bool) {
 }
 
 // SaveCache records a successful run.
-func SaveCache(root, inputs string, files, warnings []string) error {
-	rec := CacheRecord{Inputs: inputs, Outputs: map[string]string{}, Warnings: warnings}
-	for _, f := range files {
+func SaveCache(root, inputs string, reads, outputs, warnings []string) error {
+	rec := CacheRecord{Inputs: inputs, Outputs: map[string]string{}, Warnings: warnings, Reads: reads}
+	for _, f := range outputs {
 		sum, err := fileHash(f)
 		if err != nil {
 			return err
@@ -132,5 +180,5 @@ func SaveCache(root, inputs string, files, warnings []string) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(filepath.Join(root, CacheFile), append(b, '\n'))
+	return files.WriteAtomic(filepath.Join(root, CacheFile), append(b, '\n'), 0o644)
 }

@@ -17,6 +17,8 @@ import (
 	"k8s.io/gengo/v2/generator"
 	"k8s.io/gengo/v2/namer"
 	"k8s.io/gengo/v2/types"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/files"
 )
 
 // The client generators of k8s.io/code-generator, over the shared universe:
@@ -76,7 +78,7 @@ type applyConfigurations struct{}
 
 func (applyConfigurations) Name() string               { return "applyconfiguration" }
 func (applyConfigurations) Packages(api *API) []string { return nil }
-func (applyConfigurations) Generate(api *API, base *generator.Context) ([]File, error) {
+func (applyConfigurations) Generate(api *API, base *generator.Context) ([]files.File, error) {
 	args := applyargs.New()
 	args.OutputDir, args.OutputPkg = api.clientPackage("applyconfiguration")
 	args.GoHeaderFile = api.headerFile()
@@ -88,7 +90,7 @@ type clientset struct{}
 
 func (clientset) Name() string               { return "clientset" }
 func (clientset) Packages(api *API) []string { return nil }
-func (clientset) Generate(api *API, base *generator.Context) ([]File, error) {
+func (clientset) Generate(api *API, base *generator.Context) ([]files.File, error) {
 	args := clientargs.New()
 	args.PluralExceptions = api.pluralExceptionList()
 	args.OutputDir, args.OutputPkg = api.clientPackage("clientset")
@@ -105,7 +107,7 @@ type listers struct{}
 
 func (listers) Name() string               { return "listers" }
 func (listers) Packages(api *API) []string { return nil }
-func (listers) Generate(api *API, base *generator.Context) ([]File, error) {
+func (listers) Generate(api *API, base *generator.Context) ([]files.File, error) {
 	args := listerargs.New()
 	args.PluralExceptions = api.pluralExceptionList()
 	args.OutputDir, args.OutputPkg = api.clientPackage("listers")
@@ -118,7 +120,7 @@ type informers struct{}
 
 func (informers) Name() string               { return "informers" }
 func (informers) Packages(api *API) []string { return nil }
-func (informers) Generate(api *API, base *generator.Context) ([]File, error) {
+func (informers) Generate(api *API, base *generator.Context) ([]files.File, error) {
 	args := informerargs.New()
 	args.PluralExceptions = api.pluralExceptionList()
 	args.OutputDir, args.OutputPkg = api.clientPackage("informers")

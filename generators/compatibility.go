@@ -15,6 +15,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/files"
 )
 
 // The API as a release published it, and the check that today's API keeps
@@ -73,7 +75,7 @@ type compatibility struct{}
 func (compatibility) Name() string               { return "compatibility" }
 func (compatibility) Packages(api *API) []string { return nil }
 
-func (compatibility) Generate(api *API, c *generator.Context) ([]File, error) {
+func (compatibility) Generate(api *API, c *generator.Context) ([]files.File, error) {
 	last, lastPath, err := latestSnapshot(api.Root)
 	if err != nil || (last == nil && api.SnapshotDir == "") {
 		return nil, err
@@ -116,7 +118,7 @@ func (compatibility) Generate(api *API, c *generator.Context) ([]File, error) {
 	}
 	header := "# The API as this release published it, recorded by apiserver-boot api snapshot: generate\n" +
 		"# compares today's API with the latest release. History: do not edit.\n"
-	return []File{{Path: filepath.Join(api.SnapshotDir, SnapshotFile), Content: append([]byte(header), b...)}}, nil
+	return []files.File{{Path: filepath.Join(api.SnapshotDir, SnapshotFile), Content: append([]byte(header), b...)}}, nil
 }
 
 func groupDir(api *API, fullName string) string {

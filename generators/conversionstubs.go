@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/ast/astutil"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/files"
 )
 
 // Conversion stubs. conversion-gen converts what it can match field by field
@@ -57,12 +59,12 @@ var (
 
 // conversionStubs returns the stub files every version package needs, given
 // the conversion files just generated, and a message per stub.
-func conversionStubs(api *API, generated []File) ([]File, []string, error) {
-	var files []File
+func conversionStubs(api *API, generated []files.File) ([]files.File, []string, error) {
+	var stubs []files.File
 	var messages []string
 	for _, g := range api.Groups {
 		for _, v := range g.Versions {
-			var conv *File
+			var conv *files.File
 			for i := range generated {
 				if generated[i].Path == filepath.Join(v.Dir, "zz_generated.conversion.go") {
 					conv = &generated[i]
@@ -85,7 +87,7 @@ func conversionStubs(api *API, generated []File) ([]File, []string, error) {
 				if err != nil {
 					return nil, nil, err
 				}
-				files = append(files, f)
+				stubs = append(stubs, f)
 				rel, _ := filepath.Rel(api.Root, path)
 				for _, n := range byFile[path] {
 					messages = append(messages, fmt.Sprintf("%s: wrote %s for you to fill in: %s", rel, n.Func, describeFields(g, n)))
@@ -93,13 +95,13 @@ func conversionStubs(api *API, generated []File) ([]File, []string, error) {
 			}
 		}
 	}
-	return files, messages, nil
+	return stubs, messages, nil
 }
 
 // missingConversions finds the autoConvert functions with skipped fields
 // whose public Convert_ function exists neither in the generated file nor in
 // the package's own files.
-func missingConversions(v *Version, conv *File) ([]neededConversion, error) {
+func missingConversions(v *Version, conv *files.File) ([]neededConversion, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, conv.Path, conv.Content, parser.ParseComments)
 	if err != nil {
@@ -190,7 +192,7 @@ func (v *Version) conversionFile(typeName string) string {
 
 // appendStubs adds the stubs to the file at path (created if missing),
 // keeping what it already holds.
-func appendStubs(api *API, file string, stubs []neededConversion) (File, error) {
+func appendStubs(api *API, file string, stubs []neededConversion) (files.File, error) {
 	src, err := os.ReadFile(file)
 	if os.IsNotExist(err) {
 		var b bytes.Buffer
@@ -200,7 +202,7 @@ func appendStubs(api *API, file string, stubs []neededConversion) (File, error) 
 		fmt.Fprintf(&b, "package %s\n", filepath.Base(filepath.Dir(file)))
 		src = b.Bytes()
 	} else if err != nil {
-		return File{}, err
+		return files.File{}, err
 	}
 	var body bytes.Buffer
 	body.Write(src)
@@ -221,7 +223,7 @@ func appendStubs(api *API, file string, stubs []neededConversion) (File, error) 
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, file, body.Bytes(), parser.ParseComments)
 	if err != nil {
-		return File{}, fmt.Errorf("adding conversion stubs to %s: %w", file, err)
+		return files.File{}, fmt.Errorf("adding conversion stubs to %s: %w", file, err)
 	}
 	for _, n := range stubs {
 		for name, p := range n.imports {
@@ -234,9 +236,9 @@ func appendStubs(api *API, file string, stubs []neededConversion) (File, error) 
 	astutil.AddImport(fset, f, api.Framework+"/pkg/builders")
 	var out bytes.Buffer
 	if err := format.Node(&out, fset, f); err != nil {
-		return File{}, err
+		return files.File{}, err
 	}
-	return File{Path: file, Content: out.Bytes()}, nil
+	return files.File{Path: file, Content: out.Bytes()}, nil
 }
 
 // describeFields names the fields with their JSON names where a version declares them.

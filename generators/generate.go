@@ -17,26 +17,19 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"go/format"
-	"go/parser"
-	"go/scanner"
-	"go/token"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
+	"sort"
 	"strings"
 
 	"k8s.io/gengo/v2/generator"
 	"k8s.io/klog/v2"
-)
 
-// File is one generated file: an absolute path and its content.
-type File struct {
-	Path    string
-	Content []byte
-}
+	"github.com/apiserver-boot/apiserver-boot/internal/files"
+)
 
 // Generator is one generator; SourceGenerator and UniverseGenerator say what it works from.
 type Generator interface {
@@ -46,7 +39,7 @@ type Generator interface {
 // SourceGenerator works from the API read from source.
 type SourceGenerator interface {
 	Generator
-	Generate(api *API) ([]File, error)
+	Generate(api *API) ([]files.File, error)
 }
 
 // UniverseGenerator works over the loaded, type-checked universe.
@@ -54,7 +47,7 @@ type UniverseGenerator interface {
 	Generator
 	// Packages lists extra packages the generator needs in the universe.
 	Packages(api *API) []string
-	Generate(api *API, c *generator.Context) ([]File, error)
+	Generate(api *API, c *generator.Context) ([]files.File, error)
 }
 
 // The generators, in the order they run: registered here and nowhere else.
@@ -76,6 +69,12 @@ type Result struct {
 	Unchanged int
 	// Files are every file the run produced, written or not.
 	Files []string
+	// Removed are the files an earlier run generated that this one no longer
+	// produces (a kind or version removed).
+	Removed []string
+	// Reads are the folders of main-module packages outside pkg/apis the
+	// package load read (relative to the project), for the generate cache.
+	Reads []string
 }
 
 // Run generates every file for api.
@@ -93,7 +92,7 @@ func Run(api *API, opts Options) (res *Result, err error) {
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
-	tx := &Transaction{Log: log}
+	tx := &files.Transaction{Log: log}
 	defer func() {
 		if err != nil {
 			if rerr := tx.Rollback(); rerr != nil {
@@ -102,13 +101,13 @@ func Run(api *API, opts Options) (res *Result, err error) {
 		}
 	}()
 
-	var staged []File
+	var staged []files.File
 	for _, g := range sourceGenerators {
-		files, err := g.Generate(api)
+		out, err := g.Generate(api)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", g.Name(), err)
 		}
-		staged = append(staged, files...)
+		staged = append(staged, out...)
 	}
 	if err := formatAll(staged); err != nil {
 		return nil, err
@@ -150,7 +149,53 @@ func Run(api *API, opts Options) (res *Result, err error) {
 	if err := tx.Write(generated...); err != nil {
 		return nil, err
 	}
-	return &Result{Written: tx.Written(), Unchanged: tx.Unchanged, Files: tx.Files}, nil
+	if err := removeStale(api, tx); err != nil {
+		return nil, err
+	}
+	return &Result{Written: tx.Written(), Unchanged: tx.Unchanged, Files: tx.Files, Removed: tx.Removed(), Reads: api.reads}, nil
+}
+
+// generatedGo matches the header Go tools recognise as generated code.
+var generatedGo = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`)
+
+// removeStale removes the files the last run (its cache record) generated
+// that this run no longer produces, so that the project builds after a kind
+// or version is removed. Only Go files marked generated and unchanged since
+// are removed: a file that was edited is kept, with a warning, and what
+// generate writes for the user to own (conversion stubs) or to keep
+// (fieldnumbers.yaml) never goes.
+func removeStale(api *API, tx *files.Transaction) error {
+	rec, err := readCacheRecord(api.Root)
+	if err != nil || rec == nil {
+		return nil // no record: nothing known to be ours
+	}
+	produced := map[string]bool{}
+	for _, f := range tx.Files {
+		produced[f] = true
+	}
+	for _, rel := range sortedKeys(rec.Outputs) {
+		path := filepath.Join(api.Root, filepath.FromSlash(rel))
+		if produced[path] || !strings.HasSuffix(path, ".go") {
+			continue
+		}
+		content, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		if !generatedGo.Match(content) {
+			continue
+		}
+		if hashBytes(content) != rec.Outputs[rel] {
+			api.Warnings = append(api.Warnings, fmt.Sprintf("%s is no longer generated but was edited since: kept (remove it if it is not needed)", rel))
+			continue
+		}
+		if err := tx.Remove(path); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // quietKlog discards klog's output, errors included (which klog otherwise
@@ -165,51 +210,55 @@ func quietKlog() {
 }
 
 // runUniverseGenerators loads the packages once and runs every universe generator over them.
-func runUniverseGenerators(api *API) ([]File, error) {
+func runUniverseGenerators(api *API) ([]files.File, error) {
 	c, err := loadUniverse(api)
 	if err != nil {
 		return nil, err
 	}
-	var generated []File
+	api.reads = mainModuleReads(api, c)
+	var generated []files.File
 	for _, g := range universeGenerators {
-		files, err := g.Generate(api, c)
+		out, err := g.Generate(api, c)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", g.Name(), err)
 		}
-		generated = append(generated, files...)
+		generated = append(generated, out...)
 	}
 	return generated, nil
 }
 
-// formatAll parses and gofmts every Go file in place; a file that does not
-// parse is an error naming it, and nothing is written.
-func formatAll(files []File) error {
-	for i := range files {
-		if !strings.HasSuffix(files[i].Path, ".go") {
+// mainModuleReads lists the folders, relative to the project, of the
+// main-module packages the load read outside pkg/apis (which the cache
+// always hashes): a package of the project the types import.
+func mainModuleReads(api *API, c *generator.Context) []string {
+	apis := filepath.Join(api.Root, "pkg", "apis") + string(filepath.Separator)
+	var out []string
+	for path, pkg := range c.Universe {
+		if pkg.Dir == "" || (path != api.Module && !strings.HasPrefix(path, api.Module+"/")) || strings.HasPrefix(pkg.Dir+string(filepath.Separator), apis) {
 			continue
 		}
-		out, err := FormatGo(files[i].Path, files[i].Content)
+		if rel, err := filepath.Rel(api.Root, pkg.Dir); err == nil && !strings.HasPrefix(rel, "..") {
+			out = append(out, filepath.ToSlash(rel))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// formatAll parses and gofmts every Go file in place; a file that does not
+// parse is an error naming it, and nothing is written.
+func formatAll(list []files.File) error {
+	for i := range list {
+		if !strings.HasSuffix(list[i].Path, ".go") {
+			continue
+		}
+		out, err := files.FormatGo(list[i].Path, list[i].Content)
 		if err != nil {
 			return err
 		}
-		files[i].Content = out
+		list[i].Content = out
 	}
 	return nil
-}
-
-// FormatGo checks that src parses and returns it gofmt-ed.
-func FormatGo(path string, src []byte) ([]byte, error) {
-	if _, err := parser.ParseFile(token.NewFileSet(), path, src, parser.ParseComments); err != nil {
-		line := ""
-		var list scanner.ErrorList
-		if errors.As(err, &list) && len(list) > 0 {
-			if lines := strings.Split(string(src), "\n"); list[0].Pos.Line <= len(lines) {
-				line = fmt.Sprintf(" (line %d: %q)", list[0].Pos.Line, strings.TrimSpace(lines[list[0].Pos.Line-1]))
-			}
-		}
-		return nil, fmt.Errorf("generated %s does not parse (a generator bug or a type it cannot handle): %w%s", filepath.Base(path), err, line)
-	}
-	return format.Source(src)
 }
 
 // generatedBy normalises the "Code generated by <binary>" line the upstream
@@ -219,7 +268,7 @@ var generatedBy = regexp.MustCompile(`(?m)^// Code generated by [^ ]+\. DO NOT E
 
 // memoryFiles is a gengo FileType that keeps assembled files in memory.
 type memoryFiles struct {
-	files []File
+	files []files.File
 }
 
 func (m *memoryFiles) AssembleFile(f *generator.File, path string) error {
@@ -245,7 +294,7 @@ func (m *memoryFiles) AssembleFile(f *generator.File, path string) error {
 	}
 	b.Write(f.Body.Bytes())
 	content := generatedBy.ReplaceAll(b.Bytes(), []byte("// Code generated by apiserver-boot. DO NOT EDIT."))
-	m.files = append(m.files, File{Path: path, Content: content})
+	m.files = append(m.files, files.File{Path: path, Content: content})
 	return nil
 }
 

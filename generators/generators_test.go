@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/files"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -39,7 +41,7 @@ func TestSourceGeneratorsGolden(t *testing.T) {
 		strings.Join(g.Kinds[1].ShortNames, ",") != "wd,wdg" {
 		t.Fatalf("markers not read as expected: %+v %+v", g.Kinds[0], g.Kinds[1])
 	}
-	var files []File
+	var files []files.File
 	for _, gen := range sourceGenerators {
 		out, err := gen.Generate(api)
 		if err != nil {
@@ -230,7 +232,7 @@ type FlunderSpec struct{ ReferenceType *Ref }
 	if strings.Contains(got, "Reference string") || strings.Count(got, "type Ref string") != 1 || strings.Count(got, "RefFlunder") != 1 {
 		t.Errorf("internal types hold v1alpha1's Flunder, or Ref twice:\n%s", got)
 	}
-	if _, err := FormatGo("zz_generated.types.go", src); err != nil {
+	if _, err := files.FormatGo("zz_generated.types.go", src); err != nil {
 		t.Error(err)
 	}
 

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/files"
 )
 
 // internalTypes writes pkg/apis/<group>/zz_generated.types.go: the internal
@@ -23,14 +25,14 @@ type internalTypes struct{}
 
 func (internalTypes) Name() string { return "internal-types" }
 
-func (internalTypes) Generate(api *API) ([]File, error) {
-	var out []File
+func (internalTypes) Generate(api *API) ([]files.File, error) {
+	var out []files.File
 	for _, g := range api.Groups {
 		src, err := g.internalTypesSource(api.Header)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, File{Path: path.Join(g.Dir, "zz_generated.types.go"), Content: src})
+		out = append(out, files.File{Path: path.Join(g.Dir, "zz_generated.types.go"), Content: src})
 	}
 	return out, nil
 }

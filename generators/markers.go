@@ -3,7 +3,10 @@ package generators
 import (
 	"fmt"
 	"go/ast"
+	"go/parser"
 	"go/token"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"sigs.k8s.io/controller-tools/pkg/markers"
@@ -107,4 +110,55 @@ func markerValues(fset *token.FileSet, target markers.TargetType, groups ...*ast
 		}
 	}
 	return out, nil
+}
+
+// KindFile is the hand-written file of a version package declaring a type,
+// and the markers on that type, parsed as generate parses them.
+type KindFile struct {
+	Path    string
+	Src     []byte
+	Markers map[string]any // by marker name: "resource", "storageversion", ...
+}
+
+// FindKind finds the file of dir (a version package) declaring type kind,
+// with the markers on its doc comment read through the marker registry, so
+// the CLI accepts every spelling generate does (//+storageversion,
+// // +storageversion).
+func FindKind(dir, kind string) (*KindFile, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") || strings.HasPrefix(n, "zz_generated") {
+			continue
+		}
+		path := filepath.Join(dir, n)
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, src, parser.ParseComments)
+		if err != nil {
+			return nil, err
+		}
+		var found *KindFile
+		err = eachTypeSpec(f, func(ts *ast.TypeSpec, doc *ast.CommentGroup) error {
+			if ts.Name.Name != kind {
+				return nil
+			}
+			vals, err := markerValues(fset, markers.DescribesType, doc)
+			if err != nil {
+				return err
+			}
+			found = &KindFile{Path: path, Src: src, Markers: vals}
+			return nil
+		})
+		if err != nil || found != nil {
+			return found, err
+		}
+	}
+	return nil, fmt.Errorf("no file in %s declares type %s", dir, kind)
 }

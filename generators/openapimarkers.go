@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/apiserver-boot/apiserver-boot/templates"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/files"
 )
 
 // openAPIMarkers writes pkg/openapi/zz_generated.markers.go: Definitions,
@@ -28,7 +30,7 @@ type requiredProperty struct {
 	Required    bool // false: +kubebuilder:validation:Optional removes it
 }
 
-func (openAPIMarkers) Generate(api *API) ([]File, error) {
+func (openAPIMarkers) Generate(api *API) ([]files.File, error) {
 	var props []schemaProperty
 	var required []requiredProperty
 	for _, g := range api.Groups {
@@ -89,5 +91,5 @@ func (openAPIMarkers) Generate(api *API) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []File{{Path: filepath.Join(api.Root, "pkg", "openapi", "zz_generated.markers.go"), Content: b}}, nil
+	return []files.File{{Path: filepath.Join(api.Root, "pkg", "openapi", "zz_generated.markers.go"), Content: b}}, nil
 }

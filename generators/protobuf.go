@@ -15,6 +15,8 @@ import (
 	"k8s.io/gengo/v2/types"
 
 	"github.com/apiserver-boot/apiserver-boot/templates"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/files"
 )
 
 // protobuf writes zz_generated.protobuf.go in every versioned package: the
@@ -52,8 +54,8 @@ func (t protoType) Reversed() []string {
 	return out
 }
 
-func (protobuf) Generate(api *API, c *generator.Context) ([]File, error) {
-	var out []File
+func (protobuf) Generate(api *API, c *generator.Context) ([]files.File, error) {
+	var out []files.File
 	for _, g := range api.Groups {
 		for _, v := range g.Versions {
 			pkg := c.Universe.Package(v.Package)
@@ -109,9 +111,9 @@ func (protobuf) Generate(api *API, c *generator.Context) ([]File, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, File{Path: filepath.Join(v.Dir, "zz_generated.protobuf.go"), Content: b})
+			out = append(out, files.File{Path: filepath.Join(v.Dir, "zz_generated.protobuf.go"), Content: b})
 			if len(pg.rec) > 0 {
-				out = append(out, File{Path: path, Content: pg.rec.render(g.Name + "/" + v.Name)})
+				out = append(out, files.File{Path: path, Content: pg.rec.render(g.Name + "/" + v.Name)})
 			}
 		}
 	}
@@ -339,9 +341,15 @@ func (g *protoGen) assign(name string, rec *typeNumbers, fields []numberedField,
 				if _, declared := byKey[owner]; !declared && !strings.HasPrefix(owner, "reserved") {
 					owner += " (no longer declared: the number stays reserved)"
 				}
+				source, wayOut := g.recPath, "delete its line from "+g.recPath
+				if legacy != nil {
+					// No record yet: the numbers come from the generated code.
+					source = filepath.Join(filepath.Dir(g.recPath), "zz_generated.protobuf.go")
+					wayOut = "delete " + source + " (generated for the types before), and " + g.recPath + " is recorded from today's types"
+				}
 				return numberingErrorf("%s: %s.%s has protobuf tag number %d, which %s gives to %s: a number is never given to another field, as objects in etcd may hold the other one under it. "+
-					"Remove the tag (generate numbers the field), or pick a number above %d; if no object was ever stored with the other field, delete its line from %s",
-					g.pos(name, f.member.Name), name, f.member.Name, tag, g.recPath, owner, rec.max(), g.recPath)
+					"Remove the tag (generate numbers the field), or pick a number above %d; if no object was ever stored with the other field, %s",
+					g.pos(name, f.member.Name), name, f.member.Name, tag, source, owner, max(rec.max(), maxValue(legacy)), wayOut)
 			}
 			f.num = tag
 		default:

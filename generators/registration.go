@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/apiserver-boot/apiserver-boot/templates"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/files"
 )
 
 // registration writes the scheme registration of every package, the
@@ -15,12 +17,12 @@ type registration struct{}
 
 func (registration) Name() string { return "registration" }
 
-func (registration) Generate(api *API) ([]File, error) {
-	var out []File
+func (registration) Generate(api *API) ([]files.File, error) {
+	var out []files.File
 	render := func(path, tmpl string, data any) error {
 		b, err := templates.Render(tmpl, data)
 		if err == nil {
-			out = append(out, File{Path: path, Content: b})
+			out = append(out, files.File{Path: path, Content: b})
 		}
 		return err
 	}
@@ -73,8 +75,8 @@ type controllerWiring struct{}
 
 func (controllerWiring) Name() string { return "controllers" }
 
-func (controllerWiring) Generate(api *API) ([]File, error) {
-	var out []File
+func (controllerWiring) Generate(api *API) ([]files.File, error) {
+	var out []files.File
 	dir := filepath.Join(api.Root, "pkg", "controller")
 	for _, c := range api.Controllers {
 		b, err := templates.Render("generated/controller.go.tmpl", map[string]any{
@@ -86,7 +88,7 @@ func (controllerWiring) Generate(api *API) ([]File, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, File{Path: filepath.Join(dir, c.PackageName, "zz_generated.controller.go"), Content: b})
+		out = append(out, files.File{Path: filepath.Join(dir, c.PackageName, "zz_generated.controller.go"), Content: b})
 	}
 	for _, c := range api.Controllers {
 		b, err := templates.Render("generated/testenv_test.go.tmpl", map[string]any{
@@ -95,7 +97,7 @@ func (controllerWiring) Generate(api *API) ([]File, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, File{Path: filepath.Join(dir, c.PackageName, "zz_generated.testenv_test.go"), Content: b})
+		out = append(out, files.File{Path: filepath.Join(dir, c.PackageName, "zz_generated.testenv_test.go"), Content: b})
 	}
 	data := map[string]any{"Header": api.Header, "Framework": api.Framework, "Module": api.Module, "Controllers": api.Controllers, "HasClient": len(api.Groups) > 0}
 	for name, tmpl := range map[string]string{
@@ -106,7 +108,7 @@ func (controllerWiring) Generate(api *API) ([]File, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, File{Path: name, Content: b})
+		out = append(out, files.File{Path: name, Content: b})
 	}
 	return out, nil
 }

@@ -15,6 +15,8 @@ import (
 	"k8s.io/gengo/v2/generator"
 	openapiargs "k8s.io/kube-openapi/cmd/openapi-gen/args"
 	openapigen "k8s.io/kube-openapi/pkg/generators"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/files"
 )
 
 // The upstream generators, used as libraries over the shared universe.
@@ -31,7 +33,7 @@ func (api *API) versionPackages() []string {
 	return out
 }
 
-func execute(name string, c *generator.Context, out *memoryFiles, targets []generator.Target) ([]File, error) {
+func execute(name string, c *generator.Context, out *memoryFiles, targets []generator.Target) ([]files.File, error) {
 	if err := c.ExecuteTargets(targets); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -44,7 +46,7 @@ type deepcopy struct{}
 
 func (deepcopy) Name() string               { return "deepcopy" }
 func (deepcopy) Packages(api *API) []string { return nil }
-func (deepcopy) Generate(api *API, base *generator.Context) ([]File, error) {
+func (deepcopy) Generate(api *API, base *generator.Context) ([]files.File, error) {
 	args := deepcopyargs.New()
 	args.OutputFile = "zz_generated.deepcopy.go"
 	args.GoHeaderFile = api.headerFile()
@@ -60,7 +62,7 @@ func (conversion) Name() string { return "conversion" }
 func (conversion) Packages(api *API) []string {
 	return conversionargs.DefaultBasePeerDirs
 }
-func (conversion) Generate(api *API, base *generator.Context) ([]File, error) {
+func (conversion) Generate(api *API, base *generator.Context) ([]files.File, error) {
 	args := conversionargs.New()
 	args.OutputFile = "zz_generated.conversion.go"
 	args.GoHeaderFile = api.headerFile()
@@ -75,7 +77,7 @@ type defaulter struct{}
 
 func (defaulter) Name() string               { return "defaulter" }
 func (defaulter) Packages(api *API) []string { return nil }
-func (defaulter) Generate(api *API, base *generator.Context) ([]File, error) {
+func (defaulter) Generate(api *API, base *generator.Context) ([]files.File, error) {
 	args := defaulterargs.New()
 	args.OutputFile = "zz_generated.defaults.go"
 	args.GoHeaderFile = api.headerFile()
@@ -92,7 +94,7 @@ type modelNames struct{}
 
 func (modelNames) Name() string               { return "openapi-model-names" }
 func (modelNames) Packages(api *API) []string { return nil }
-func (modelNames) Generate(api *API, base *generator.Context) ([]File, error) {
+func (modelNames) Generate(api *API, base *generator.Context) ([]files.File, error) {
 	args := openapiargs.New()
 	args.OutputModelNameFile = "zz_generated.model_name.go"
 	args.GoHeaderFile = api.headerFile()
@@ -122,7 +124,7 @@ func (openAPI) Packages(api *API) []string {
 	}
 	return openAPIBase
 }
-func (openAPI) Generate(api *API, base *generator.Context) ([]File, error) {
+func (openAPI) Generate(api *API, base *generator.Context) ([]files.File, error) {
 	args := openapiargs.New()
 	args.OutputDir = filepath.Join(api.Root, "pkg", "openapi")
 	args.OutputPkg = path.Join(api.Module, "pkg", "openapi")

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/apiserver-boot/apiserver-boot/templates"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/files"
 )
 
 // markerValidation writes pkg/apis/<group>/zz_generated.validation.go: the
@@ -27,8 +29,8 @@ type validator struct {
 	Lines []string
 }
 
-func (markerValidation) Generate(api *API) ([]File, error) {
-	var out []File
+func (markerValidation) Generate(api *API) ([]files.File, error) {
+	var out []files.File
 	for _, g := range api.Groups {
 		// The checks run on the internal types: each is read from the version
 		// its internal copy comes from.
@@ -63,7 +65,7 @@ func (markerValidation) Generate(api *API) ([]File, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, File{Path: filepath.Join(g.Dir, "zz_generated.validation.go"), Content: b})
+		out = append(out, files.File{Path: filepath.Join(g.Dir, "zz_generated.validation.go"), Content: b})
 	}
 	return out, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/internal/deploy"
+	"github.com/apiserver-boot/apiserver-boot/internal/files"
 	"github.com/apiserver-boot/apiserver-boot/internal/image"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/version"
@@ -203,12 +204,12 @@ func (o *configOptions) certificates(dir string, d *deploy.Options) (*deploy.Cer
 
 // writeConfig writes the folder's files (private ones readable by the owner
 // only) and removes files of an earlier run that are no longer part of it.
-func writeConfig(out io.Writer, dir string, files []deploy.File) error {
+func writeConfig(out io.Writer, dir string, objects []deploy.File) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	var names []string
-	for _, f := range files {
+	for _, f := range objects {
 		names = append(names, f.Name)
 		path := filepath.Join(dir, f.Name)
 		perm := os.FileMode(0o644)
@@ -222,7 +223,7 @@ func writeConfig(out io.Writer, dir string, files []deploy.File) error {
 			fmt.Fprintf(out, "unchanged %s\n", relToWd(path))
 			continue
 		}
-		if err := writeFileAtomic(path, f.Content, perm); err != nil {
+		if err := files.WriteAtomic(path, f.Content, perm); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "wrote %s\n", relToWd(path))
@@ -240,25 +241,4 @@ func writeConfig(out io.Writer, dir string, files []deploy.File) error {
 		}
 	}
 	return nil
-}
-
-// writeFileAtomic writes through a temporary file (created 0600) and a rename.
-func writeFileAtomic(path string, content []byte, perm os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(content); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

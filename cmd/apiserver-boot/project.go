@@ -73,7 +73,8 @@ func newTemplateData(root string, p *project.Project) (*templateData, error) {
 // generate runs every generator over the project at root, unless nothing it
 // reads changed since the last run (see generators/cache.go) and force is off.
 func generate(root string, out io.Writer, force bool) error {
-	inputs, err := generators.InputsHash(root)
+	reads := generators.PreviousReads(root)
+	inputs, err := generators.InputsHash(root, reads)
 	if err != nil {
 		return err
 	}
@@ -104,16 +105,25 @@ func generate(root string, out io.Writer, force bool) error {
 		rel, _ := filepath.Rel(root, w)
 		fmt.Fprintf(out, "generated %s\n", rel)
 	}
+	for _, r := range res.Removed {
+		rel, _ := filepath.Rel(root, r)
+		fmt.Fprintf(out, "removed %s (no longer generated)\n", rel)
+	}
 	for _, w := range api.Warnings {
 		fmt.Fprintf(out, "warning: %s\n", w)
 	}
 	fmt.Fprintf(out, "generate: %d files written, %d unchanged\n", len(res.Written), res.Unchanged)
 	// A run that wrote conversion stubs under pkg/apis changed its own inputs
 	// (and its warnings were about that): leave the record to the next run.
-	if after, err := generators.InputsHash(root); err != nil || after != inputs {
+	if after, err := generators.InputsHash(root, reads); err != nil || after != inputs {
 		return err
 	}
-	return generators.SaveCache(root, inputs, res.Files, api.Warnings)
+	// The packages this run's load read, outside pkg/apis, are inputs of the next.
+	final, err := generators.InputsHash(root, res.Reads)
+	if err != nil {
+		return err
+	}
+	return generators.SaveCache(root, final, res.Reads, res.Files, api.Warnings)
 }
 
 // applyAndGenerate writes a scaffold plan, then generates code; if generating

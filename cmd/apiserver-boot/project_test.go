@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/apiserver-boot/apiserver-boot/generators"
 )
 
 // newProject scaffolds a project with one kind in a temporary folder.
@@ -200,5 +202,86 @@ func TestGenerateSkipsWhenNothingChanged(t *testing.T) {
 		if out := gen(); !strings.Contains(out, upToDate) {
 			t.Errorf("%s: the run after should be up to date:\n%s", name, out)
 		}
+	}
+}
+
+// TestGenerateWatchesPackagesTheTypesImport: a package of the project the
+// types import (outside pkg/apis) is an input of generate too: editing it is
+// never "up to date".
+func TestGenerateWatchesPackagesTheTypesImport(t *testing.T) {
+	dir := newProject(t)
+	common := filepath.Join(dir, "pkg", "common")
+	os.MkdirAll(common, 0o755)
+	os.WriteFile(filepath.Join(common, "common.go"), []byte("package common\n\n// Zone is a time zone.\n// +enum\ntype Zone string\n\nconst (\n\tUTC Zone = \"UTC\"\n)\n"), 0o644)
+	types := filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_types.go")
+	edit(t, types, "import (\n", "import (\n\t\"example.com/crontab/pkg/common\"\n")
+	edit(t, types, "type CronTabSpec struct {\n", "type CronTabSpec struct {\n\tZone common.Zone `json:\"zone,omitempty\"`\n")
+	mustRun(t, dir, "generate")
+	if out := mustRun(t, dir, "generate"); !strings.Contains(out, "generate: up to date") {
+		t.Fatalf("nothing changed, generate should be up to date:\n%s", out)
+	}
+	// A value added to the imported enum changes the generated OpenAPI.
+	edit(t, filepath.Join(common, "common.go"), "\tUTC Zone", "\tParis Zone = \"Europe/Paris\"\n\tUTC Zone")
+	out := mustRun(t, dir, "generate")
+	if strings.Contains(out, "up to date") {
+		t.Fatalf("an imported package of the project changed: generate must run:\n%s", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "pkg", "openapi", "zz_generated.openapi.go")); !bytes.Contains(b, []byte(`"Europe/Paris"`)) {
+		t.Errorf("the OpenAPI of the field lacks the new enum value")
+	}
+}
+
+// TestGenerateRemovesWhatItNoLongerProduces: a kind removed from the types
+// takes its generated clients with it (the project keeps building); a
+// generated file edited since is kept, with a warning.
+func TestGenerateRemovesWhatItNoLongerProduces(t *testing.T) {
+	dir := newProject(t)
+	mustRun(t, dir, "create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "Calendar", "--controller=false")
+	typed := filepath.Join(dir, "pkg", "client", "clientset", "versioned", "typed", "stable", "v1")
+	client := filepath.Join(typed, "calendar.go")
+	lister := filepath.Join(dir, "pkg", "client", "listers", "stable", "v1", "calendar.go")
+	for _, f := range []string{client, lister} {
+		if _, err := os.Stat(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The user edits the generated lister (against the rules), then removes the kind.
+	b, _ := os.ReadFile(lister)
+	os.WriteFile(lister, append(b, "\n// edited\n"...), 0o644)
+	v1 := filepath.Join(dir, "pkg", "apis", "stable", "v1")
+	for _, f := range []string{"calendar_types.go", "calendar_hooks.go", "calendar_types_test.go"} {
+		os.Remove(filepath.Join(v1, f))
+	}
+	out := mustRun(t, dir, "generate")
+	if _, err := os.Stat(client); !os.IsNotExist(err) || !strings.Contains(out, "removed pkg/client/clientset/versioned/typed/stable/v1/calendar.go (no longer generated)") {
+		t.Errorf("the removed kind's client should be removed (and said): %v\n%s", err, out)
+	}
+	if _, err := os.Stat(lister); err != nil || !strings.Contains(out, "pkg/client/listers/stable/v1/calendar.go is no longer generated but was edited since: kept") {
+		t.Errorf("an edited generated file should be kept, with a warning: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(typed, "crontab.go")); err != nil {
+		t.Errorf("the other kind's client went too: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(v1, generators.FieldNumbersFile)); err != nil {
+		t.Errorf("the field number record is history and stays: %v", err)
+	}
+}
+
+// TestCreateVersionReadsMarkersAsGenerateDoes: +storageversion written the
+// kubebuilder way (//+storageversion) is seen by create version too.
+func TestCreateVersionReadsMarkersAsGenerateDoes(t *testing.T) {
+	dir := newProject(t)
+	mustRun(t, dir, "create", "version", "--group", "stable", "--version", "v2", "--kind", "CronTab", "--from", "v1")
+	// The storage version moves to v2, marked without a space.
+	edit(t, filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_types.go"), "// +storageversion\n", "")
+	edit(t, filepath.Join(dir, "pkg", "apis", "stable", "v2", "crontab_types.go"), "// +resource:", "//+storageversion\n// +resource:")
+	mustRun(t, dir, "generate")
+	// v3 from v1: v2 is already marked, so v1 must not be marked again.
+	out, err := run(t, dir, "create", "version", "--group", "stable", "--version", "v3", "--kind", "CronTab", "--from", "v1")
+	if err != nil {
+		t.Fatalf("create version: %v\n%s", err, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_types.go")); strings.Contains(string(b), "+storageversion") {
+		t.Errorf("v1 was marked +storageversion although v2 carries //+storageversion")
 	}
 }

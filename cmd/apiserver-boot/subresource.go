@@ -6,12 +6,12 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/scaffold"
 )
@@ -141,24 +141,14 @@ func validateScalePaths(paths ...string) error {
 
 // findKindFile returns the file of dir declaring type kind with a +resource marker.
 func findKindFile(dir, kind string) (string, []byte, error) {
-	entries, err := os.ReadDir(dir)
+	k, err := generators.FindKind(dir, kind)
 	if err != nil {
 		return "", nil, err
 	}
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".go") || strings.HasPrefix(e.Name(), "zz_generated") {
-			continue
-		}
-		path := filepath.Join(dir, e.Name())
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return "", nil, err
-		}
-		if strings.Contains(string(src), "type "+kind+" struct") {
-			return path, src, nil
-		}
+	if _, ok := k.Markers["resource"]; !ok {
+		return "", nil, fmt.Errorf("%s: type %s has no +resource marker", k.Path, kind)
 	}
-	return "", nil, fmt.Errorf("no file in %s declares type %s", dir, kind)
+	return k.Path, k.Src, nil
 }
 
 // insertTypeMarker adds a marker line after the +resource marker of kind;

@@ -141,9 +141,11 @@ func storageMarked(root, group, kind string, p *project.Project) bool {
 		if r.Group != group || r.Kind != kind {
 			continue
 		}
-		_, src, err := findKindFile(filepath.Join(root, "pkg", "apis", group, r.Version), kind)
-		if err == nil && regexp.MustCompile(`(?m)^// \+storageversion\s*$`).Match(src) {
-			return true
+		k, err := generators.FindKind(filepath.Join(root, "pkg", "apis", group, r.Version), kind)
+		if err == nil {
+			if _, marked := k.Markers["storageversion"]; marked {
+				return true
+			}
 		}
 	}
 	return false

@@ -118,8 +118,8 @@ func build(t *testing.T, dir string, platforms ...Platform) *Artifact {
 	return a
 }
 
-// files reads the flattened file system of an image: path -> tar header and content.
-func files(t *testing.T, img v1.Image) (map[string]*tar.Header, map[string]string) {
+// imageFiles reads the flattened file system of an image: path -> tar header and content.
+func imageFiles(t *testing.T, img v1.Image) (map[string]*tar.Header, map[string]string) {
 	t.Helper()
 	rc := mutate.Extract(img)
 	defer rc.Close()
@@ -167,7 +167,7 @@ func TestBuildImage(t *testing.T) {
 			t.Errorf("layer media type %s", mt)
 		}
 	}
-	headers, contents := files(t, img)
+	headers, contents := imageFiles(t, img)
 	for path, want := range map[string]string{
 		"apiserver":                         "#!apiserver for linux/amd64\n",
 		"controller-manager":                "#!controller-manager for linux/amd64\n",
@@ -255,7 +255,7 @@ func TestTarballAndLayout(t *testing.T) {
 		if cfg.Architecture != m.Platform.Architecture {
 			t.Errorf("index says %s, config says %s", m.Platform.Architecture, cfg.Architecture)
 		}
-		_, contents := files(t, img)
+		_, contents := imageFiles(t, img)
 		if !strings.Contains(contents["apiserver"], cfg.Architecture) {
 			t.Errorf("%s image holds the binary %q", cfg.Architecture, contents["apiserver"])
 		}
@@ -302,7 +302,7 @@ func TestPushToRegistry(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, contents := files(t, img); !strings.Contains(contents["apiserver"], "linux/amd64") {
+			if _, contents := imageFiles(t, img); !strings.Contains(contents["apiserver"], "linux/amd64") {
 				t.Errorf("pulled image holds %q", contents["apiserver"])
 			}
 			continue
@@ -315,7 +315,7 @@ func TestPushToRegistry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, contents := files(t, img); !strings.Contains(contents["apiserver"], "linux/arm64") {
+		if _, contents := imageFiles(t, img); !strings.Contains(contents["apiserver"], "linux/arm64") {
 			t.Errorf("arm64 pull holds %q", contents["apiserver"])
 		}
 	}

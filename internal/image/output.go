@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/files"
 )
 
 // ParseTag reads the --image flag of build container: the name and tag the
@@ -105,26 +108,7 @@ func (a *Artifact) WriteTarball(path string, tag name.Tag) error {
 	if a.Index != nil {
 		return fmt.Errorf("%w; %d platforms were built (%s): build one platform, or write an OCI layout directory", ErrTarballOnePlatform, len(a.Platforms), platformList(a.Platforms))
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tarball.Write(tag, a.Images[0], tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return files.WriteAtomicFunc(path, 0o644, func(w io.Writer) error { return tarball.Write(tag, a.Images[0], w) })
 }
 
 // WriteLayout writes an OCI image layout directory holding the image (or

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/internal/files"
 	"github.com/apiserver-boot/apiserver-boot/templates"
 )
 
@@ -44,7 +44,7 @@ type Plan struct {
 // Report says what Apply did.
 type Report struct {
 	Written, Unchanged, Skipped []string
-	tx                          *generators.Transaction
+	tx                          *files.Transaction
 }
 
 // Undo restores the files Apply wrote, for when a later step fails.
@@ -66,7 +66,7 @@ func (r *Report) Print(w io.Writer) {
 // Apply renders every file, checks Go files parse and gofmt, then writes.
 // If rendering or checking fails nothing is written.
 func (p *Plan) Apply() (*Report, error) {
-	rendered := make([]generators.File, 0, len(p.Files))
+	rendered := make([]files.File, 0, len(p.Files))
 	for _, f := range p.Files {
 		content := f.Content
 		if content == nil {
@@ -77,16 +77,16 @@ func (p *Plan) Apply() (*Report, error) {
 			content = b
 		}
 		if strings.HasSuffix(f.Path, ".go") {
-			b, err := generators.FormatGo(f.Path, content)
+			b, err := files.FormatGo(f.Path, content)
 			if err != nil {
 				return nil, err
 			}
 			content = b
 		}
-		rendered = append(rendered, generators.File{Path: filepath.Join(p.Root, f.Path), Content: content})
+		rendered = append(rendered, files.File{Path: filepath.Join(p.Root, f.Path), Content: content})
 	}
 	rep := &Report{}
-	var write []generators.File
+	var write []files.File
 	for i, f := range rendered {
 		old, err := os.ReadFile(f.Path)
 		switch {
@@ -102,7 +102,7 @@ func (p *Plan) Apply() (*Report, error) {
 		write = append(write, f)
 		rep.Written = append(rep.Written, p.Files[i].Path)
 	}
-	tx := &generators.Transaction{}
+	tx := &files.Transaction{}
 	rep.tx = tx
 	if err := tx.Write(write...); err != nil {
 		if rerr := tx.Rollback(); rerr != nil {

@@ -447,4 +447,21 @@ func TestAPIEvolution(t *testing.T) {
 	if out, err := sh(e.dir, "sh", "-c", "UPDATE_COMPATIBILITY_FIXTURE_DATA=true go test -count=1 -run '^TestCompatibility$' ./pkg/apis/; go test -count=1 -run '^TestCompatibility$' ./pkg/apis/"); err != nil {
 		t.Fatalf("TestCompatibility with the accepted change recorded: %v\n%s", err, out)
 	}
+
+	// A kind removed (on purpose, accepted against v0.1.0): generate removes
+	// what it generated for it, and the project builds.
+	v1 := filepath.Join(e.dir, "pkg", "apis", "stable", "v1")
+	for _, f := range []string{"note_types.go", "note_hooks.go", "note_types_test.go"} {
+		os.Remove(filepath.Join(v1, f))
+	}
+	doc := filepath.Join(e.dir, "pkg", "apis", "stable", "doc.go")
+	b, _ := os.ReadFile(doc)
+	os.WriteFile(doc, append(b, []byte("// +apiserver-boot:accept-breaking-change=v1/Note\n")...), 0o644)
+	out, err = sh(e.dir, cli, "generate")
+	if err != nil || !strings.Contains(out, "removed pkg/client/clientset/versioned/typed/stable/v1/note.go (no longer generated)") {
+		t.Fatalf("generate after removing Note: %v\n%s", err, out)
+	}
+	if out, err := sh(e.dir, "go", "build", "./..."); err != nil {
+		t.Fatalf("the project no longer builds after a kind was removed: %v\n%s", err, out)
+	}
 }
