@@ -254,6 +254,8 @@ func breakingChanges(old, now *apiDescription) []finding {
 					switch {
 					case !present:
 						out = append(out, finding{gname, fid, "JSON field removed or renamed in a served version: clients and stored objects that set it lose it"})
+					case nf.Required && !of.Required:
+						out = append(out, finding{gname, fid, "field made required in a served version: objects and requests without it become invalid"})
 					case of.Type != nf.Type:
 						out = append(out, finding{gname, fid, fmt.Sprintf("type changed from %s to %s", of.Type, nf.Type)})
 					case of.Protobuf != "" && nf.Protobuf != "" && of.Protobuf != nf.Protobuf:
@@ -269,7 +271,7 @@ func breakingChanges(old, now *apiDescription) []finding {
 					if i := strings.LastIndex(path, "."); i >= 0 {
 						parent = path[:i]
 					}
-					if _, ok := ok.Fields[strings.TrimSuffix(strings.TrimSuffix(parent, "[]"), "{}")]; parent == "" || ok {
+					if _, ok := ok.Fields[strings.TrimRight(parent, "[]{}")]; parent == "" || ok {
 						out = append(out, finding{gname, id + "." + path, "required field added to a served version: objects and requests without it become invalid (make it optional: +optional or omitempty)"})
 					}
 				}

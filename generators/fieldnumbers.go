@@ -9,9 +9,9 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 )
@@ -161,14 +161,9 @@ func readFieldNumbers(path string) (fieldNumbers, error) {
 	return rec, nil
 }
 
-var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-func yamlKey(s string) string {
-	if plainKey.MatchString(s) && s != "true" && s != "false" && s != "null" && s != "yes" && s != "no" && s != "on" && s != "off" {
-		return s
-	}
-	return strconv.Quote(s)
-}
+// yamlKey quotes a name for the record: always, as YAML reads many bare
+// words (y, N, on, Null, ~) as something other than a string.
+func yamlKey(s string) string { return strconv.Quote(s) }
 
 // render writes the record with types by name and fields by number, one field
 // per line, so that a change reads as a small diff.
@@ -189,7 +184,7 @@ func (r fieldNumbers) render(pkg string) []byte {
 				f := t.Fields[k]
 				typ := ""
 				if f.Type != "" {
-					typ = ", type: " + f.Type
+					typ = ", type: " + yamlKey(f.Type)
 				}
 				fmt.Fprintf(&b, "    %s: {number: %d, wire: %s%s}\n", yamlKey(k), f.Number, f.Wire, typ)
 			}
@@ -213,16 +208,16 @@ func fieldNumbersPath(v *Version) string { return filepath.Join(v.Dir, FieldNumb
 // of a package decodes, by type and Go field name: the numbering of a project
 // generated before the record existed, which its stored objects were written
 // with, even if the types were edited since that code was generated.
-func legacyNumbers(dir string) (map[string]map[string]int, error) {
+func legacyNumbers(dir string) (numbers map[string]map[string]int, wires map[string]map[string]string, err error) {
 	path := filepath.Join(dir, "zz_generated.protobuf.go")
 	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading the field numbers of the existing %s: %w", path, err)
+		return nil, nil, fmt.Errorf("reading the field numbers of the existing %s: %w", path, err)
 	}
-	out := map[string]map[string]int{}
+	out, outWires := map[string]map[string]int{}, map[string]map[string]string{}
 	for _, d := range f.Decls {
 		fd, ok := d.(*ast.FuncDecl)
 		if !ok || fd.Name.Name != "Unmarshal" || fd.Recv == nil || len(fd.Recv.List) != 1 || fd.Body == nil {
@@ -236,7 +231,7 @@ func legacyNumbers(dir string) (map[string]map[string]int, error) {
 		if !ok {
 			continue
 		}
-		fields := map[string]int{}
+		fields, fieldWires := map[string]int{}, map[string]string{}
 		ast.Inspect(fd.Body, func(n ast.Node) bool {
 			cc, ok := n.(*ast.CaseClause)
 			if !ok || len(cc.List) != 1 {
@@ -250,21 +245,28 @@ func legacyNumbers(dir string) (map[string]map[string]int, error) {
 			if err != nil {
 				return true
 			}
-			// The field is the first m.<Field> the case reads or writes.
-			found := false
+			// The field is the first m.<Field> the case reads or writes; its
+			// wire type the first protowire.<Wire>Type it checks.
+			field, wire := "", ""
 			for _, stmt := range cc.Body {
 				ast.Inspect(stmt, func(n ast.Node) bool {
-					if sel, ok := n.(*ast.SelectorExpr); ok && !found {
-						if id, ok := sel.X.(*ast.Ident); ok && id.Name == "m" {
-							fields[sel.Sel.Name], found = num, true
+					if sel, ok := n.(*ast.SelectorExpr); ok {
+						if id, ok := sel.X.(*ast.Ident); ok && id.Name == "m" && field == "" {
+							field = sel.Sel.Name
+						}
+						if id, ok := sel.X.(*ast.Ident); ok && id.Name == "protowire" && wire == "" && strings.HasSuffix(sel.Sel.Name, "Type") {
+							wire = strings.ToLower(strings.TrimSuffix(sel.Sel.Name, "Type"))
 						}
 					}
-					return !found
+					return field == "" || wire == ""
 				})
+			}
+			if field != "" {
+				fields[field], fieldWires[field] = num, wire
 			}
 			return false
 		})
-		out[recv.Name] = fields
+		out[recv.Name], outWires[recv.Name] = fields, fieldWires
 	}
-	return out, nil
+	return out, outWires, nil
 }

@@ -65,13 +65,14 @@ func (protobuf) Generate(api *API, c *generator.Context) ([]files.File, error) {
 				return nil, err
 			}
 			var legacy map[string]map[string]int
+			var legacyWires map[string]map[string]string
 			if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-				if legacy, err = legacyNumbers(v.Dir); err != nil {
+				if legacy, legacyWires, err = legacyNumbers(v.Dir); err != nil {
 					return nil, err
 				}
 			}
 			rel, _ := filepath.Rel(api.Root, path)
-			pg := &protoGen{legacy: legacy, pkg: v.Package, seen: map[string]bool{}, imports: map[string]string{}, rec: rec, recorded: rec.clone(), v: v, root: api.Root, recPath: rel}
+			pg := &protoGen{legacy: legacy, legacyWires: legacyWires, universe: pkg, pkg: v.Package, seen: map[string]bool{}, imports: map[string]string{}, rec: rec, recorded: rec.clone(), v: v, root: api.Root, recPath: rel}
 			// Each kind is encoded with its list, all or nothing: a kind that
 			// cannot be, and never was, is served without protobuf (JSON still
 			// works; protobuf requests get 406), with a warning. A kind the
@@ -90,8 +91,8 @@ func (protobuf) Generate(api *API, c *generator.Context) ([]files.File, error) {
 					if errors.As(err, &numbering) {
 						return nil, err
 					}
-					if pg.recorded[unit[0]] != nil {
-						return nil, fmt.Errorf("%s.%s cannot keep its protobuf encoding: %w. Objects of %s in etcd are stored as protobuf (%s records it), "+
+					if pg.recorded[unit[0]] != nil || pg.legacy[unit[0]] != nil {
+						return nil, fmt.Errorf("%s.%s cannot keep its protobuf encoding: %w. Objects of %s in etcd are stored as protobuf (%s, or the protobuf code generated before, records it), "+
 							"which only generated protobuf methods can read, so generate stops rather than serve the kind as JSON. "+
 							"Give the field a type the encoding carries (scalars, strings, []byte, structs of this package, slices and pointers of these, maps with scalar keys, Kubernetes types with protobuf methods)",
 							v.Package, unit[0], err, unit[0], rel)
@@ -132,7 +133,10 @@ type protoGen struct {
 	root, recPath string
 	// legacy are the numbers the package's generated code used before the
 	// record existed, by type and Go field name (a project's first run).
-	legacy map[string]map[string]int
+	legacy      map[string]map[string]int
+	legacyWires map[string]map[string]string
+	// universe is the loaded version package.
+	universe *types.Package
 }
 
 // usesSortIn tells whether the emitted code sorts map keys.
@@ -243,15 +247,14 @@ func (g *protoGen) number(t *types.Type) ([]numberedField, error) {
 	}
 	legacy := g.legacy[name]
 	if fresh && legacy != nil {
-		// The first run of a project whose generated code predates the
-		// record: every field it encoded keeps that number, the fields it
-		// encoded that are gone since are reserved, new fields come after.
-		for _, goName := range sortedKeys(legacy) {
-			if !contains(values(byKey), goName) {
-				rec.Reserved = append(rec.Reserved, reservedNumber{Number: legacy[goName], Name: goName})
-			}
+		if err := g.legacyRecord(name, rec, fields, wires, legacy); err != nil {
+			return nil, err
 		}
 		fresh = false
+	} else if !fresh {
+		if err := g.renamedEmbedded(name, rec, fields, byKey); err != nil {
+			return nil, err
+		}
 	}
 	if err := g.assign(name, rec, fields, byKey, wires, fresh, legacy); err != nil {
 		return nil, err
@@ -266,9 +269,10 @@ func (g *protoGen) number(t *types.Type) ([]numberedField, error) {
 	}
 	for _, f := range fields {
 		typ := g.messageType(f.member.Type)
-		if old := rec.Fields[f.key].Type; old != "" && typ != "" && old != typ && g.rec[typ] == nil && g.rec[old] != nil && !g.seen[typ] {
-			// The struct was renamed: the new name keeps its numbers.
-			g.rec[typ] = g.rec.clone()[old]
+		if old := rec.Fields[f.key].Type; old != "" && typ != "" && old != typ {
+			if err := g.retype(name, f, old, typ); err != nil {
+				return nil, err
+			}
 		}
 		rec.Fields[f.key] = fieldNumber{Number: f.num, Wire: wires[f.key], Type: typ}
 	}
@@ -276,16 +280,108 @@ func (g *protoGen) number(t *types.Type) ([]numberedField, error) {
 	return fields, nil
 }
 
-func numberingErrorf(format string, args ...any) error {
-	return &numberingError{msg: fmt.Sprintf(format, args...)}
+// legacyRecord starts the record of a type from the numbers the package's
+// generated code decodes (a project's first run after the record came): every
+// field it encoded keeps that number; the fields it encoded that are gone are
+// reserved, unless a new field takes the number with a protobuf tag (a Go
+// field renamed before the upgrade). A new untagged field encoded like a gone
+// one may be that one renamed: that is asked, not guessed.
+func (g *protoGen) legacyRecord(name string, rec *typeNumbers, fields []numberedField, wires map[string]string, legacy map[string]int) error {
+	declared, tags := map[string]bool{}, map[int]bool{}
+	for _, f := range fields {
+		declared[f.member.Name] = true
+		if n := protoNumber(f.member.Tags); n > 0 {
+			tags[n] = true
+		}
+	}
+	code := filepath.Join(filepath.Dir(g.recPath), "zz_generated.protobuf.go")
+	for _, goName := range sortedKeys(legacy) {
+		n, wire := legacy[goName], g.legacyWires[name][goName]
+		if declared[goName] || tags[n] {
+			continue
+		}
+		for _, f := range fields {
+			if _, old := legacy[f.member.Name]; old || protoNumber(f.member.Tags) > 0 || wires[f.key] != wire {
+				continue
+			}
+			return numberingErrorf("%s: %s.%s is new, and %s.%s, which the protobuf code stored objects were written with (%s) encodes as field %d (%s), is no longer declared: "+
+				"if %s is %s renamed, give it the tag `protobuf:\"bytes,%d,opt,name=%s\"` to keep its stored values; if it is a new field, give it a tag with a number above %d",
+				g.pos(name, f.member.Name), name, f.member.Name, name, goName, code, n, wire, f.member.Name, goName, n, f.key, maxValue(legacy))
+		}
+		rec.Reserved = append(rec.Reserved, reservedNumber{Number: n, Name: goName, Wire: wire})
+	}
+	return nil
 }
 
-func values(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
+// renamedEmbedded carries the number of an inlined embedded struct whose Go
+// name changed (the struct renamed): its key is inline:<GoName>, and the
+// struct is one nested message whose stored values must stay where they are.
+func (g *protoGen) renamedEmbedded(name string, rec *typeNumbers, fields []numberedField, byKey map[string]string) error {
+	var gone, added []string
+	for _, k := range sortedKeys(rec.Fields) {
+		if _, ok := byKey[k]; !ok && strings.HasPrefix(k, "inline:") {
+			gone = append(gone, k)
+		}
 	}
-	return out
+	for _, f := range fields {
+		if _, ok := rec.Fields[f.key]; !ok && strings.HasPrefix(f.key, "inline:") {
+			added = append(added, f.key)
+		}
+	}
+	switch {
+	case len(gone) == 1 && len(added) == 1:
+		rec.Fields[added[0]] = rec.Fields[gone[0]]
+		delete(rec.Fields, gone[0])
+	case len(gone) > 0 && len(added) > 0:
+		return numberingErrorf("%s: %s: the embedded structs %s are gone and %s are new: rename one embedded struct at a time, so that generate can keep each one's stored values (or, if none were stored, delete their lines from %s)",
+			g.pos(name, strings.TrimPrefix(added[0], "inline:")), name, strings.Join(gone, ", "), strings.Join(added, ", "), g.recPath)
+	}
+	return nil
+}
+
+// retype handles a field whose messages are now another struct of the
+// package than the record says: a renamed struct takes the old one's numbers
+// (and the old name's record goes when the old struct is gone); a struct that
+// has numbers of its own must agree with the old one's, or stored values
+// would be read into other fields.
+func (g *protoGen) retype(name string, f numberedField, oldType, newType string) error {
+	oldRec := g.rec[oldType]
+	if oldRec == nil {
+		return nil
+	}
+	newRec := g.rec[newType]
+	if newRec == nil && !g.seen[newType] {
+		g.rec[newType] = g.rec.clone()[oldType]
+		if g.universe == nil || g.universe.Types[oldType] == nil {
+			delete(g.rec, oldType)
+		}
+		return nil
+	}
+	if newRec == nil {
+		newRec = &typeNumbers{}
+	}
+	for _, k := range sortedKeys(oldRec.Fields) {
+		of := oldRec.Fields[k]
+		nf, ok := newRec.Fields[k]
+		owner := newRec.owner(of.Number)
+		if (ok && (nf.Number != of.Number || nf.Wire != of.Wire)) || (!ok && owner != "" && owner != "reserved (was "+k+")") {
+			got := fmt.Sprintf("%s holds %d for %s", newType, of.Number, owner)
+			if ok {
+				got = fmt.Sprintf("%s numbers it %d (%s)", newType, nf.Number, nf.Wire)
+			}
+			return numberingErrorf("%s: %s.%s now holds %s instead of %s, with another numbering: objects in etcd hold %s.%s as field %d (%s), but %s. "+
+				"Keep %s, or give %s the numbers of %s in %s",
+				g.pos(name, f.member.Name), name, f.member.Name, newType, oldType, oldType, k, of.Number, of.Wire, got, oldType, newType, oldType, g.recPath)
+		}
+	}
+	if g.universe == nil || g.universe.Types[oldType] == nil {
+		delete(g.rec, oldType)
+	}
+	return nil
+}
+
+func numberingErrorf(format string, args ...any) error {
+	return &numberingError{msg: fmt.Sprintf(format, args...)}
 }
 
 // assign gives each field its number: in declaration order for a fresh
@@ -406,10 +502,10 @@ func (g *protoGen) movedOut(name string, rec *typeNumbers, fields []numberedFiel
 		}
 		for _, e := range fields {
 			s := localStruct(g.pkg, e.member.Type)
-			if !strings.HasPrefix(e.key, "inline:") || s == nil || g.rec[s.Name.Name] == nil {
+			if !strings.HasPrefix(e.key, "inline:") || s == nil || g.recorded[s.Name.Name] == nil {
 				continue
 			}
-			if r, ok := g.rec[s.Name.Name].Fields[f.key]; ok && !contains(g.jsonNames(s), f.key) {
+			if r, ok := g.recorded[s.Name.Name].Fields[f.key]; ok && !contains(g.jsonNames(s), f.key) {
 				return numberingErrorf("%s: %s.%s moved out of the embedded struct %s: its JSON is unchanged, but objects in etcd hold it as field %d of %s, the nested message %s is (field %d), "+
 					"so they would lose its value. Keep it declared in %s; if no object was ever stored with it, delete its line under %s from %s",
 					g.pos(name, f.member.Name), name, f.key, e.member.Name, r.Number, s.Name.Name, e.member.Name, e.num, s.Name.Name, s.Name.Name, g.recPath)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -49,20 +50,29 @@ func record(t *testing.T, dir, version string) map[string]string {
 		switch {
 		case strings.HasPrefix(l, "#") || l == "":
 		case !strings.HasPrefix(l, " ") && !strings.HasPrefix(l, "-"):
-			typ = strings.TrimSuffix(l, ":")
+			typ = unquote(t, strings.TrimSuffix(l, ":"))
 		case strings.TrimSpace(l) == "fields:" || strings.TrimSpace(l) == "reserved:":
 			section = strings.TrimSuffix(strings.TrimSpace(l), ":")
 		case section == "fields":
 			key, rest, _ := strings.Cut(strings.TrimSpace(l), ": ")
 			num := strings.TrimSuffix(strings.SplitN(strings.TrimPrefix(rest, "{number: "), ",", 2)[0], "}")
-			out[typ+"."+key] = num
+			out[typ+"."+unquote(t, key)] = num
 		case section == "reserved":
 			f := strings.Fields(strings.NewReplacer("{", "", "}", "", ",", "").Replace(strings.TrimPrefix(strings.TrimSpace(l), "- ")))
-			// number: N name: K wire: W
-			out[typ+".reserved."+f[3]] = f[1]
+			// number: N name: "K" wire: W
+			out[typ+".reserved."+unquote(t, f[3])] = f[1]
 		}
 	}
 	return out
+}
+
+func unquote(t *testing.T, s string) string {
+	t.Helper()
+	u, err := strconv.Unquote(s)
+	if err != nil {
+		t.Fatalf("record key %s is not quoted: %v", s, err)
+	}
+	return u
 }
 
 func wantNumbers(t *testing.T, got map[string]string, want map[string]string) {
@@ -290,6 +300,7 @@ func TestBreakingChangesAgainstRelease(t *testing.T) {
 		{"renamed", "`json:\"image,omitempty\"`", "`json:\"picture,omitempty\"`", "v1/CronTab.spec.image: JSON field removed or renamed"},
 		{"retyped", "Image string `json:\"image,omitempty\"`", "Image []string `json:\"image,omitempty\"`", "v1/CronTab.spec.image: type changed from string to []string"},
 		{"required added", "\tImage string", "\tCommand string `json:\"command\"`\n\tImage string", "v1/CronTab.spec.command: required field added"},
+		{"made required", "`json:\"image,omitempty\"`", "`json:\"image\"`", "v1/CronTab.spec.image: field made required"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			os.WriteFile(types, []byte(strings.Replace(string(orig), c.old, c.new, 1)), 0o644)
@@ -335,5 +346,112 @@ func TestDroppedStorageVersion(t *testing.T) {
 	out, err := run(t, dir, "generate")
 	if err == nil || !strings.Contains(err.Error(), "stable.example.com v1: version dropped, but etcd may still hold CronTab objects in it") {
 		t.Fatalf("want an error naming the dropped storage version, got %v\n%s", err, out)
+	}
+}
+
+// renameAll replaces every old with new in a file.
+func renameAll(t *testing.T, path, old, new string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(path, bytes.ReplaceAll(b, []byte(old), []byte(new)), 0o644)
+}
+
+// TestFieldNumbersOfStructsAcrossEdits: structs renamed (also an inlined one,
+// also renamed back), and field names YAML would read as other things, keep
+// their numbers; a field moved out of an inlined struct shared by two
+// parents, or switched to another struct with another numbering, is refused.
+func TestFieldNumbersOfStructsAcrossEdits(t *testing.T) {
+	dir := newProject(t)
+	types := filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_types.go")
+	edit(t, types, "type CronTabSpec struct {\n", "type CronTabSpec struct {\n\tCommon `json:\",inline\"`\n\tY int32 `json:\"y,omitempty\"`\n\tN int32 `json:\"N,omitempty\"`\n\tTemplate *A `json:\"template,omitempty\"`\n")
+	edit(t, types, "type CronTabStatus struct {\n", "type CronTabStatus struct {\n\tCommon `json:\",inline\"`\n\tOther *B `json:\"other,omitempty\"`\n")
+	edit(t, types, "// CronTabStatus is", "type Common struct {\n\tZone string `json:\"zone,omitempty\"`\n\tRegion string `json:\"region,omitempty\"`\n}\n\n"+
+		"type A struct {\n\tX string `json:\"x,omitempty\"`\n\tY string `json:\"y2,omitempty\"`\n}\n\ntype B struct {\n\tY string `json:\"y2,omitempty\"`\n\tX string `json:\"x,omitempty\"`\n}\n\n// CronTabStatus is")
+	mustRun(t, dir, "generate")
+	edit(t, types, "\tZone string `json:\"zone,omitempty\"`\n", "")
+	mustRun(t, dir, "generate", "--force")
+	first := record(t, dir, "v1")
+	wantNumbers(t, first, map[string]string{"CronTabSpec.replicas": "1", "CronTabSpec.inline:Common": "2", "CronTabSpec.y": "3", "CronTabSpec.N": "4",
+		"CronTabStatus.inline:Common": "4", "Common.region": "2", "Common.reserved.zone": "1"})
+
+	// An inlined struct renamed keeps its place and its numbers.
+	renameAll(t, types, "Common", "Shared")
+	mustRun(t, dir, "generate")
+	got := record(t, dir, "v1")
+	wantNumbers(t, got, map[string]string{"CronTabSpec.inline:Shared": "2", "CronTabStatus.inline:Shared": "4", "Shared.region": "2", "Shared.reserved.zone": "1"})
+	if _, stale := got["Common.region"]; stale {
+		t.Errorf("the record of the renamed-away struct stayed: %v", got)
+	}
+
+	// Renamed away and back, with edits in between: the edits hold.
+	renameAll(t, types, "CronTabSpec", "JobSpec")
+	mustRun(t, dir, "generate")
+	edit(t, types, "type JobSpec struct {\n", "type JobSpec struct {\n\tP string `json:\"p,omitempty\"`\n\tQ string `json:\"q,omitempty\"`\n")
+	mustRun(t, dir, "generate")
+	edit(t, types, "\tP string `json:\"p,omitempty\"`\n", "")
+	mustRun(t, dir, "generate")
+	renameAll(t, types, "JobSpec", "CronTabSpec")
+	mustRun(t, dir, "generate")
+	wantNumbers(t, record(t, dir, "v1"), map[string]string{"CronTabSpec.replicas": "1", "CronTabSpec.y": "3", "CronTabSpec.reserved.p": "6", "CronTabSpec.q": "7"})
+
+	orig, _ := os.ReadFile(types)
+	for _, c := range []struct {
+		name  string
+		edits []string
+		want  string
+	}{
+		{"moved out of an inlined struct two parents share", []string{"\tRegion string `json:\"region,omitempty\"`\n", "", "type CronTabStatus struct {\n", "type CronTabStatus struct {\n\tRegion string `json:\"region,omitempty\"`\n"},
+			"CronTabStatus.region moved out of the embedded struct Shared"},
+		{"another struct with another numbering", []string{"\tTemplate *A", "\tTemplate *B"},
+			"CronTabSpec.Template now holds B instead of A, with another numbering: objects in etcd hold A.x as field 1 (bytes), but B numbers it 2 (bytes)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := string(orig)
+			for i := 0; i < len(c.edits); i += 2 {
+				if !strings.Contains(src, c.edits[i]) {
+					t.Fatalf("%q not in the types", c.edits[i])
+				}
+				src = strings.Replace(src, c.edits[i], c.edits[i+1], 1)
+			}
+			os.WriteFile(types, []byte(src), 0o644)
+			defer os.WriteFile(types, orig, 0o644)
+			if _, err := run(t, dir, "generate"); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("want an error containing %q, got %v", c.want, err)
+			}
+		})
+	}
+}
+
+// TestFirstRunAsksAboutRenamedFields: upgraded from before the record, with a
+// Go field renamed since the protobuf code was generated: generate cannot
+// tell a rename from a new field, so it asks; a tag answers.
+func TestFirstRunAsksAboutRenamedFields(t *testing.T) {
+	dir := newProject(t)
+	v1 := filepath.Join(dir, "pkg", "apis", "stable", "v1")
+	os.Remove(filepath.Join(v1, generators.FieldNumbersFile))
+	types := filepath.Join(v1, "crontab_types.go")
+	edit(t, types, "\tObservedGeneration int64 `json:\"observedGeneration,omitempty\"`", "\tGen int64 `json:\"observedGeneration,omitempty\"`")
+	_, err := run(t, dir, "generate")
+	if err == nil || !strings.Contains(err.Error(), "CronTabStatus.Gen is new, and CronTabStatus.ObservedGeneration") || !strings.Contains(err.Error(), "give it the tag `protobuf:\"bytes,2,opt,name=observedGeneration\"`") {
+		t.Fatalf("want a question naming both fields and the tag that answers it, got %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(v1, generators.FieldNumbersFile)); !os.IsNotExist(err) {
+		t.Fatalf("a refused first run wrote the record: %v", err)
+	}
+	edit(t, types, "`json:\"observedGeneration,omitempty\"`", "`json:\"observedGeneration,omitempty\" protobuf:\"varint,2,opt,name=observedGeneration\"`")
+	mustRun(t, dir, "generate")
+	wantNumbers(t, record(t, dir, "v1"), map[string]string{"CronTabStatus.observedGeneration": "2", "CronTabStatus.replicas": "1", "CronTabStatus.conditions": "3"})
+
+	// A kind whose stored objects are protobuf (by the code generated before)
+	// never falls back to JSON.
+	dir = newProject(t)
+	v1 = filepath.Join(dir, "pkg", "apis", "stable", "v1")
+	os.Remove(filepath.Join(v1, generators.FieldNumbersFile))
+	edit(t, filepath.Join(v1, "crontab_types.go"), "type CronTabSpec struct {\n", "type CronTabSpec struct {\n\tEnv map[string][]string `json:\"env,omitempty\"`\n")
+	if _, err := run(t, dir, "generate"); err == nil || !strings.Contains(err.Error(), "CronTab cannot keep its protobuf encoding") {
+		t.Fatalf("want generate to refuse losing protobuf, got %v", err)
 	}
 }

@@ -190,7 +190,7 @@ func checkRelease(t *testing.T, opts *roundtrip.CompatibilityTestOptions, releas
 		if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 			t.Fatal(err)
 		}
-		diffs := diffJSON("", want, got)
+		diffs := diffJSON("", want, got, zeroJSON(t, opts, gvk))
 		for _, d := range diffs {
 			t.Errorf("%s.%s written by %s, read with today's code: %s", base, enc.ext, filepath.Base(release), d)
 		}
@@ -214,16 +214,36 @@ func checkRelease(t *testing.T, opts *roundtrip.CompatibilityTestOptions, releas
 	}
 }
 
+// zeroJSON is today's JSON of an empty object of gvk: what fields added since
+// a release read as (a Quantity reads "0", a Duration "0s").
+func zeroJSON(t *testing.T, opts *roundtrip.CompatibilityTestOptions, gvk schema.GroupVersionKind) any {
+	obj, err := opts.Scheme.New(gvk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := opts.JSON.Encode(obj, &b); err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(b.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // diffJSON lists, by field path, every value of want that got does not hold.
 // Fields got has and want has not are new since the release: they must be
-// zero (absent, null, "", 0, false, empty).
-func diffJSON(path string, want, got any) []string {
+// zero (absent, null, "", 0, false, empty) or what an empty object has there
+// (zeroAt, the empty object's value at path, nil where unknown).
+func diffJSON(path string, want, got, zeroAt any) []string {
 	switch w := want.(type) {
 	case map[string]any:
 		g, ok := got.(map[string]any)
 		if !ok {
 			return []string{fmt.Sprintf("%s: the release wrote an object, today's code gives %s", display(path), short(got))}
 		}
+		z, _ := zeroAt.(map[string]any)
 		var out []string
 		for _, k := range sortedKeys(w) {
 			p := k
@@ -235,10 +255,10 @@ func diffJSON(path string, want, got any) []string {
 				out = append(out, fmt.Sprintf("%s: the release wrote %s, today's code drops it", p, short(w[k])))
 				continue
 			}
-			out = append(out, diffJSON(p, w[k], gv)...)
+			out = append(out, diffJSON(p, w[k], gv, z[k])...)
 		}
 		for _, k := range sortedKeys(g) {
-			if _, old := w[k]; !old && !zero(g[k]) {
+			if _, old := w[k]; !old && !zero(g[k]) && !reflect.DeepEqual(g[k], z[k]) {
 				p := k
 				if path != "" {
 					p = path + "." + k
@@ -254,7 +274,7 @@ func diffJSON(path string, want, got any) []string {
 		}
 		var out []string
 		for i := range w {
-			out = append(out, diffJSON(fmt.Sprintf("%s[%d]", path, i), w[i], g[i])...)
+			out = append(out, diffJSON(fmt.Sprintf("%s[%d]", path, i), w[i], g[i], nil)...)
 		}
 		return out
 	}

@@ -25,6 +25,9 @@ func TestDiffJSON(t *testing.T) {
 	}{
 		{"same", `{"spec":{"replicas":3,"image":"busybox","args":["a","b"],"schedule":{"cron":"* * * * *"}}}`, nil},
 		{"new fields read as zero", `{"spec":{"replicas":3,"image":"busybox","args":["a","b"],"schedule":{"cron":"* * * * *","timeZone":""},"priority":0,"template":null},"status":{}}`, nil},
+		{"new fields read as an empty object has them", `{"spec":{"replicas":3,"image":"busybox","args":["a","b"],"schedule":{"cron":"* * * * *"},"limit":"0","timeout":"0s"}}`, nil},
+		{"a new field with a value", `{"spec":{"replicas":3,"image":"busybox","args":["a","b"],"schedule":{"cron":"* * * * *"},"limit":"1"}}`,
+			[]string{`spec.limit: absent from the release, today's code reads "1" into it (a field moved or renumbered?)`}},
 		{"dropped", `{"spec":{"replicas":3,"args":["a","b"],"schedule":{"cron":"* * * * *"}}}`,
 			[]string{`spec.image: the release wrote "busybox", today's code drops it`}},
 		{"value in the wrong field", `{"spec":{"replicas":0,"priority":3,"image":"busybox","args":["a","b"],"schedule":{"cron":"* * * * *"}}}`,
@@ -35,7 +38,8 @@ func TestDiffJSON(t *testing.T) {
 			[]string{`spec.schedule: the release wrote an object, today's code gives "* * * * *"`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := diffJSON("", decodeJSON(t, release), decodeJSON(t, c.today))
+			zeroObject := decodeJSON(t, `{"spec":{"limit":"0","timeout":"0s"}}`)
+			got := diffJSON("", decodeJSON(t, release), decodeJSON(t, c.today), zeroObject)
 			if !reflect.DeepEqual(got, c.want) {
 				t.Errorf("got %q\nwant %q", got, c.want)
 			}

@@ -349,7 +349,7 @@ func TestAPIEvolution(t *testing.T) {
 		t.Fatalf("generate after the upgrade: %v\n%s", err, out)
 	}
 	record, err := os.ReadFile(filepath.Join(e.dir, "pkg", "apis", "stable", "v1", "fieldnumbers.yaml"))
-	if err != nil || !strings.Contains(string(record), "    replicas: {number: 1, wire: varint}\n    image: {number: 2, wire: bytes}\n    args: {number: 3, wire: bytes}") {
+	if err != nil || !strings.Contains(string(record), "    \"replicas\": {number: 1, wire: varint}\n    \"image\": {number: 2, wire: bytes}\n    \"args\": {number: 3, wire: bytes}") {
 		t.Fatalf("the first run should record declaration order: %v\n%s", err, record)
 	}
 	server = e.serve(cli)
