@@ -17,7 +17,6 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/version"
-	"github.com/apiserver-boot/apiserver-boot/pkg/conformance"
 )
 
 func newAPICommand() *cobra.Command {
@@ -96,7 +95,7 @@ func snapshot(ctx context.Context, root string, p *project.Project, release stri
 	// generated protobuf, through the generated TestCompatibility.
 	test := exec.Command("go", "test", "-count=1", "-run", "^TestCompatibility$", "./pkg/apis/")
 	test.Dir = root
-	test.Env = append(os.Environ(), conformance.WriteFixturesEnv+"="+tmp)
+	test.Env = append(os.Environ(), project.WriteFixturesEnv+"="+tmp)
 	var log bytes.Buffer
 	test.Stdout, test.Stderr = &log, &log
 	if err := runProcess(ctx, "go test", test); err != nil {

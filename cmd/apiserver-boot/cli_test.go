@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -127,4 +128,19 @@ func TestEveryCommandHasAnExample(t *testing.T) {
 		}
 	}
 	check("apiserver-boot", newRootCommand())
+}
+
+// TestCLIDoesNotLinkTheServer: the CLI starts in milliseconds (a no-op
+// generate is a cache check); the apiserver library, whose packages register
+// schemes and flags at start-up, belongs to generated projects, not the CLI.
+func TestCLIDoesNotLinkTheServer(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.HasPrefix(pkg, "k8s.io/apiserver/") || pkg == "github.com/apiserver-boot/apiserver-boot/pkg/conformance" {
+			t.Errorf("the CLI links %s", pkg)
+		}
+	}
 }

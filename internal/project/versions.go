@@ -16,6 +16,11 @@ func MorePreferred(a, b string) bool {
 	return version.CompareKubeAwareVersionStrings(a, b) > 0
 }
 
+// WriteFixturesEnv names the folder `apiserver-boot api snapshot` has the
+// generated TestCompatibility (pkg/conformance) write the fixtures of today's
+// code into, instead of checking them.
+const WriteFixturesEnv = "APISERVER_BOOT_WRITE_FIXTURES"
+
 // ReleaseLess orders the names of recorded releases (api snapshot) oldest
 // first: semantic versions in version order, anything else after them by name.
 func ReleaseLess(a, b string) bool {

@@ -22,9 +22,6 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
 )
 
-// WriteFixturesEnv names the folder `apiserver-boot api snapshot` has
-// Compatibility write the fixtures of today's code into, instead of checking.
-const WriteFixturesEnv = "APISERVER_BOOT_WRITE_FIXTURES"
 
 // updateEnv, as in Kubernetes' own compatibility test, records what today's
 // code reads from an earlier release's fixture as its after_roundtrip file.
@@ -58,7 +55,7 @@ func Compatibility(t *testing.T, groups []*builders.APIGroup, dir string) {
 	opts.Kinds, opts.TestDataDir, opts.TestDataDirsPreviousVersions = kinds, dir, []string{}
 	opts.Complete(t)
 
-	if out := os.Getenv(WriteFixturesEnv); out != "" {
+	if out := os.Getenv(project.WriteFixturesEnv); out != "" {
 		writeFixtures(t, opts, out)
 		return
 	}
