@@ -22,7 +22,6 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
 )
 
-
 // updateEnv, as in Kubernetes' own compatibility test, records what today's
 // code reads from an earlier release's fixture as its after_roundtrip file.
 const updateEnv = "UPDATE_COMPATIBILITY_FIXTURE_DATA"
