@@ -110,6 +110,9 @@ func snapshot(ctx context.Context, root string, p *project.Project, release stri
 	if _, err := generators.Run(api, generators.Options{}); err != nil {
 		return err
 	}
+	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp makes it private; it is a project folder
+		return err
+	}
 	if err := os.Rename(tmp, final); err != nil {
 		return err
 	}
