@@ -176,7 +176,7 @@ func importsOf(file string, paths map[string]bool) error {
 
 // bodylessVersion changes with what blankFuncBodies does, so that no copy
 // made by an older rule is reused.
-const bodylessVersion = 4
+const bodylessVersion = 5
 
 // bodylessCopy returns the cached copy of a Go file with its function bodies
 // blanked, creating it if needed, or the file itself when that fails.
@@ -238,7 +238,16 @@ func blankFuncBodies(src []byte) ([]byte, bool) {
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
-			if d.Body != nil {
+			switch {
+			case d.Body == nil:
+			case d.Recv == nil && d.Name.Name == "init":
+				// go/types wants a body for init: an empty one.
+				sp.cut(off(d.Body.Lbrace)+1, off(d.Body.Rbrace), "")
+			case generic(d):
+				// ... and for generic functions: one that panics, a terminating
+				// statement whatever the results.
+				sp.cut(off(d.Body.Lbrace)+1, off(d.Body.Rbrace), "panic(0)")
+			default:
 				sp.cut(off(d.Body.Lbrace), off(d.Body.Rbrace)+1, "")
 			}
 		case *ast.GenDecl:
@@ -295,6 +304,26 @@ type splice struct {
 }
 
 // cut replaces src[start:end] by text and the newlines it held.
+// generic tells whether a function has type parameters, its own or its
+// receiver's.
+func generic(d *ast.FuncDecl) bool {
+	if d.Type.TypeParams != nil && len(d.Type.TypeParams.List) > 0 {
+		return true
+	}
+	if d.Recv == nil || len(d.Recv.List) == 0 {
+		return false
+	}
+	recv := d.Recv.List[0].Type
+	if star, ok := recv.(*ast.StarExpr); ok {
+		recv = star.X
+	}
+	switch recv.(type) {
+	case *ast.IndexExpr, *ast.IndexListExpr:
+		return true
+	}
+	return false
+}
+
 func (s *splice) cut(start, end int, text string) {
 	s.out = append(s.out, s.src[s.last:start]...)
 	s.out = append(s.out, text...)
