@@ -9,11 +9,13 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/tools/go/packages"
 )
@@ -24,8 +26,10 @@ import (
 // that load. Generators read declarations, their comments and types, never
 // function bodies. So the load goes through a go/packages driver (the
 // GOPACKAGESDRIVER protocol) served by this same binary: it asks `go list`
-// as usual, and points the compiled files of every package outside the main
-// module at copies whose function bodies (and package-level literals) are
+// as usual, and points the compiled files of every package of the module
+// cache and GOROOT (trees that never change under a path; the main module,
+// replaced local folders and vendor/ are read as they are) at copies whose
+// function bodies (and package-level literals) are
 // blanked, without the imports only those used: the packages that only
 // bodies imported are then not loaded at all. Line numbers and file names are
 // kept, so comments attach to declarations as before (gengo reads markers by
@@ -88,6 +92,7 @@ func servePackagesDriver(patterns []string) (*packages.DriverResponse, error) {
 		return nil, err
 	}
 	cacheDir = filepath.Join(cacheDir, "apiserver-boot", "bodyless-go")
+	pruneCache(cacheDir, time.Now())
 	env := []string{"GOPACKAGESDRIVER=off"}
 	arch := runtime.GOARCH
 	for _, e := range req.Env {
@@ -146,8 +151,15 @@ func servePackagesDriver(patterns []string) (*packages.DriverResponse, error) {
 			}
 		}()
 	}
+	immutable, err := immutableRoots(env)
+	if err != nil {
+		return nil, err
+	}
 	for _, p := range resp.Packages {
-		if parsed && len(req.Overlay) == 0 && (p.Module == nil || !p.Module.Main) {
+		// Only trees that never change under a path (the module cache and
+		// GOROOT) are blanked; the main module, replaced local folders and
+		// vendor/ are read as they are.
+		if parsed && len(req.Overlay) == 0 && (p.Module == nil || !p.Module.Main) && underAny(p.GoFiles, immutable) {
 			work <- p
 		}
 	}
@@ -156,6 +168,37 @@ func servePackagesDriver(patterns []string) (*packages.DriverResponse, error) {
 	resp.Packages = nil
 	packages.Visit(roots, nil, func(p *packages.Package) { resp.Packages = append(resp.Packages, p) })
 	return resp, nil
+}
+
+// immutableRoots are the module cache and GOROOT of the go command the load uses.
+func immutableRoots(env []string) ([]string, error) {
+	cmd := exec.Command("go", "env", "GOMODCACHE", "GOROOT")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go env: %w", err)
+	}
+	var roots []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			roots = append(roots, filepath.Clean(l)+string(filepath.Separator))
+		}
+	}
+	return roots, nil
+}
+
+// underAny tells whether every file (at least one) is under one of the roots.
+func underAny(files, roots []string) bool {
+	for _, f := range files {
+		in := false
+		for _, r := range roots {
+			in = in || strings.HasPrefix(f, r)
+		}
+		if !in {
+			return false
+		}
+	}
+	return len(files) > 0
 }
 
 // importsOf adds the import paths of a Go file to paths.
@@ -191,6 +234,7 @@ func bodylessCopy(cacheDir, file string, names map[string]string) string {
 	dir := filepath.Join(cacheDir, key[:2], key)
 	copyPath := filepath.Join(dir, filepath.Base(file))
 	if _, err := os.Stat(copyPath); err == nil {
+		touch(dir)
 		return copyPath
 	}
 	src, err := os.ReadFile(file)
@@ -218,6 +262,46 @@ func bodylessCopy(cacheDir, file string, names map[string]string) string {
 		return file
 	}
 	return copyPath
+}
+
+// Copies are keyed by path, size and modification time, so an upgraded
+// dependency leaves its old copies behind: entries unused for pruneAge are
+// removed, at most once a day. A hit marks its entry used (at most daily).
+const pruneAge = 30 * 24 * time.Hour
+
+func touch(dir string) {
+	if st, err := os.Stat(dir); err == nil && time.Since(st.ModTime()) > 24*time.Hour {
+		now := time.Now()
+		_ = os.Chtimes(dir, now, now)
+	}
+}
+
+// pruneCache removes the cache entries unused for pruneAge, if it has not
+// done so in the last day.
+func pruneCache(cacheDir string, now time.Time) {
+	stamp := filepath.Join(cacheDir, ".pruned")
+	if st, err := os.Stat(stamp); err == nil && now.Sub(st.ModTime()) < 24*time.Hour {
+		return
+	}
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return
+	}
+	if err := os.WriteFile(stamp, nil, 0o644); err != nil {
+		return
+	}
+	shards, _ := os.ReadDir(cacheDir)
+	for _, shard := range shards {
+		if !shard.IsDir() {
+			continue
+		}
+		entries, _ := os.ReadDir(filepath.Join(cacheDir, shard.Name()))
+		for _, e := range entries {
+			path := filepath.Join(cacheDir, shard.Name(), e.Name())
+			if st, err := os.Stat(path); err == nil && now.Sub(st.ModTime()) > pruneAge {
+				_ = os.RemoveAll(path)
+			}
+		}
+	}
 }
 
 // blankFuncBodies turns `func f() T { ... }` into `func f() T` followed by the

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/tools/go/packages"
 )
@@ -228,4 +229,71 @@ func Sum[T ~int](xs ...T) (s T) {
 func TestMain(m *testing.M) {
 	ServePackagesDriver()
 	os.Exit(m.Run())
+}
+
+// TestPackagesDriverReadsLocalFoldersAsTheyAre: a module replaced by a local
+// folder (which its owner edits) is not copied, only module cache and GOROOT
+// packages are.
+func TestPackagesDriverReadsLocalFoldersAsTheyAre(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	app, lib := filepath.Join(root, "app"), filepath.Join(root, "lib")
+	os.MkdirAll(app, 0o755)
+	os.MkdirAll(lib, 0o755)
+	os.WriteFile(filepath.Join(lib, "go.mod"), []byte("module example.com/lib\n\ngo 1.22\n"), 0o644)
+	os.WriteFile(filepath.Join(lib, "lib.go"), []byte("package lib\n\nimport \"strings\"\n\n// Upper upper-cases.\nfunc Upper(s string) string { return strings.ToUpper(s) }\n"), 0o644)
+	os.WriteFile(filepath.Join(app, "go.mod"), []byte("module example.com/app\n\ngo 1.22\n\nrequire example.com/lib v0.0.0\n\nreplace example.com/lib => ../lib\n"), 0o644)
+	os.WriteFile(filepath.Join(app, "app.go"), []byte("package app\n\nimport \"example.com/lib\"\n\nvar X = lib.Upper(\"x\")\n"), 0o644)
+	cache := t.TempDir()
+	cfg := &packages.Config{Mode: loadMode, Dir: app, Env: append(os.Environ(), "GOPACKAGESDRIVER="+exe, packagesDriverEnv+"=1", "XDG_CACHE_HOME="+cache, "GOFLAGS=-mod=mod")}
+	_, loaded := declarations(t, cfg, "example.com/app")
+	l := loaded["example.com/lib"]
+	if l == nil {
+		t.Fatalf("example.com/lib not loaded: %v", keys(loaded))
+	}
+	for _, f := range l.CompiledGoFiles {
+		if strings.HasPrefix(f, cache) {
+			t.Errorf("the replaced local module's %s was copied", f)
+		}
+	}
+	if s := loaded["strings"]; s == nil || !strings.HasPrefix(s.CompiledGoFiles[0], cache) {
+		t.Errorf("GOROOT's strings should be read from a bodyless copy")
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// TestPruneCache: entries unused for a month go, at most once a day.
+func TestPruneCache(t *testing.T) {
+	dir := t.TempDir()
+	old, recent := filepath.Join(dir, "ab", "abold"), filepath.Join(dir, "cd", "cdrecent")
+	for _, d := range []string{old, recent} {
+		os.MkdirAll(d, 0o755)
+		os.WriteFile(filepath.Join(d, "x.go"), []byte("package x\n"), 0o644)
+	}
+	now := time.Now()
+	monthsAgo := now.Add(-40 * 24 * time.Hour)
+	os.Chtimes(old, monthsAgo, monthsAgo)
+	pruneCache(dir, now)
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("an entry unused for 40 days survived: %v", err)
+	}
+	if _, err := os.Stat(recent); err != nil {
+		t.Errorf("a recent entry was pruned: %v", err)
+	}
+	// Within a day of the last pruning, nothing is walked.
+	os.Chtimes(recent, monthsAgo, monthsAgo)
+	pruneCache(dir, now.Add(time.Hour))
+	if _, err := os.Stat(recent); err != nil {
+		t.Errorf("pruned again within a day: %v", err)
+	}
 }
