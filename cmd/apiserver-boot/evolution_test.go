@@ -227,14 +227,7 @@ func TestFieldNumberErrors(t *testing.T) {
 			[]string{"CronTab cannot keep its protobuf encoding", "CronTabSpec.Env has type map[string][]string", "stored as protobuf"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			src := string(orig)
-			for i := 0; i < len(c.edits); i += 2 {
-				if !strings.Contains(src, c.edits[i]) {
-					t.Fatalf("%q not in the types", c.edits[i])
-				}
-				src = strings.Replace(src, c.edits[i], c.edits[i+1], 1)
-			}
-			os.WriteFile(types, []byte(src), 0o644)
+			writeEdited(t, types, orig, c.edits)
 			defer os.WriteFile(types, orig, 0o644)
 			out, err := run(t, dir, "generate")
 			if err == nil {
@@ -409,14 +402,7 @@ func TestFieldNumbersOfStructsAcrossEdits(t *testing.T) {
 			"CronTabSpec.Template now holds B instead of A, with another numbering: objects in etcd hold A.x as field 1 (bytes), but B numbers it 2 (bytes)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			src := string(orig)
-			for i := 0; i < len(c.edits); i += 2 {
-				if !strings.Contains(src, c.edits[i]) {
-					t.Fatalf("%q not in the types", c.edits[i])
-				}
-				src = strings.Replace(src, c.edits[i], c.edits[i+1], 1)
-			}
-			os.WriteFile(types, []byte(src), 0o644)
+			writeEdited(t, types, orig, c.edits)
 			defer os.WriteFile(types, orig, 0o644)
 			if _, err := run(t, dir, "generate"); err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("want an error containing %q, got %v", c.want, err)
@@ -453,5 +439,20 @@ func TestFirstRunAsksAboutRenamedFields(t *testing.T) {
 	edit(t, filepath.Join(v1, "crontab_types.go"), "type CronTabSpec struct {\n", "type CronTabSpec struct {\n\tEnv map[string][]string `json:\"env,omitempty\"`\n")
 	if _, err := run(t, dir, "generate"); err == nil || !strings.Contains(err.Error(), "CronTab cannot keep its protobuf encoding") {
 		t.Fatalf("want generate to refuse losing protobuf, got %v", err)
+	}
+}
+
+// writeEdited writes orig to path with edits (old, new, old, new...) applied.
+func writeEdited(t *testing.T, path string, orig []byte, edits []string) {
+	t.Helper()
+	src := string(orig)
+	for i := 0; i < len(edits); i += 2 {
+		if !strings.Contains(src, edits[i]) {
+			t.Fatalf("%q not in %s", edits[i], path)
+		}
+		src = strings.Replace(src, edits[i], edits[i+1], 1)
+	}
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
