@@ -68,9 +68,9 @@ fixtures (go test, with the Go toolchain on PATH).`,
 	}
 }
 
-// snapshot records release: fixtures written by the project's own test
-// binary and the API description written by generate, into a temporary
-// folder renamed into place only when both succeeded.
+// snapshot records release: the API description written by generate and
+// fixtures written by the project's own test binary, into a temporary folder
+// renamed into place only when both succeeded.
 func snapshot(ctx context.Context, root string, p *project.Project, release string, out io.Writer) error {
 	if err := project.ValidateRelease(release); err != nil {
 		return err
@@ -78,9 +78,6 @@ func snapshot(ctx context.Context, root string, p *project.Project, release stri
 	final := filepath.Join(root, filepath.FromSlash(generators.SnapshotsDir), release)
 	if _, err := os.Stat(final); err == nil {
 		return fmt.Errorf("release %s is already recorded in %s: recorded releases are history and are never overwritten (pick the next release name)", release, rel(root, final))
-	}
-	if err := generate(root, out, false); err != nil {
-		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
 		return err
@@ -90,6 +87,20 @@ func snapshot(ctx context.Context, root string, p *project.Project, release stri
 		return err
 	}
 	defer os.RemoveAll(tmp)
+
+	// One generate pass brings the code up to date, checks the API against
+	// the latest release and describes it (api.yaml) into the new folder.
+	api, err := loadAPI(root, p)
+	if err != nil {
+		return err
+	}
+	api.SnapshotDir = tmp
+	if _, err := generators.Run(api, generators.Options{}); err != nil {
+		return err
+	}
+	for _, w := range api.Warnings {
+		fmt.Fprintf(out, "warning: %s\n", w)
+	}
 
 	// The fixtures come from the project's code: its types, conversions and
 	// generated protobuf, through the generated TestCompatibility.
@@ -102,14 +113,6 @@ func snapshot(ctx context.Context, root string, p *project.Project, release stri
 		return fmt.Errorf("writing the fixtures with go test ./pkg/apis: %w\n%s", err, log.String())
 	}
 
-	api, err := loadAPI(root, p)
-	if err != nil {
-		return err
-	}
-	api.SnapshotDir = tmp
-	if _, err := generators.Run(api, generators.Options{}); err != nil {
-		return err
-	}
 	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp makes it private; it is a project folder
 		return err
 	}
