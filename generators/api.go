@@ -151,7 +151,7 @@ func LoadAPI(root string, p *project.Project, framework, header string) (*API, e
 		pkg := ControllerPackage(r.Kind)
 		c := &Controller{
 			Kind: r.Kind, Group: r.Group, Version: r.Version, Plural: r.Plural, PackageName: pkg,
-			GroupGo: upperCamel(r.Group), VersionGo: upperCamel(r.Version), PluralGo: ClientPlural(r.Kind, r.Plural),
+			GroupGo: upperCamel(r.Group), VersionGo: upperCamel(r.Version),
 			Namespaced: r.Scope != project.Cluster, FullGroup: p.FullGroup(r.Group),
 			Package:        path.Join(p.Module, "pkg", "controller", pkg),
 			VersionPackage: path.Join(p.Module, "pkg", "apis", r.Group, r.Version),
@@ -163,10 +163,38 @@ func LoadAPI(root string, p *project.Project, framework, header string) (*API, e
 				return nil, fmt.Errorf("PROJECT: %s/%s %s is not a built-in Kubernetes kind", r.Group, r.Version, r.Kind)
 			}
 			c.External, c.FullGroup, c.VersionPackage, c.VersionAlias = true, fullGroup, r.Package, ImportAlias(r.Package)
+			c.PluralGo = ClientPlural(r.Kind, r.Plural)
+		} else {
+			// A kind of the project: its names and scope are its markers'.
+			k := api.Kind(r.Group, r.Version, r.Kind)
+			if k == nil {
+				api.Warnings = append(api.Warnings, fmt.Sprintf("PROJECT lists a controller for %s/%s %s, but no type %s with a +resource marker is declared in pkg/apis/%s/%s: it is not wired; restore the type, or remove the controller (pkg/controller/%s and its PROJECT entry)",
+					r.Group, r.Version, r.Kind, r.Kind, r.Group, r.Version, pkg))
+				continue
+			}
+			c.Plural, c.PluralGo, c.Namespaced = k.Plural, ClientPlural(k.Name, k.Plural), k.Namespaced
 		}
 		api.Controllers = append(api.Controllers, c)
 	}
 	return api, nil
+}
+
+// Kind is the kind of group (its package name) served in version, as its
+// markers declare it, or nil.
+func (api *API) Kind(group, version, kind string) *Kind {
+	for _, g := range api.Groups {
+		if g.Name != group {
+			continue
+		}
+		if v := g.Version(version); v != nil {
+			for _, k := range v.Kinds {
+				if k.Name == kind {
+					return k
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // load parses the hand-written files of a version and finds its kinds.

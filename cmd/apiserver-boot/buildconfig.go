@@ -88,11 +88,11 @@ func (o *configOptions) deployOptions(root string, p *project.Project, img strin
 	if err != nil {
 		return nil, err
 	}
-	versions, err := servedVersions(root, p)
+	versions, kinds, err := servedAPI(root, p)
 	if err != nil {
 		return nil, err
 	}
-	d := &deploy.Options{Name: o.name, Namespace: o.namespace, Image: ref.String(), EtcdServers: o.etcdServers, EtcdImage: o.etcdImage, Project: p, Versions: versions}
+	d := &deploy.Options{Name: o.name, Namespace: o.namespace, Image: ref.String(), EtcdServers: o.etcdServers, EtcdImage: o.etcdImage, Project: p, Versions: versions, Kinds: kinds}
 	if d.Name == "" {
 		d.Name = filepath.Base(p.Module)
 		if errs := validation.IsDNS1035Label(d.Name); len(errs) > 0 {
@@ -119,23 +119,28 @@ func (o *configOptions) deployOptions(root string, p *project.Project, img strin
 	return d, d.Validate()
 }
 
-// servedVersions reads, from the project's source, the versions the apiserver
-// serves per group, in the order its discovery prefers them: the generators'
-// order (+versionPriority, then Kubernetes version order v2 > v1 > v1beta1).
-func servedVersions(root string, p *project.Project) (map[string][]string, error) {
+// servedAPI reads, from the project's source through the generators' API
+// loader (the markers), the versions the apiserver serves per group, in the
+// order its discovery prefers them (+versionPriority, then Kubernetes version
+// order v2 > v1 > v1beta1), and the kinds with their plurals and subresources.
+func servedAPI(root string, p *project.Project) (map[string][]string, []deploy.Kind, error) {
 	api, err := generators.LoadAPI(root, p, version.Module, "")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := map[string][]string{}
+	var kinds []deploy.Kind
 	for _, g := range api.Groups {
 		for _, v := range g.Versions {
 			if len(v.Kinds) > 0 {
 				out[g.FullName] = append(out[g.FullName], v.Name)
 			}
 		}
+		for _, k := range g.Kinds {
+			kinds = append(kinds, deploy.Kind{Group: g.FullName, Plural: k.Plural, Status: k.StatusSubresource, Scale: k.Scale != nil})
+		}
 	}
-	return out, nil
+	return out, kinds, nil
 }
 
 // write renders the configuration for img and writes it; it returns the folder.

@@ -57,7 +57,7 @@ resources:
 	kind("stable", "v1beta1", "CronTab", "crontabs", "Namespaced", "// +subresource:status\n")
 	kind("stable", "v1", "CronTab", "crontabs", "Namespaced", "// +storageversion\n// +subresource:status\n")
 	kind("stable", "v2", "CronTab", "crontabs", "Namespaced", "// +subresource:status\n")
-	kind("batch", "v1alpha1", "Ox", "oxen", "Cluster", "")
+	kind("batch", "v1alpha1", "Ox", "oxen", "Cluster", "// +subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas\n")
 	for _, b := range []string{"apiserver", "controller-manager"} {
 		files["cmd/"+b+"/main.go"] = "package main\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\t\"runtime\"\n)\n\nfunc main() {\n\tfmt.Println(\"" + b + "\", runtime.GOOS+\"/\"+runtime.GOARCH, os.Args[1:])\n}\n"
 	}

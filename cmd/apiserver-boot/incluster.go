@@ -125,20 +125,14 @@ func (o *inClusterOptions) run(cmd *cobra.Command) error {
 
 // usage says how to reach the project's resources through the cluster.
 func usage(d *deploy.Options, k *kubectlRunner) string {
-	p := d.Project
 	prefix := "kubectl"
 	if f := k.flags(); len(f) > 0 {
 		prefix += " " + strings.Join(f, " ")
 	}
 	var b strings.Builder
 	b.WriteString("Try:\n")
-	seen := map[string]bool{}
-	for _, r := range p.Resources {
-		if r.External || seen[r.Plural+r.Group] {
-			continue
-		}
-		seen[r.Plural+r.Group] = true
-		fmt.Fprintf(&b, "  %s get %s.%s\n", prefix, r.Plural, p.FullGroup(r.Group))
+	for _, k := range d.Kinds {
+		fmt.Fprintf(&b, "  %s get %s.%s\n", prefix, k.Plural, k.Group)
 	}
 	groups := make([]string, 0, len(d.Versions))
 	for g := range d.Versions {

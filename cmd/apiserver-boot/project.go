@@ -30,14 +30,55 @@ func findRoot() (string, error) {
 	}
 }
 
-// loadProject finds the project around the working directory and reads its PROJECT file.
+// loadProject finds the project around the working directory and reads its
+// PROJECT file, with each kind's names, scope and subresources read from its
+// markers (see fromMarkers).
 func loadProject() (string, *project.Project, error) {
 	root, err := findRoot()
 	if err != nil {
 		return "", nil, err
 	}
 	p, err := project.Load(root)
-	return root, p, err
+	if err != nil {
+		return "", nil, err
+	}
+	return root, p, fromMarkers(root, p)
+}
+
+// fromMarkers fills in the names, scope and subresources of the project's
+// kinds from their markers, through the generators' API loader: the types are
+// the only record of them (a marker edited by hand is what every command
+// sees), PROJECT records which kinds and controllers there are.
+func fromMarkers(root string, p *project.Project) error {
+	api, err := generators.LoadAPI(root, p, version.Module, "")
+	if err != nil {
+		return err
+	}
+	for _, r := range p.Resources {
+		if r.External {
+			continue
+		}
+		k := api.Kind(r.Group, r.Version, r.Kind)
+		if k == nil {
+			continue // its types are gone; generate says what to do
+		}
+		r.Plural, r.Singular, r.ShortNames, r.Categories = k.Plural, k.Singular, k.ShortNames, k.Categories
+		r.Scope, r.Subresources, r.Scale = project.Namespaced, nil, nil
+		if !k.Namespaced {
+			r.Scope = project.Cluster
+		}
+		if k.StatusSubresource {
+			r.Subresources = append(r.Subresources, "status")
+		}
+		if k.Scale != nil {
+			r.Subresources = append(r.Subresources, "scale")
+			r.Scale = &project.ScalePaths{SpecReplicasPath: k.Scale.SpecPath, StatusReplicasPath: k.Scale.StatusPath, LabelSelectorPath: k.Scale.SelectorPath}
+		}
+		for _, sub := range k.Subresources {
+			r.Subresources = append(r.Subresources, sub.Path)
+		}
+	}
+	return nil
 }
 
 // templateData is what project and resource templates see.

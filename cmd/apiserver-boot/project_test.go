@@ -285,3 +285,30 @@ func TestCreateVersionReadsMarkersAsGenerateDoes(t *testing.T) {
 		t.Errorf("v1 was marked +storageversion although v2 carries //+storageversion")
 	}
 }
+
+// TestMarkersAreTheRecord: the +resource marker, edited by hand, is what
+// every command sees after generate, with no other edit: the controller
+// wiring, build config's RBAC, create's clash check. PROJECT does not
+// repeat it.
+func TestMarkersAreTheRecord(t *testing.T) {
+	dir := newProject(t)
+	types := filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_types.go")
+	edit(t, types, "// +resource:path=crontabs,strategy=CronTabStrategy,scope=Namespaced", "// +resource:path=crons,strategy=CronTabStrategy,scope=Cluster,shortNames=ct,categories=all")
+	mustRun(t, dir, "generate")
+	if b, _ := os.ReadFile(filepath.Join(dir, "PROJECT")); strings.Contains(string(b), "plural:") || strings.Contains(string(b), "scope:") {
+		t.Errorf("PROJECT repeats what the markers say:\n%s", b)
+	}
+	wiring, _ := os.ReadFile(filepath.Join(dir, "pkg", "controller", "crontab", "zz_generated.controller.go"))
+	if !bytes.Contains(wiring, []byte("Crons(")) || bytes.Contains(wiring, []byte("CronTabs(")) {
+		t.Errorf("the controller wiring does not follow the marker's plural:\n%s", wiring)
+	}
+	mustRun(t, dir, "build", "config", "--image", "registry.example.com/crontab:v0.1.0")
+	rbac, _ := os.ReadFile(filepath.Join(dir, "config", "rbac.yaml"))
+	if !bytes.Contains(rbac, []byte("- crons")) || bytes.Contains(rbac, []byte("crontabs")) {
+		t.Errorf("build config's RBAC does not follow the marker's plural:\n%s", rbac)
+	}
+	_, err := run(t, dir, "create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "Cron")
+	if err == nil || !strings.Contains(err.Error(), `its plural "crons" clashes with the plural of kind CronTab`) {
+		t.Errorf("create's clash check should see the marker's plural, got %v", err)
+	}
+}

@@ -32,11 +32,23 @@ type Options struct {
 	EtcdServers []string
 	// EtcdImage runs the etcd StatefulSet (see EtcdImageFor).
 	EtcdImage string
-	// Project gives the kinds the controller-manager's RBAC covers.
+	// Project says which controllers the controller-manager runs (built-in
+	// kinds' among them).
 	Project *project.Project
+	// Kinds are the project's kinds as their markers declare them (the
+	// generators' API loader): the controller-manager's RBAC covers them.
+	Kinds []Kind
 	// Versions are the served versions per full group name, most preferred
 	// first (the apiserver's discovery order): one APIService each.
 	Versions map[string][]string
+}
+
+// Kind is a kind of the project, as its markers declare it.
+type Kind struct {
+	Group  string // full group name, e.g. stable.example.com
+	Plural string
+	Status bool // serves /status
+	Scale  bool // serves /scale
 }
 
 // Ports and priorities of the generated objects.

@@ -186,23 +186,22 @@ func (o *Options) controllerRules() []rbacv1.PolicyRule {
 		m[g][r] = true
 	}
 	for _, r := range o.Project.Resources {
-		if r.External {
-			if !r.Controller {
-				continue
-			}
-			group, _, ok := project.BuiltinKind(r.Group, r.Version, r.Kind)
-			if !ok {
-				group = r.Group
-			}
-			add(builtin, group, r.Plural)
+		if !r.External || !r.Controller {
 			continue
 		}
-		g := o.Project.FullGroup(r.Group)
-		add(own, g, r.Plural)
-		for _, s := range r.Subresources {
-			if s == "status" || s == "scale" {
-				add(sub, g, r.Plural+"/"+s)
-			}
+		group, _, ok := project.BuiltinKind(r.Group, r.Version, r.Kind)
+		if !ok {
+			group = r.Group
+		}
+		add(builtin, group, r.Plural)
+	}
+	for _, k := range o.Kinds {
+		add(own, k.Group, k.Plural)
+		if k.Status {
+			add(sub, k.Group, k.Plural+"/status")
+		}
+		if k.Scale {
+			add(sub, k.Group, k.Plural+"/scale")
 		}
 	}
 	var rules []rbacv1.PolicyRule

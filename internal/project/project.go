@@ -38,11 +38,14 @@ type Resource struct {
 	Group        string   `json:"group"`
 	Version      string   `json:"version"`
 	Kind         string   `json:"kind"`
-	Plural       string   `json:"plural"`
-	Singular     string   `json:"singular"`
+	// The names, scope and subresources below are the markers' for a kind
+	// of the project (filled in from them when the project is loaded, not
+	// written to PROJECT); PROJECT keeps them for built-in kinds only.
+	Plural       string   `json:"plural,omitempty"`
+	Singular     string   `json:"singular,omitempty"`
 	ShortNames   []string `json:"shortNames,omitempty"`
 	Categories   []string `json:"categories,omitempty"`
-	Scope        Scope    `json:"scope"`
+	Scope        Scope    `json:"scope,omitempty"`
 	Subresources []string `json:"subresources,omitempty"`
 	// Scale holds the /scale paths when "scale" is among the subresources.
 	Scale      *ScalePaths `json:"scale,omitempty"`
@@ -101,12 +104,25 @@ func (p *Project) Marshal() ([]byte, error) {
 		}
 		return a.Version < b.Version
 	})
-	b, err := yaml.Marshal(p)
+	// The names, scope and subresources of the project's own kinds are their
+	// markers' (the types are their only record): PROJECT keeps which kinds
+	// and controllers there are. Built-in kinds keep theirs: no marker says them.
+	out := *p
+	out.Resources = nil
+	for _, r := range p.Resources {
+		w := *r
+		if !w.External {
+			w.Plural, w.Singular, w.ShortNames, w.Categories, w.Scope, w.Subresources, w.Scale = "", "", nil, nil, "", nil, nil
+		}
+		out.Resources = append(out.Resources, &w)
+	}
+	b, err := yaml.Marshal(&out)
 	if err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	buf.WriteString("# Written by apiserver-boot: the record every apiserver-boot command reads.\n")
+	buf.WriteString("# Written by apiserver-boot: which kinds and controllers the project has. Their names, scope\n")
+	buf.WriteString("# and subresources are the +resource and +subresource markers on the types.\n")
 	buf.Write(b)
 	return buf.Bytes(), nil
 }
