@@ -35,9 +35,9 @@ const (
 
 // Resource is one kind served in one version.
 type Resource struct {
-	Group        string   `json:"group"`
-	Version      string   `json:"version"`
-	Kind         string   `json:"kind"`
+	Group   string `json:"group"`
+	Version string `json:"version"`
+	Kind    string `json:"kind"`
 	// The names, scope and subresources below are the markers' for a kind
 	// of the project (filled in from them when the project is loaded, not
 	// written to PROJECT); PROJECT keeps them for built-in kinds only.
