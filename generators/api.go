@@ -96,7 +96,7 @@ type Kind struct {
 // LoadAPI reads the API of the project at root.
 func LoadAPI(root string, p *project.Project, framework, header string) (*API, error) {
 	api := &API{Root: root, Module: p.Module, Domain: p.Domain, Framework: framework, Header: header}
-	groupDirs, err := os.ReadDir(filepath.Join(root, "pkg", "apis"))
+	groupDirs, err := os.ReadDir(filepath.Join(root, project.APIs()))
 	if err != nil && !os.IsNotExist(err) {
 		return nil, err
 	}
@@ -107,8 +107,8 @@ func LoadAPI(root string, p *project.Project, framework, header string) (*API, e
 		g := &Group{
 			Name:     gd.Name(),
 			FullName: p.FullGroup(gd.Name()),
-			Package:  path.Join(p.Module, "pkg", "apis", gd.Name()),
-			Dir:      filepath.Join(root, "pkg", "apis", gd.Name()),
+			Package:  project.APIsImport(p.Module, gd.Name()),
+			Dir:      filepath.Join(root, project.APIs(gd.Name())),
 		}
 		versionDirs, err := os.ReadDir(g.Dir)
 		if err != nil {
@@ -148,13 +148,13 @@ func LoadAPI(root string, p *project.Project, framework, header string) (*API, e
 		if !r.Controller {
 			continue
 		}
-		pkg := ControllerPackage(r.Kind)
+		pkg := project.ControllerPackage(r.Kind)
 		c := &Controller{
 			Kind: r.Kind, Group: r.Group, Version: r.Version, Plural: r.Plural, PackageName: pkg,
 			GroupGo: upperCamel(r.Group), VersionGo: upperCamel(r.Version),
 			Namespaced: r.Scope != project.Cluster, FullGroup: p.FullGroup(r.Group),
 			Package:        path.Join(p.Module, "pkg", "controller", pkg),
-			VersionPackage: path.Join(p.Module, "pkg", "apis", r.Group, r.Version),
+			VersionPackage: project.APIsImport(p.Module, r.Group, r.Version),
 			VersionAlias:   r.Version,
 		}
 		if r.External {
@@ -162,8 +162,8 @@ func LoadAPI(root string, p *project.Project, framework, header string) (*API, e
 			if !ok {
 				return nil, fmt.Errorf("PROJECT: %s/%s %s is not a built-in Kubernetes kind", r.Group, r.Version, r.Kind)
 			}
-			c.External, c.FullGroup, c.VersionPackage, c.VersionAlias = true, fullGroup, r.Package, ImportAlias(r.Package)
-			c.PluralGo = ClientPlural(r.Kind, r.Plural)
+			c.External, c.FullGroup, c.VersionPackage, c.VersionAlias = true, fullGroup, r.Package, project.ImportAlias(r.Package)
+			c.PluralGo = project.ClientPlural(r.Kind, r.Plural)
 		} else {
 			// A kind of the project: its names and scope are its markers'.
 			k := api.Kind(r.Group, r.Version, r.Kind)
@@ -172,7 +172,7 @@ func LoadAPI(root string, p *project.Project, framework, header string) (*API, e
 					r.Group, r.Version, r.Kind, r.Kind, r.Group, r.Version, pkg))
 				continue
 			}
-			c.Plural, c.PluralGo, c.Namespaced = k.Plural, ClientPlural(k.Name, k.Plural), k.Namespaced
+			c.Plural, c.PluralGo, c.Namespaced = k.Plural, project.ClientPlural(k.Name, k.Plural), k.Namespaced
 		}
 		api.Controllers = append(api.Controllers, c)
 	}

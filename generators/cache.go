@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/files"
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
 )
 
 // The generate cache. A run reads the hand-written files under pkg/apis, the
@@ -61,7 +62,7 @@ func InputsHash(root string, reads []string) (string, error) {
 		}
 	}
 	inputs := []string{"PROJECT", filepath.Join("hack", "boilerplate.go.txt"), "go.mod", "go.sum"}
-	err := filepath.WalkDir(filepath.Join(root, "pkg", "apis"), func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(filepath.Join(root, project.APIs()), func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if os.IsNotExist(err) {
 				return nil

@@ -29,15 +29,6 @@ func (api *API) clientPackage(parts ...string) (dir, pkg string) {
 	return filepath.Join(append([]string{api.Root, "pkg", "client"}, parts...)...), path.Join(append([]string{api.Module, "pkg", "client"}, parts...)...)
 }
 
-// ClientPlural is the method name the generated clientset gives a resource
-// (CronTabs, or Oxen for --resource oxen), from the same rule client-gen applies.
-func ClientPlural(kind, plural string) string {
-	if namer.NewAllLowercasePluralNamer(nil).Name(&types.Type{Name: types.Name{Name: kind}}) == plural {
-		return namer.NewPublicPluralNamer(nil).Name(&types.Type{Name: types.Name{Name: kind}})
-	}
-	return strings.ToUpper(plural[:1]) + plural[1:]
-}
-
 // pluralExceptions tells the client generators the resource names that
 // differ from what gengo would guess from the kind (--resource oxen).
 func (api *API) pluralExceptions() map[string]string {

@@ -160,7 +160,7 @@ type AcceptBreakingChange string
 // "<full group> <id>", with where each is written.
 func acceptedChanges(api *API) (map[string]string, error) {
 	out := map[string]string{}
-	dirs, err := os.ReadDir(filepath.Join(api.Root, "pkg", "apis"))
+	dirs, err := os.ReadDir(filepath.Join(api.Root, project.APIs()))
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func acceptedChanges(api *API) (map[string]string, error) {
 		full[g.Name] = g.FullName
 	}
 	for _, d := range dirs {
-		path := filepath.Join(api.Root, "pkg", "apis", d.Name(), "doc.go")
+		path := filepath.Join(api.Root, project.APIs(d.Name(), "doc.go"))
 		if !d.IsDir() {
 			continue
 		}

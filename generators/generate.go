@@ -29,6 +29,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/files"
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
 )
 
 // Generator is one generator; SourceGenerator and UniverseGenerator say what it works from.
@@ -231,7 +232,7 @@ func runUniverseGenerators(api *API) ([]files.File, error) {
 // main-module packages the load read outside pkg/apis (which the cache
 // always hashes): a package of the project the types import.
 func mainModuleReads(api *API, c *generator.Context) []string {
-	apis := filepath.Join(api.Root, "pkg", "apis") + string(filepath.Separator)
+	apis := filepath.Join(api.Root, project.APIs()) + string(filepath.Separator)
 	var out []string
 	for path, pkg := range c.Universe {
 		if pkg.Dir == "" || (path != api.Module && !strings.HasPrefix(path, api.Module+"/")) || strings.HasPrefix(pkg.Dir+string(filepath.Separator), apis) {

@@ -136,7 +136,7 @@ func TestStorageVersionMustBeMarkedWithManyVersions(t *testing.T) {
 }
 
 func TestOpenAPIModelPackage(t *testing.T) {
-	if got := OpenAPIModelPackage("example.com/crontab", "stable", "v1"); got != "com.example.crontab.pkg.apis.stable.v1" {
+	if got := project.OpenAPIModelPackage("example.com/crontab", "stable", "v1"); got != "com.example.crontab.pkg.apis.stable.v1" {
 		t.Errorf("got %s", got)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/templates"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/files"
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
 )
 
 // protobuf writes zz_generated.protobuf.go in every versioned package: the
@@ -927,24 +928,9 @@ func (g *protoGen) qualified(t *types.Type) string {
 	if t.Name.Package == g.pkg || t.Name.Package == "" {
 		return t.Name.Name
 	}
-	name := ImportAlias(t.Name.Package)
+	name := project.ImportAlias(t.Name.Package)
 	g.imports[t.Name.Package] = name
 	return name + "." + t.Name.Name
-}
-
-// ImportAlias is the conventional import name of a package: metav1 for
-// k8s.io/apimachinery/pkg/apis/meta/v1, corev1 for k8s.io/api/core/v1.
-func ImportAlias(path string) string {
-	parts := strings.Split(path, "/")
-	last := parts[len(parts)-1]
-	if len(parts) > 1 && versionLike(last) {
-		return strings.ReplaceAll(parts[len(parts)-2], "-", "") + last
-	}
-	return strings.ReplaceAll(last, "-", "")
-}
-
-func versionLike(s string) bool {
-	return len(s) > 1 && s[0] == 'v' && s[1] >= '0' && s[1] <= '9'
 }
 
 func orUnsupported(err error, field string, t *types.Type) error {

@@ -3,11 +3,11 @@ package generators
 import (
 	"path"
 	"path/filepath"
-	"strings"
 
 	"github.com/apiserver-boot/apiserver-boot/templates"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/files"
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
 )
 
 // registration writes the scheme registration of every package, the
@@ -43,11 +43,11 @@ func (registration) Generate(api *API) ([]files.File, error) {
 			}
 		}
 	}
-	if err := render(filepath.Join(api.Root, "pkg", "apis", "zz_generated.register.go"), "generated/apis_register.go.tmpl", api); err != nil {
+	if err := render(filepath.Join(api.Root, project.APIs("zz_generated.register.go")), "generated/apis_register.go.tmpl", api); err != nil {
 		return nil, err
 	}
 	// One conformance test per resource, run by `go test ./...` in the project.
-	if err := render(filepath.Join(api.Root, "pkg", "apis", "zz_generated.conformance_test.go"), "generated/conformance_test.go.tmpl", api); err != nil {
+	if err := render(filepath.Join(api.Root, project.APIs("zz_generated.conformance_test.go")), "generated/conformance_test.go.tmpl", api); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -111,21 +111,4 @@ func (controllerWiring) Generate(api *API) ([]files.File, error) {
 		out = append(out, files.File{Path: name, Content: b})
 	}
 	return out, nil
-}
-
-// ControllerPackage is the folder name of a kind's controller.
-func ControllerPackage(kind string) string { return strings.ToLower(kind) }
-
-// OpenAPIModelPackage is the +k8s:openapi-model-package of a version: the
-// package path in the reverse-domain form Kubernetes uses for definition
-// names (example.com/crontab -> com.example.crontab.pkg.apis.stable.v1).
-func OpenAPIModelPackage(module, group, version string) string {
-	parts := strings.Split(module, "/")
-	host := strings.Split(parts[0], ".")
-	for i, j := 0, len(host)-1; i < j; i, j = i+1, j-1 {
-		host[i], host[j] = host[j], host[i]
-	}
-	out := append(host, parts[1:]...)
-	out = append(out, "pkg", "apis", group, version)
-	return strings.Join(out, ".")
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/scaffold"
 )
@@ -57,7 +56,7 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 	switch {
 	case r != nil && r.External:
 	case r != nil:
-		data.VersionAlias, data.VersionPackage = o.version, filepath.ToSlash(filepath.Join(p.Module, "pkg", "apis", o.group, o.version))
+		data.VersionAlias, data.VersionPackage = o.version, project.APIsImport(p.Module, o.group, o.version)
 	default:
 		_, pkg, ok := project.BuiltinKind(o.group, o.version, o.kind)
 		if !ok {
@@ -68,7 +67,7 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 		p.Resources = append(p.Resources, r)
 	}
 	if r.External {
-		data.VersionAlias, data.VersionPackage = generators.ImportAlias(r.Package), r.Package
+		data.VersionAlias, data.VersionPackage = project.ImportAlias(r.Package), r.Package
 	}
 	for _, other := range p.Resources {
 		if other != r && other.Controller && other.Kind == r.Kind {
@@ -77,8 +76,8 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 	}
 	r.Controller = true
 	data.Group, data.Version, data.Kind, data.Plural, data.Scope = o.group, o.version, o.kind, r.Plural, string(r.Scope)
-	data.GroupGo, data.VersionGo, data.PluralGo = upperFirst(o.group), upperFirst(o.version), generators.ClientPlural(r.Kind, r.Plural)
-	data.Package = generators.ControllerPackage(o.kind)
+	data.GroupGo, data.VersionGo, data.PluralGo = upperFirst(o.group), upperFirst(o.version), project.ClientPlural(r.Kind, r.Plural)
+	data.Package = project.ControllerPackage(o.kind)
 	dir := filepath.Join("pkg", "controller", data.Package)
 	files := []scaffold.File{{Path: filepath.Join(dir, "controller.go"), Template: "resource/controller.go.tmpl"}}
 	if !r.External {

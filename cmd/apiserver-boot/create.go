@@ -3,12 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/scaffold"
 )
@@ -160,10 +158,10 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	data.Group, data.FullGroup, data.Version = o.group, p.FullGroup(o.group), o.version
-	files := []scaffold.File{{Path: filepath.Join("pkg", "apis", o.group, "doc.go"), Template: "resource/group_doc.go.tmpl"}}
+	files := []scaffold.File{{Path: project.APIs(o.group, "doc.go"), Template: "resource/group_doc.go.tmpl"}}
 	if o.level >= levelVersion {
-		data.ModelPackage = generators.OpenAPIModelPackage(p.Module, o.group, o.version)
-		files = append(files, scaffold.File{Path: filepath.Join("pkg", "apis", o.group, o.version, "doc.go"), Template: "resource/version_doc.go.tmpl"})
+		data.ModelPackage = project.OpenAPIModelPackage(p.Module, o.group, o.version)
+		files = append(files, scaffold.File{Path: project.APIs(o.group, o.version, "doc.go"), Template: "resource/version_doc.go.tmpl"})
 	}
 	if o.level >= levelResource {
 		r := o.resource()
@@ -206,8 +204,8 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 			r = existing
 		}
 		data.Kind, data.Plural, data.Scope, data.Resource = r.Kind, r.Plural, string(r.Scope), r
-		data.GroupGo, data.VersionGo, data.PluralGo = upperFirst(o.group), upperFirst(o.version), generators.ClientPlural(r.Kind, r.Plural)
-		base := filepath.Join("pkg", "apis", o.group, o.version, generators.ControllerPackage(o.kind))
+		data.GroupGo, data.VersionGo, data.PluralGo = upperFirst(o.group), upperFirst(o.version), project.ClientPlural(r.Kind, r.Plural)
+		base := project.APIs(o.group, o.version, project.ControllerPackage(o.kind))
 		files = append(files, scaffold.File{Path: base + "_types.go", Template: "resource/types.go.tmpl"})
 		if otherVersion == nil || existing != nil {
 			// The REST hooks run from the storage version only: a new version of
@@ -216,8 +214,8 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 		}
 		files = append(files, scaffold.File{Path: base + "_types_test.go", Template: "resource/types_test.go.tmpl"})
 		if r.Controller {
-			data.Package = generators.ControllerPackage(o.kind)
-			data.VersionAlias, data.VersionPackage = o.version, path.Join(p.Module, "pkg", "apis", o.group, o.version)
+			data.Package = project.ControllerPackage(o.kind)
+			data.VersionAlias, data.VersionPackage = o.version, project.APIsImport(p.Module, o.group, o.version)
 			dir := filepath.Join("pkg", "controller", data.Package)
 			files = append(files,
 				scaffold.File{Path: filepath.Join(dir, "controller.go"), Template: "resource/controller.go.tmpl"},

@@ -67,7 +67,7 @@ func (o *subresourceOptions) run(cmd *cobra.Command) error {
 	if r == nil {
 		return fmt.Errorf("no resource --group %s --version %s --kind %s in PROJECT: create it first with `apiserver-boot create group version resource`", o.group, o.version, o.kind)
 	}
-	typesFile, src, err := findKindFile(filepath.Join(root, "pkg", "apis", o.group, o.version), o.kind)
+	typesFile, src, err := findKindFile(filepath.Join(root, project.APIs(o.group, o.version)), o.kind)
 	if err != nil {
 		return err
 	}
@@ -95,8 +95,8 @@ func (o *subresourceOptions) run(cmd *cobra.Command) error {
 		marker = fmt.Sprintf("+subresource:rest:path=%s,request=%s", o.name, data.Request)
 		base := strings.ToLower(o.kind) + "_" + o.name
 		files = append(files,
-			scaffold.File{Path: filepath.Join("pkg", "apis", o.group, o.version, base+"_types.go"), Template: "resource/subresource_request_types.go.tmpl"},
-			scaffold.File{Path: filepath.Join("pkg", "apis", o.group, o.version, base+"_rest.go"), Template: "resource/subresource_rest.go.tmpl"})
+			scaffold.File{Path: project.APIs(o.group, o.version, base+"_types.go"), Template: "resource/subresource_request_types.go.tmpl"},
+			scaffold.File{Path: project.APIs(o.group, o.version, base+"_rest.go"), Template: "resource/subresource_rest.go.tmpl"})
 	}
 	edited, changed, err := insertTypeMarker(typesFile, src, o.kind, marker)
 	if err != nil {

@@ -68,15 +68,15 @@ func (o *versionOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	data.Group, data.FullGroup, data.Version = o.group, p.FullGroup(o.group), o.version
-	data.ModelPackage = generators.OpenAPIModelPackage(p.Module, o.group, o.version)
+	data.ModelPackage = project.OpenAPIModelPackage(p.Module, o.group, o.version)
 
-	fromDir := filepath.Join(root, "pkg", "apis", o.group, o.from)
+	fromDir := filepath.Join(root, project.APIs(o.group, o.from))
 	typesFile, src, err := findKindFile(fromDir, o.kind)
 	if err != nil {
 		return err
 	}
 	var files []scaffold.File
-	newDir := filepath.Join("pkg", "apis", o.group, o.version)
+	newDir := project.APIs(o.group, o.version)
 	// The copy: the kind's *_types.go files (its own and its subresource
 	// requests'), the same declarations in package <version>.
 	entries, err := os.ReadDir(fromDir)
@@ -123,7 +123,7 @@ func markStorageVersion(root string, p *project.Project, group, version, kind st
 	if storageMarked(root, group, kind, p) {
 		return nil, nil
 	}
-	typesFile, src, err := findKindFile(filepath.Join(root, "pkg", "apis", group, version), kind)
+	typesFile, src, err := findKindFile(filepath.Join(root, project.APIs(group, version)), kind)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func storageMarked(root, group, kind string, p *project.Project) bool {
 		if r.Group != group || r.Kind != kind {
 			continue
 		}
-		k, err := generators.FindKind(filepath.Join(root, "pkg", "apis", group, r.Version), kind)
+		k, err := generators.FindKind(filepath.Join(root, project.APIs(group, r.Version)), kind)
 		if err == nil {
 			if _, marked := k.Markers["storageversion"]; marked {
 				return true

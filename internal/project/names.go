@@ -2,12 +2,16 @@ package project
 
 import (
 	"fmt"
+	"path"
+	"path/filepath"
 	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/gengo/v2/namer"
+	"k8s.io/gengo/v2/types"
 )
 
 var (
@@ -116,4 +120,58 @@ func (p *Project) CheckClash(r *Resource) error {
 		}
 	}
 	return nil
+}
+
+// Naming rules of generated code, one home for each.
+
+// ControllerPackage is the folder name of a kind's controller.
+func ControllerPackage(kind string) string { return strings.ToLower(kind) }
+
+// OpenAPIModelPackage is the +k8s:openapi-model-package of a version: the
+// package path in the reverse-domain form Kubernetes uses for definition
+// names (example.com/crontab -> com.example.crontab.pkg.apis.stable.v1).
+func OpenAPIModelPackage(module, group, version string) string {
+	parts := strings.Split(module, "/")
+	host := strings.Split(parts[0], ".")
+	for i, j := 0, len(host)-1; i < j; i, j = i+1, j-1 {
+		host[i], host[j] = host[j], host[i]
+	}
+	out := append(host, parts[1:]...)
+	out = append(out, "pkg", "apis", group, version)
+	return strings.Join(out, ".")
+}
+
+// ClientPlural is the method name the generated clientset gives a resource
+// (CronTabs, or Oxen for --resource oxen), from the same rule client-gen applies.
+func ClientPlural(kind, plural string) string {
+	if namer.NewAllLowercasePluralNamer(nil).Name(&types.Type{Name: types.Name{Name: kind}}) == plural {
+		return namer.NewPublicPluralNamer(nil).Name(&types.Type{Name: types.Name{Name: kind}})
+	}
+	return strings.ToUpper(plural[:1]) + plural[1:]
+}
+
+// ImportAlias is the conventional import name of a package: metav1 for
+// k8s.io/apimachinery/pkg/apis/meta/v1, corev1 for k8s.io/api/core/v1.
+func ImportAlias(path string) string {
+	parts := strings.Split(path, "/")
+	last := parts[len(parts)-1]
+	if len(parts) > 1 && versionLike(last) {
+		return strings.ReplaceAll(parts[len(parts)-2], "-", "") + last
+	}
+	return strings.ReplaceAll(last, "-", "")
+}
+
+func versionLike(s string) bool {
+	return len(s) > 1 && s[0] == 'v' && s[1] >= '0' && s[1] <= '9'
+}
+
+// APIs is a path under the project's pkg/apis: APIs("stable", "v1") is
+// pkg/apis/stable/v1 (relative to the project root).
+func APIs(elem ...string) string {
+	return filepath.Join(append([]string{"pkg", "apis"}, elem...)...)
+}
+
+// APIsImport is the import path of a package under pkg/apis.
+func APIsImport(module string, elem ...string) string {
+	return path.Join(append([]string{module, "pkg", "apis"}, elem...)...)
 }

@@ -1,6 +1,7 @@
 package project
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -74,5 +75,23 @@ func TestCheckClashShortNamesAndBuiltins(t *testing.T) {
 	}
 	if err := k8s.CheckClash(&Resource{Group: "networking", Version: "v1", Kind: "Gateway2", Plural: "gateway2s", Singular: "gateway2"}); err != nil {
 		t.Errorf("a new name in a built-in group is fine: %v", err)
+	}
+}
+
+func TestGeneratedCodeNames(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{ImportAlias("k8s.io/apimachinery/pkg/apis/meta/v1"), "metav1"},
+		{ImportAlias("k8s.io/api/core/v1"), "corev1"},
+		{ImportAlias("example.com/crontab/pkg/apis/stable"), "stable"},
+		{ClientPlural("CronTab", "crontabs"), "CronTabs"},
+		{ClientPlural("Ox", "oxen"), "Oxen"},
+		{ControllerPackage("CronTab"), "crontab"},
+		{OpenAPIModelPackage("example.com/crontab", "stable", "v1"), "com.example.crontab.pkg.apis.stable.v1"},
+		{APIs("stable", "v1"), filepath.Join("pkg", "apis", "stable", "v1")},
+		{APIsImport("example.com/crontab", "stable", "v1"), "example.com/crontab/pkg/apis/stable/v1"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
 	}
 }
