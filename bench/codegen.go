@@ -10,9 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/generators/protobuf"
 	"golang.org/x/mod/modfile"
-
-	"github.com/apiserver-boot/apiserver-boot/generators"
 )
 
 // Items 1 and 2: code generation of sample-apiserver's wardle API.
@@ -204,7 +203,7 @@ func (w *wardleProject) copyTypes() error {
 		files, _ := filepath.Glob(filepath.Join(apis, v, "*"))
 		for _, f := range files {
 			base := filepath.Base(f)
-			if strings.HasSuffix(base, "_types.go") || strings.HasSuffix(base, "_hooks.go") || strings.HasSuffix(base, "_types_test.go") || base == generators.FieldNumbersFile || base == "zz_generated.protobuf.go" {
+			if strings.HasSuffix(base, "_types.go") || strings.HasSuffix(base, "_hooks.go") || strings.HasSuffix(base, "_types_test.go") || base == protobuf.FieldNumbersFile || base == "zz_generated.protobuf.go" {
 				if err := os.Remove(f); err != nil {
 					return err
 				}

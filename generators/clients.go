@@ -1,8 +1,10 @@
 package generators
 
 import (
+	"maps"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	applyargs "k8s.io/code-generator/cmd/applyconfiguration-gen/args"
@@ -25,13 +27,13 @@ import (
 // a typed clientset, listers, informers and apply configurations under
 // pkg/client, for every kind (tagged +genclient in memory, see tagClients).
 
-func (api *API) clientPackage(parts ...string) (dir, pkg string) {
+func (api *State) clientPackage(parts ...string) (dir, pkg string) {
 	return filepath.Join(append([]string{api.Root, "pkg", "client"}, parts...)...), path.Join(append([]string{api.Module, "pkg", "client"}, parts...)...)
 }
 
 // pluralExceptions tells the client generators the resource names that
 // differ from what gengo would guess from the kind (--resource oxen).
-func (api *API) pluralExceptions() map[string]string {
+func (api *State) pluralExceptions() map[string]string {
 	guess := namer.NewAllLowercasePluralNamer(nil)
 	out := map[string]string{}
 	for _, g := range api.Groups {
@@ -45,15 +47,15 @@ func (api *API) pluralExceptions() map[string]string {
 }
 
 // pluralExceptionList is pluralExceptions in the generators' flag form (Kind:Plural).
-func (api *API) pluralExceptionList() []string {
+func (api *State) pluralExceptionList() []string {
 	var out []string
-	for _, kind := range sortedKeys(api.pluralExceptions()) {
+	for _, kind := range slices.Sorted(maps.Keys(api.pluralExceptions())) {
 		out = append(out, kind+":"+api.pluralExceptions()[kind])
 	}
 	return out
 }
 
-func (api *API) groupVersions() []clienttypes.GroupVersions {
+func (api *State) groupVersions() []clienttypes.GroupVersions {
 	var out []clienttypes.GroupVersions
 	for _, g := range api.Groups {
 		gv := clienttypes.GroupVersions{PackageName: g.Name, Group: clienttypes.Group(g.Name)}
@@ -67,9 +69,9 @@ func (api *API) groupVersions() []clienttypes.GroupVersions {
 
 type applyConfigurations struct{}
 
-func (applyConfigurations) Name() string               { return "applyconfiguration" }
-func (applyConfigurations) Packages(api *API) []string { return nil }
-func (applyConfigurations) Generate(api *API, base *generator.Context) ([]files.File, error) {
+func (applyConfigurations) Name() string                 { return "applyconfiguration" }
+func (applyConfigurations) Packages(api *State) []string { return nil }
+func (applyConfigurations) Generate(api *State, base *generator.Context) ([]files.File, error) {
 	args := applyargs.New()
 	args.OutputDir, args.OutputPkg = api.clientPackage("applyconfiguration")
 	args.GoHeaderFile = api.headerFile()
@@ -79,9 +81,9 @@ func (applyConfigurations) Generate(api *API, base *generator.Context) ([]files.
 
 type clientset struct{}
 
-func (clientset) Name() string               { return "clientset" }
-func (clientset) Packages(api *API) []string { return nil }
-func (clientset) Generate(api *API, base *generator.Context) ([]files.File, error) {
+func (clientset) Name() string                 { return "clientset" }
+func (clientset) Packages(api *State) []string { return nil }
+func (clientset) Generate(api *State, base *generator.Context) ([]files.File, error) {
 	args := clientargs.New()
 	args.PluralExceptions = api.pluralExceptionList()
 	args.OutputDir, args.OutputPkg = api.clientPackage("clientset")
@@ -89,16 +91,16 @@ func (clientset) Generate(api *API, base *generator.Context) ([]files.File, erro
 	args.GoHeaderFile = api.headerFile()
 	args.Groups = api.groupVersions()
 	_, args.ApplyConfigurationPackage = api.clientPackage("applyconfiguration")
-	args.PrefersProtobuf = !api.withoutProtobuf // generated types speak protobuf (zz_generated.protobuf.go)
+	args.PrefersProtobuf = !api.protobuf.Partial // generated types speak protobuf (zz_generated.protobuf.go)
 	c, out := contextFor(base, clientgen.NameSystems(api.pluralExceptions()), clientgen.DefaultNameSystem(), api.versionPackages())
 	return execute("clientset", c, out, clientgen.GetTargets(c, args))
 }
 
 type listers struct{}
 
-func (listers) Name() string               { return "listers" }
-func (listers) Packages(api *API) []string { return nil }
-func (listers) Generate(api *API, base *generator.Context) ([]files.File, error) {
+func (listers) Name() string                 { return "listers" }
+func (listers) Packages(api *State) []string { return nil }
+func (listers) Generate(api *State, base *generator.Context) ([]files.File, error) {
 	args := listerargs.New()
 	args.PluralExceptions = api.pluralExceptionList()
 	args.OutputDir, args.OutputPkg = api.clientPackage("listers")
@@ -109,9 +111,9 @@ func (listers) Generate(api *API, base *generator.Context) ([]files.File, error)
 
 type informers struct{}
 
-func (informers) Name() string               { return "informers" }
-func (informers) Packages(api *API) []string { return nil }
-func (informers) Generate(api *API, base *generator.Context) ([]files.File, error) {
+func (informers) Name() string                 { return "informers" }
+func (informers) Packages(api *State) []string { return nil }
+func (informers) Generate(api *State, base *generator.Context) ([]files.File, error) {
 	args := informerargs.New()
 	args.PluralExceptions = api.pluralExceptionList()
 	args.OutputDir, args.OutputPkg = api.clientPackage("informers")
@@ -125,7 +127,7 @@ func (informers) Generate(api *API, base *generator.Context) ([]files.File, erro
 // tagClients marks every kind +genclient (and +genclient:nonNamespaced for
 // cluster-scoped ones) in the shared universe, so users need not: the
 // +resource marker already says the type is served.
-func tagClients(u types.Universe, api *API) {
+func tagClients(u types.Universe, api *State) {
 	for _, g := range api.Groups {
 		for _, v := range g.Versions {
 			pkg := u.Package(v.Package)

@@ -3,9 +3,11 @@ package generators
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -14,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-tools/pkg/markers"
 	"sigs.k8s.io/yaml"
 
+	"github.com/apiserver-boot/apiserver-boot/generators/model"
+	"github.com/apiserver-boot/apiserver-boot/generators/protobuf"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/files"
@@ -33,7 +37,6 @@ const (
 	SnapshotsDir = "pkg/apis/testdata"
 	// SnapshotFile is the API description in a release folder.
 	SnapshotFile = "api.yaml"
-	acceptMarker = "apiserver-boot:accept-breaking-change"
 )
 
 // apiDescription is what clients and stored objects depend on: per group,
@@ -72,10 +75,10 @@ type fieldDescription struct {
 // `api snapshot`, records the API of a new one.
 type compatibility struct{}
 
-func (compatibility) Name() string               { return "compatibility" }
-func (compatibility) Packages(api *API) []string { return nil }
+func (compatibility) Name() string                 { return "compatibility" }
+func (compatibility) Packages(api *State) []string { return nil }
 
-func (compatibility) Generate(api *API, c *generator.Context) ([]files.File, error) {
+func (compatibility) Generate(api *State, c *generator.Context) ([]files.File, error) {
 	last, lastPath, err := latestSnapshot(api.Root)
 	if err != nil || (last == nil && api.SnapshotDir == "") {
 		return nil, err
@@ -96,11 +99,11 @@ func (compatibility) Generate(api *API, c *generator.Context) ([]files.File, err
 				continue
 			}
 			errs = append(errs, fmt.Sprintf("%s %s: %s\n    to accept it on purpose, add to pkg/apis/%s/doc.go: // +%s=%s",
-				f.group, f.id, f.msg, groupDir(api, f.group), acceptMarker, f.id))
+				f.group, f.id, f.msg, groupDir(api, f.group), model.AcceptMarker, f.id))
 		}
-		for _, key := range sortedKeys(accepted) {
+		for _, key := range slices.Sorted(maps.Keys(accepted)) {
 			if !used[key] {
-				api.Warnings = append(api.Warnings, fmt.Sprintf("%s: +%s=%s accepts nothing against %s: remove it", accepted[key], acceptMarker, strings.SplitN(key, " ", 2)[1], release))
+				api.Warnings = append(api.Warnings, fmt.Sprintf("%s: +%s=%s accepts nothing against %s: remove it", accepted[key], model.AcceptMarker, strings.SplitN(key, " ", 2)[1], release))
 			}
 		}
 		if len(errs) > 0 {
@@ -121,7 +124,7 @@ func (compatibility) Generate(api *API, c *generator.Context) ([]files.File, err
 	return []files.File{{Path: filepath.Join(api.SnapshotDir, SnapshotFile), Content: append([]byte(header), b...)}}, nil
 }
 
-func groupDir(api *API, fullName string) string {
+func groupDir(api *State, fullName string) string {
 	for _, g := range api.Groups {
 		if g.FullName == fullName {
 			return g.Name
@@ -151,14 +154,9 @@ func latestSnapshot(root string) (*apiDescription, string, error) {
 	return &d, last, nil
 }
 
-// AcceptBreakingChange is `+apiserver-boot:accept-breaking-change=<id>` in a
-// group's doc.go: the breaking change generate reported under that id is
-// made on purpose.
-type AcceptBreakingChange string
-
 // acceptedChanges reads the accept markers of every group's doc.go, by
 // "<full group> <id>", with where each is written.
-func acceptedChanges(api *API) (map[string]string, error) {
+func acceptedChanges(api *State) (map[string]string, error) {
 	out := map[string]string{}
 	dirs, err := os.ReadDir(filepath.Join(api.Root, project.APIs()))
 	if err != nil {
@@ -185,20 +183,20 @@ func acceptedChanges(api *API) (map[string]string, error) {
 		}
 		for i, line := range strings.Split(string(src), "\n") {
 			text := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "//"))
-			if !strings.HasPrefix(text, "+"+acceptMarker) {
+			if !strings.HasPrefix(text, "+"+model.AcceptMarker) {
 				continue
 			}
 			rel, _ := filepath.Rel(api.Root, path)
 			pos := fmt.Sprintf("%s:%d", rel, i+1)
-			def := registry.Lookup(text, markers.DescribesPackage)
+			def := model.Registry.Lookup(text, markers.DescribesPackage)
 			if def == nil {
-				return nil, fmt.Errorf("%s: %s: want +%s=<id>, the id generate printed", pos, text, acceptMarker)
+				return nil, fmt.Errorf("%s: %s: want +%s=<id>, the id generate printed", pos, text, model.AcceptMarker)
 			}
 			v, err := def.Parse(text)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %s: %w", pos, text, err)
 			}
-			out[group+" "+string(v.(AcceptBreakingChange))] = pos
+			out[group+" "+string(v.(model.AcceptBreakingChange))] = pos
 		}
 	}
 	return out, nil
@@ -213,10 +211,10 @@ type finding struct {
 // breakingChanges lists what today's API breaks of a release's.
 func breakingChanges(old, now *apiDescription) []finding {
 	var out []finding
-	for _, gname := range sortedKeys(old.Groups) {
+	for _, gname := range slices.Sorted(maps.Keys(old.Groups)) {
 		og := old.Groups[gname]
 		ng := now.Groups[gname]
-		for _, vname := range sortedKeys(og.Versions) {
+		for _, vname := range slices.Sorted(maps.Keys(og.Versions)) {
 			ov := og.Versions[vname]
 			var nv *versionDescription
 			if ng != nil {
@@ -224,7 +222,7 @@ func breakingChanges(old, now *apiDescription) []finding {
 			}
 			if nv == nil {
 				var stored []string
-				for _, k := range sortedKeys(ov.Kinds) {
+				for _, k := range slices.Sorted(maps.Keys(ov.Kinds)) {
 					if ov.Kinds[k].Stored {
 						stored = append(stored, k)
 					}
@@ -236,7 +234,7 @@ func breakingChanges(old, now *apiDescription) []finding {
 				}
 				continue
 			}
-			for _, kname := range sortedKeys(ov.Kinds) {
+			for _, kname := range slices.Sorted(maps.Keys(ov.Kinds)) {
 				ok, nk := ov.Kinds[kname], nv.Kinds[kname]
 				id := vname + "/" + kname
 				if nk == nil {
@@ -247,7 +245,7 @@ func breakingChanges(old, now *apiDescription) []finding {
 					out = append(out, finding{gname, id, msg})
 					continue
 				}
-				for _, path := range sortedKeys(ok.Fields) {
+				for _, path := range slices.Sorted(maps.Keys(ok.Fields)) {
 					of := ok.Fields[path]
 					nf, present := nk.Fields[path]
 					fid := id + "." + path
@@ -262,7 +260,7 @@ func breakingChanges(old, now *apiDescription) []finding {
 						out = append(out, finding{gname, fid, fmt.Sprintf("protobuf field numbers changed from %s to %s: objects stored in etcd hold it under %s", of.Protobuf, nf.Protobuf, of.Protobuf)})
 					}
 				}
-				for _, path := range sortedKeys(nk.Fields) {
+				for _, path := range slices.Sorted(maps.Keys(nk.Fields)) {
 					nf := nk.Fields[path]
 					if _, existed := ok.Fields[path]; existed || !nf.Required {
 						continue
@@ -283,7 +281,7 @@ func breakingChanges(old, now *apiDescription) []finding {
 
 // describe builds the API description from the loaded universe and the
 // field numbers the protobuf generator settled.
-func describe(api *API, c *generator.Context) *apiDescription {
+func describe(api *State, c *generator.Context) *apiDescription {
 	d := &apiDescription{Groups: map[string]*groupDescription{}}
 	for _, g := range api.Groups {
 		gd := &groupDescription{Versions: map[string]*versionDescription{}}
@@ -303,7 +301,7 @@ func describe(api *API, c *generator.Context) *apiDescription {
 						kd.Stored = true
 					}
 				}
-				w := describer{pkg: v.Package, numbers: api.numbers[v.Package], fields: kd.Fields, walking: map[string]bool{}}
+				w := describer{pkg: v.Package, numbers: api.protobuf.Numbers[v.Package], fields: kd.Fields, walking: map[string]bool{}}
 				w.walk(t, "", "")
 				vd.Kinds[k.Name] = kd
 			}
@@ -314,7 +312,7 @@ func describe(api *API, c *generator.Context) *apiDescription {
 
 type describer struct {
 	pkg     string
-	numbers fieldNumbers
+	numbers protobuf.Numbers
 	fields  map[string]fieldDescription
 	walking map[string]bool
 }
@@ -326,10 +324,10 @@ func (w *describer) walk(t *types.Type, path, wire string) {
 	w.walking[t.Name.Name] = true
 	defer delete(w.walking, t.Name.Name)
 	for _, m := range t.Members {
-		if isTypeMeta(m.Type) || reflect.StructTag(m.Tags).Get("json") == "-" {
+		if protobuf.IsTypeMeta(m.Type) || reflect.StructTag(m.Tags).Get("json") == "-" {
 			continue
 		}
-		key := protoKey(m)
+		key := protobuf.FieldKey(m)
 		num := ""
 		if rec := w.numbers[t.Name.Name]; rec != nil {
 			if f, ok := rec.Fields[key]; ok {
@@ -340,7 +338,7 @@ func (w *describer) walk(t *types.Type, path, wire string) {
 			}
 		}
 		if strings.HasPrefix(key, "inline:") {
-			if s := localStruct(w.pkg, m.Type); s != nil {
+			if s := protobuf.LocalStruct(w.pkg, m.Type); s != nil {
 				w.walk(s, path, num)
 			}
 			continue

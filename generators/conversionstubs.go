@@ -7,16 +7,19 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"golang.org/x/tools/go/ast/astutil"
 
+	"github.com/apiserver-boot/apiserver-boot/generators/model"
 	"github.com/apiserver-boot/apiserver-boot/internal/files"
 )
 
@@ -59,7 +62,7 @@ var (
 
 // conversionStubs returns the stub files every version package needs, given
 // the conversion files just generated, and a message per stub.
-func conversionStubs(api *API, generated []files.File) ([]files.File, []string, error) {
+func conversionStubs(api *State, generated []files.File) ([]files.File, []string, error) {
 	var stubs []files.File
 	var messages []string
 	for _, g := range api.Groups {
@@ -79,10 +82,10 @@ func conversionStubs(api *API, generated []files.File) ([]files.File, []string, 
 			}
 			byFile := map[string][]neededConversion{}
 			for _, n := range needed {
-				path := v.conversionFile(n.typeName)
+				path := conversionFile(v, n.typeName)
 				byFile[path] = append(byFile[path], n)
 			}
-			for _, path := range sortedKeys(byFile) {
+			for _, path := range slices.Sorted(maps.Keys(byFile)) {
 				f, err := appendStubs(api, path, byFile[path])
 				if err != nil {
 					return nil, nil, err
@@ -101,7 +104,7 @@ func conversionStubs(api *API, generated []files.File) ([]files.File, []string, 
 // missingConversions finds the autoConvert functions with skipped fields
 // whose public Convert_ function exists neither in the generated file nor in
 // the package's own files.
-func missingConversions(v *Version, conv *files.File) ([]neededConversion, error) {
+func missingConversions(v *model.Version, conv *files.File) ([]neededConversion, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, conv.Path, conv.Content, parser.ParseComments)
 	if err != nil {
@@ -113,7 +116,7 @@ func missingConversions(v *Version, conv *files.File) ([]neededConversion, error
 			declared[fd.Name.Name] = true
 		}
 	}
-	for _, hf := range v.files {
+	for _, hf := range v.Files {
 		for _, d := range hf.Decls {
 			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
 				declared[fd.Name.Name] = true
@@ -183,8 +186,8 @@ func missingConversions(v *Version, conv *files.File) ([]neededConversion, error
 
 // conversionFile is where the stubs for a type of this version go: next to
 // the types file declaring it (crontab_types.go -> crontab_conversion.go).
-func (v *Version) conversionFile(typeName string) string {
-	if td, ok := v.types[typeName]; ok && strings.HasSuffix(td.Pos.Filename, "_types.go") {
+func conversionFile(v *model.Version, typeName string) string {
+	if td, ok := v.Types[typeName]; ok && strings.HasSuffix(td.Pos.Filename, "_types.go") {
 		return strings.TrimSuffix(td.Pos.Filename, "_types.go") + "_conversion.go"
 	}
 	return filepath.Join(v.Dir, "conversion.go")
@@ -192,7 +195,7 @@ func (v *Version) conversionFile(typeName string) string {
 
 // appendStubs adds the stubs to the file at path (created if missing),
 // keeping what it already holds.
-func appendStubs(api *API, file string, stubs []neededConversion) (files.File, error) {
+func appendStubs(api *State, file string, stubs []neededConversion) (files.File, error) {
 	src, err := os.ReadFile(file)
 	if os.IsNotExist(err) {
 		var b bytes.Buffer
@@ -242,11 +245,11 @@ func appendStubs(api *API, file string, stubs []neededConversion) (files.File, e
 }
 
 // describeFields names the fields with their JSON names where a version declares them.
-func describeFields(g *Group, n neededConversion) string {
+func describeFields(g *model.Group, n neededConversion) string {
 	var parts []string
 	for _, f := range n.Fields {
 		desc := f.Name
-		if j := g.jsonName(f.Name); j != "" {
+		if j := jsonName(g, f.Name); j != "" {
 			desc = fmt.Sprintf("%s (json %q)", f.Name, j)
 		}
 		parts = append(parts, desc+": "+f.reason(n.Out))
@@ -263,10 +266,10 @@ func (f skippedField) reason(out string) string {
 }
 
 // jsonName finds the JSON name of a Go field in any version's types.
-func (g *Group) jsonName(goName string) string {
+func jsonName(g *model.Group, goName string) string {
 	for _, v := range g.Versions {
-		for _, name := range sortedKeys(v.types) {
-			for _, f := range v.types[name].Fields {
+		for _, name := range slices.Sorted(maps.Keys(v.Types)) {
+			for _, f := range v.Types[name].Fields {
 				if f.GoName == goName && f.JSONName != "" {
 					return f.JSONName
 				}
@@ -278,11 +281,11 @@ func (g *Group) jsonName(goName string) string {
 
 // unfilledStubs reports hand-written conversion functions that still return
 // the stub's error.
-func unfilledStubs(api *API) []string {
+func unfilledStubs(api *State) []string {
 	var out []string
 	for _, g := range api.Groups {
 		for _, v := range g.Versions {
-			for _, f := range v.files {
+			for _, f := range v.Files {
 				for _, d := range f.Decls {
 					fd, ok := d.(*ast.FuncDecl)
 					if !ok || fd.Body == nil || !strings.HasPrefix(fd.Name.Name, "Convert_") {
@@ -294,7 +297,7 @@ func unfilledStubs(api *API) []string {
 							return true
 						}
 						if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "UnconvertedFields" {
-							pos := v.fset.Position(fd.Pos())
+							pos := v.Fset.Position(fd.Pos())
 							rel, _ := filepath.Rel(api.Root, pos.Filename)
 							out = append(out, fmt.Sprintf("%s:%d: %s is a stub that still fails every conversion: fill it in", rel, pos.Line, fd.Name.Name))
 						}

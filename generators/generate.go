@@ -18,16 +18,20 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 
 	"k8s.io/gengo/v2/generator"
 	"k8s.io/klog/v2"
 
+	"github.com/apiserver-boot/apiserver-boot/generators/model"
+	"github.com/apiserver-boot/apiserver-boot/generators/protobuf"
 	"github.com/apiserver-boot/apiserver-boot/internal/files"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 )
@@ -40,21 +44,21 @@ type Generator interface {
 // SourceGenerator works from the API read from source.
 type SourceGenerator interface {
 	Generator
-	Generate(api *API) ([]files.File, error)
+	Generate(api *State) ([]files.File, error)
 }
 
 // UniverseGenerator works over the loaded, type-checked universe.
 type UniverseGenerator interface {
 	Generator
 	// Packages lists extra packages the generator needs in the universe.
-	Packages(api *API) []string
-	Generate(api *API, c *generator.Context) ([]files.File, error)
+	Packages(api *State) []string
+	Generate(api *State, c *generator.Context) ([]files.File, error)
 }
 
 // The generators, in the order they run: registered here and nowhere else.
 var (
 	sourceGenerators   = []SourceGenerator{internalTypes{}, registration{}, markerValidation{}, openAPIMarkers{}, controllerWiring{}}
-	universeGenerators = []UniverseGenerator{deepcopy{}, conversion{}, defaulter{}, modelNames{}, openAPI{}, protobuf{}, compatibility{},
+	universeGenerators = []UniverseGenerator{deepcopy{}, conversion{}, defaulter{}, modelNames{}, openAPI{}, protobufMethods{}, compatibility{},
 		applyConfigurations{}, clientset{}, listers{}, informers{}}
 )
 
@@ -62,6 +66,23 @@ var (
 type Options struct {
 	// Log receives one line per file written; nil discards.
 	Log io.Writer
+	// SnapshotDir, when set, is where the run records the API description of
+	// a release (api snapshot).
+	SnapshotDir string
+}
+
+// State is one run: the API model, the options, and what generators settle
+// for the ones after them. Generators read the model and add to its
+// Warnings only.
+type State struct {
+	*model.API
+	Options
+	// protobuf is what the protobuf generator settled: field numbers, and
+	// whether every kind speaks protobuf.
+	protobuf *protobuf.Result
+	// reads are the folders of main-module packages outside pkg/apis the
+	// load read.
+	reads []string
 }
 
 // Result tells what a run changed.
@@ -78,8 +99,9 @@ type Result struct {
 	Reads []string
 }
 
-// Run generates every file for api.
-func Run(api *API, opts Options) (res *Result, err error) {
+// Run generates every file for the API m.
+func Run(m *model.API, opts Options) (res *Result, err error) {
+	api := &State{API: m, Options: opts, protobuf: &protobuf.Result{}}
 	log := opts.Log
 	if log == nil {
 		log = io.Discard
@@ -165,7 +187,7 @@ var generatedGo = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`)
 // are removed: a file that was edited is kept, with a warning, and what
 // generate writes for the user to own (conversion stubs) or to keep
 // (fieldnumbers.yaml) never goes.
-func removeStale(api *API, tx *files.Transaction) error {
+func removeStale(api *State, tx *files.Transaction) error {
 	rec, err := readCacheRecord(api.Root)
 	if err != nil || rec == nil {
 		return nil // no record: nothing known to be ours
@@ -174,7 +196,7 @@ func removeStale(api *API, tx *files.Transaction) error {
 	for _, f := range tx.Files {
 		produced[f] = true
 	}
-	for _, rel := range sortedKeys(rec.Outputs) {
+	for _, rel := range slices.Sorted(maps.Keys(rec.Outputs)) {
 		path := filepath.Join(api.Root, filepath.FromSlash(rel))
 		if produced[path] || !strings.HasSuffix(path, ".go") {
 			continue
@@ -211,7 +233,7 @@ func quietKlog() {
 }
 
 // runUniverseGenerators loads the packages once and runs every universe generator over them.
-func runUniverseGenerators(api *API) ([]files.File, error) {
+func runUniverseGenerators(api *State) ([]files.File, error) {
 	c, err := loadUniverse(api)
 	if err != nil {
 		return nil, err
@@ -231,7 +253,7 @@ func runUniverseGenerators(api *API) ([]files.File, error) {
 // mainModuleReads lists the folders, relative to the project, of the
 // main-module packages the load read outside pkg/apis (which the cache
 // always hashes): a package of the project the types import.
-func mainModuleReads(api *API, c *generator.Context) []string {
+func mainModuleReads(api *State, c *generator.Context) []string {
 	apis := filepath.Join(api.Root, project.APIs()) + string(filepath.Separator)
 	var out []string
 	for path, pkg := range c.Universe {
@@ -278,7 +300,7 @@ func (m *memoryFiles) AssembleFile(f *generator.File, path string) error {
 	fmt.Fprintf(&b, "package %v\n\n", f.PackageName)
 	if len(f.Imports) > 0 {
 		b.WriteString("import (\n")
-		for _, i := range sortedKeys(f.Imports) {
+		for _, i := range slices.Sorted(maps.Keys(f.Imports)) {
 			if strings.Contains(i, `"`) {
 				fmt.Fprintf(&b, "\t%s\n", i)
 			} else {

@@ -6,12 +6,15 @@ import (
 	"go/ast"
 	"go/printer"
 	"go/token"
+	"maps"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/apiserver-boot/apiserver-boot/generators/model"
 	"github.com/apiserver-boot/apiserver-boot/internal/files"
 )
 
@@ -25,10 +28,10 @@ type internalTypes struct{}
 
 func (internalTypes) Name() string { return "internal-types" }
 
-func (internalTypes) Generate(api *API) ([]files.File, error) {
+func (internalTypes) Generate(api *State) ([]files.File, error) {
 	var out []files.File
 	for _, g := range api.Groups {
-		src, err := g.internalTypesSource(api.Header)
+		src, err := internalTypesSource(g, api.Header)
 		if err != nil {
 			return nil, err
 		}
@@ -57,25 +60,10 @@ func stripVersionMarkers(text string) string {
 	return strings.Join(keep, "\n")
 }
 
-// storageVersions lists the versions some kind of the group is stored in,
-// most preferred first.
-func (g *Group) storageVersions() []*Version {
-	var out []*Version
-	for _, v := range g.Versions {
-		for _, k := range g.Kinds {
-			if k.StorageVersion == v.Name {
-				out = append(out, v)
-				break
-			}
-		}
-	}
-	return out
-}
-
 // typeSpecs calls fn for every type declared in the version's *_types.go files.
-func (v *Version) typeSpecs(fn func(ts *ast.TypeSpec)) {
-	for _, f := range v.files {
-		if !strings.HasSuffix(v.fset.Position(f.Pos()).Filename, "_types.go") {
+func typeSpecs(v *model.Version, fn func(ts *ast.TypeSpec)) {
+	for _, f := range v.Files {
+		if !strings.HasSuffix(v.Fset.Position(f.Pos()).Filename, "_types.go") {
 			continue
 		}
 		for _, d := range f.Decls {
@@ -112,14 +100,14 @@ func typeRefs(e ast.Expr, add func(string)) {
 // internal package holds one shape. A type no stored kind reaches (a helper
 // of hand-written code) comes from the most preferred storage version that
 // declares it. With one storage version this is every type it declares.
-func (g *Group) internalSources() (map[string]*Version, error) {
-	stored := g.storageVersions()
-	sources := map[string]*Version{}
+func internalSources(g *model.Group) (map[string]*model.Version, error) {
+	stored := g.StorageVersions()
+	sources := map[string]*model.Version{}
 	shape := map[string]string{} // type -> its declaration, as the source has it
 	reachedBy := map[string]string{}
 	for _, v := range stored {
 		declared := map[string]*ast.TypeSpec{}
-		v.typeSpecs(func(ts *ast.TypeSpec) { declared[ts.Name.Name] = ts })
+		typeSpecs(v, func(ts *ast.TypeSpec) { declared[ts.Name.Name] = ts })
 		var roots []string
 		for _, k := range g.Kinds {
 			if k.StorageVersion == v.Name {
@@ -140,9 +128,9 @@ func (g *Group) internalSources() (map[string]*Version, error) {
 		for _, r := range roots {
 			reach(r)
 		}
-		for _, name := range sortedKeys(reached) {
+		for _, name := range slices.Sorted(maps.Keys(reached)) {
 			var b strings.Builder
-			if err := printer.Fprint(&b, v.fset, declared[name].Type); err != nil {
+			if err := printer.Fprint(&b, v.Fset, declared[name].Type); err != nil {
 				return nil, err
 			}
 			decl := b.String() // comments are not printed: only the shape counts
@@ -150,16 +138,16 @@ func (g *Group) internalSources() (map[string]*Version, error) {
 				if shape[name] != decl {
 					return nil, fmt.Errorf("group %s: type %s is declared differently in %s (reached from %s) and %s (reached from %s), "+
 						"and the internal package can hold one: declare it alike, or store those kinds in one version",
-						g.FullName, name, prev.Name, reachedBy[name], v.Name, g.storedIn(v.Name))
+						g.FullName, name, prev.Name, reachedBy[name], v.Name, storedIn(g, v.Name))
 				}
 				continue
 			}
-			sources[name], shape[name], reachedBy[name] = v, decl, g.storedIn(v.Name)
+			sources[name], shape[name], reachedBy[name] = v, decl, storedIn(g, v.Name)
 		}
 	}
 	// Types no stored kind reaches.
 	for _, v := range stored {
-		v.typeSpecs(func(ts *ast.TypeSpec) {
+		typeSpecs(v, func(ts *ast.TypeSpec) {
 			if _, ok := sources[ts.Name.Name]; !ok {
 				sources[ts.Name.Name] = v
 			}
@@ -169,7 +157,7 @@ func (g *Group) internalSources() (map[string]*Version, error) {
 }
 
 // storedIn names the kinds stored in version.
-func (g *Group) storedIn(version string) string {
+func storedIn(g *model.Group, version string) string {
 	var names []string
 	for _, k := range g.Kinds {
 		if k.StorageVersion == version {
@@ -179,8 +167,8 @@ func (g *Group) storedIn(version string) string {
 	return strings.Join(names, ", ")
 }
 
-func (g *Group) internalTypesSource(header string) ([]byte, error) {
-	sources, err := g.internalSources()
+func internalTypesSource(g *model.Group, header string) ([]byte, error) {
+	sources, err := internalSources(g)
 	if err != nil {
 		return nil, err
 	}
@@ -188,10 +176,10 @@ func (g *Group) internalTypesSource(header string) ([]byte, error) {
 	imports := map[string]string{} // path -> name used
 	copied := map[string]bool{}    // declarations, by text: const blocks both versions have
 	var names []string
-	for _, v := range g.storageVersions() {
+	for _, v := range g.StorageVersions() {
 		names = append(names, v.Name)
-		for _, f := range v.files {
-			filename := v.fset.Position(f.Pos()).Filename
+		for _, f := range v.Files {
+			filename := v.Fset.Position(f.Pos()).Filename
 			if !strings.HasSuffix(filename, "_types.go") {
 				continue
 			}
@@ -208,7 +196,7 @@ func (g *Group) internalTypesSource(header string) ([]byte, error) {
 				if !ok {
 					continue
 				}
-				out, nodes := v.internalDecl(f, src, gd, after, func(name string) bool { return sources[name] == v })
+				out, nodes := internalDecl(v, f, src, gd, after, func(name string) bool { return sources[name] == v })
 				if out == "" || copied[out] {
 					continue
 				}
@@ -259,9 +247,9 @@ func (g *Group) internalTypesSource(header string) ([]byte, error) {
 // "" when it copies none. Types come when taken from this version, const
 // blocks when they hold values of such a type. after is where the previous
 // declaration ends.
-func (v *Version) internalDecl(f *ast.File, src []byte, gd *ast.GenDecl, after token.Pos, taken func(string) bool) (string, []ast.Node) {
+func internalDecl(v *model.Version, f *ast.File, src []byte, gd *ast.GenDecl, after token.Pos, taken func(string) bool) (string, []ast.Node) {
 	text := func(start, end token.Pos) string {
-		return stripVersionMarkers(string(src[v.fset.Position(start).Offset:v.fset.Position(end).Offset]))
+		return stripVersionMarkers(string(src[v.Fset.Position(start).Offset:v.Fset.Position(end).Offset]))
 	}
 	switch gd.Tok {
 	case token.TYPE:
@@ -302,7 +290,7 @@ func (v *Version) internalDecl(f *ast.File, src []byte, gd *ast.GenDecl, after t
 	// Markers may sit in a block of their own, a blank line above the doc
 	// comment, where gengo finds them too (its "second closest" comment
 	// lines): copy that block with the type.
-	if c := detachedComment(v.fset, f, after, start); c != nil {
+	if c := detachedComment(v.Fset, f, after, start); c != nil {
 		start = c.Pos()
 	}
 	return text(start, gd.End()), []ast.Node{gd}

@@ -2,7 +2,9 @@ package generators
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,13 +32,13 @@ type requiredProperty struct {
 	Required    bool // false: +kubebuilder:validation:Optional removes it
 }
 
-func (openAPIMarkers) Generate(api *API) ([]files.File, error) {
+func (openAPIMarkers) Generate(api *State) ([]files.File, error) {
 	var props []schemaProperty
 	var required []requiredProperty
 	for _, g := range api.Groups {
 		for _, v := range g.Versions {
-			for _, name := range sortedKeys(v.types) {
-				td := v.types[name]
+			for _, name := range slices.Sorted(maps.Keys(v.Types)) {
+				td := v.Types[name]
 				model := v.Package + "." + name
 				if v.ModelPackage != "" {
 					model = v.ModelPackage + "." + name

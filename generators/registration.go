@@ -17,7 +17,7 @@ type registration struct{}
 
 func (registration) Name() string { return "registration" }
 
-func (registration) Generate(api *API) ([]files.File, error) {
+func (registration) Generate(api *State) ([]files.File, error) {
 	var out []files.File
 	render := func(path, tmpl string, data any) error {
 		b, err := templates.Render(tmpl, data)
@@ -53,29 +53,13 @@ func (registration) Generate(api *API) ([]files.File, error) {
 	return out, nil
 }
 
-// Controller is a controller recorded in PROJECT, with what its generated wiring needs.
-type Controller struct {
-	Kind, Group, Version, Plural string
-	PackageName                  string // pkg/controller/<PackageName>
-	Package                      string
-	VersionPackage               string
-	// GroupGo, VersionGo and PluralGo are the informer factory's accessor names.
-	GroupGo, VersionGo, PluralGo string
-	Namespaced                   bool
-	// External kinds (k8s.io/api) come from client-go's informers, by resource.
-	External  bool
-	FullGroup string
-	// VersionAlias imports VersionPackage (v1, or appsv1 for an external kind).
-	VersionAlias string
-}
-
 // controllerWiring writes, for every controller, the code that feeds its
 // Reconcile, and the list the controller-manager runs.
 type controllerWiring struct{}
 
 func (controllerWiring) Name() string { return "controllers" }
 
-func (controllerWiring) Generate(api *API) ([]files.File, error) {
+func (controllerWiring) Generate(api *State) ([]files.File, error) {
 	var out []files.File
 	dir := filepath.Join(api.Root, "pkg", "controller")
 	for _, c := range api.Controllers {

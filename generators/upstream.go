@@ -21,9 +21,9 @@ import (
 
 // The upstream generators, used as libraries over the shared universe.
 
-func (api *API) headerFile() string { return filepath.Join(api.Root, "hack", "boilerplate.go.txt") }
+func (api *State) headerFile() string { return filepath.Join(api.Root, "hack", "boilerplate.go.txt") }
 
-func (api *API) versionPackages() []string {
+func (api *State) versionPackages() []string {
 	var out []string
 	for _, g := range api.Groups {
 		for _, v := range g.Versions {
@@ -44,9 +44,9 @@ func execute(name string, c *generator.Context, out *memoryFiles, targets []gene
 // in every internal and versioned package.
 type deepcopy struct{}
 
-func (deepcopy) Name() string               { return "deepcopy" }
-func (deepcopy) Packages(api *API) []string { return nil }
-func (deepcopy) Generate(api *API, base *generator.Context) ([]files.File, error) {
+func (deepcopy) Name() string                 { return "deepcopy" }
+func (deepcopy) Packages(api *State) []string { return nil }
+func (deepcopy) Generate(api *State, base *generator.Context) ([]files.File, error) {
 	args := deepcopyargs.New()
 	args.OutputFile = "zz_generated.deepcopy.go"
 	args.GoHeaderFile = api.headerFile()
@@ -59,10 +59,10 @@ func (deepcopy) Generate(api *API, base *generator.Context) ([]files.File, error
 type conversion struct{}
 
 func (conversion) Name() string { return "conversion" }
-func (conversion) Packages(api *API) []string {
+func (conversion) Packages(api *State) []string {
 	return conversionargs.DefaultBasePeerDirs
 }
-func (conversion) Generate(api *API, base *generator.Context) ([]files.File, error) {
+func (conversion) Generate(api *State, base *generator.Context) ([]files.File, error) {
 	args := conversionargs.New()
 	args.OutputFile = "zz_generated.conversion.go"
 	args.GoHeaderFile = api.headerFile()
@@ -75,9 +75,9 @@ func (conversion) Generate(api *API, base *generator.Context) ([]files.File, err
 // package, calling the SetDefaults_<Kind> functions (DefaultingFunction).
 type defaulter struct{}
 
-func (defaulter) Name() string               { return "defaulter" }
-func (defaulter) Packages(api *API) []string { return nil }
-func (defaulter) Generate(api *API, base *generator.Context) ([]files.File, error) {
+func (defaulter) Name() string                 { return "defaulter" }
+func (defaulter) Packages(api *State) []string { return nil }
+func (defaulter) Generate(api *State, base *generator.Context) ([]files.File, error) {
 	args := defaulterargs.New()
 	args.OutputFile = "zz_generated.defaults.go"
 	args.GoHeaderFile = api.headerFile()
@@ -92,9 +92,9 @@ func (defaulter) Generate(api *API, base *generator.Context) ([]files.File, erro
 // expects (without it, kubectl explain cannot find the kinds).
 type modelNames struct{}
 
-func (modelNames) Name() string               { return "openapi-model-names" }
-func (modelNames) Packages(api *API) []string { return nil }
-func (modelNames) Generate(api *API, base *generator.Context) ([]files.File, error) {
+func (modelNames) Name() string                 { return "openapi-model-names" }
+func (modelNames) Packages(api *State) []string { return nil }
+func (modelNames) Generate(api *State, base *generator.Context) ([]files.File, error) {
 	args := openapiargs.New()
 	args.OutputModelNameFile = "zz_generated.model_name.go"
 	args.GoHeaderFile = api.headerFile()
@@ -118,13 +118,13 @@ var openAPIBase = []string{
 }
 
 func (openAPI) Name() string { return "openapi" }
-func (openAPI) Packages(api *API) []string {
+func (openAPI) Packages(api *State) []string {
 	if api.HasScale() {
 		return append(append([]string(nil), openAPIBase...), "k8s.io/api/autoscaling/v1") // /scale serves its Scale
 	}
 	return openAPIBase
 }
-func (openAPI) Generate(api *API, base *generator.Context) ([]files.File, error) {
+func (openAPI) Generate(api *State, base *generator.Context) ([]files.File, error) {
 	args := openapiargs.New()
 	args.OutputDir = filepath.Join(api.Root, "pkg", "openapi")
 	args.OutputPkg = path.Join(api.Module, "pkg", "openapi")

@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"go/ast"
+	"maps"
 	"path/filepath"
 	"regexp"
+	"slices"
 
 	"strconv"
 	"strings"
 
+	"github.com/apiserver-boot/apiserver-boot/generators/model"
 	"github.com/apiserver-boot/apiserver-boot/templates"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/files"
@@ -29,12 +32,12 @@ type validator struct {
 	Lines []string
 }
 
-func (markerValidation) Generate(api *API) ([]files.File, error) {
+func (markerValidation) Generate(api *State) ([]files.File, error) {
 	var out []files.File
 	for _, g := range api.Groups {
 		// The checks run on the internal types: each is read from the version
 		// its internal copy comes from.
-		sources, err := g.internalSources()
+		sources, err := internalSources(g)
 		if err != nil {
 			return nil, err
 		}
@@ -47,12 +50,12 @@ func (markerValidation) Generate(api *API) ([]files.File, error) {
 			}
 		}
 		var validators []validator
-		for _, name := range sortedKeys(gen.needs) {
+		for _, name := range slices.Sorted(maps.Keys(gen.needs)) {
 			if !gen.needs[name] {
 				continue
 			}
 			gen.v = sources[name]
-			lines, err := gen.body(gen.v.types[name])
+			lines, err := gen.body(gen.v.Types[name])
 			if err != nil {
 				return nil, err
 			}
@@ -71,9 +74,9 @@ func (markerValidation) Generate(api *API) ([]files.File, error) {
 }
 
 type validationGen struct {
-	v        *Version            // where the type being generated is declared
-	sources  map[string]*Version // internal type -> the version it is copied from
-	needs    map[string]bool     // type -> has checks (transitively)
+	v        *model.Version            // where the type being generated is declared
+	sources  map[string]*model.Version // internal type -> the version it is copied from
+	needs    map[string]bool           // type -> has checks (transitively)
 	visiting map[string]bool
 	patterns []string
 	// imports the generated code needs
@@ -86,10 +89,10 @@ func (g *validationGen) need(name string) (bool, error) {
 		return n, nil
 	}
 	v := g.sources[name]
-	if v == nil || v.types[name] == nil || v.types[name].Struct == nil || g.visiting[name] {
+	if v == nil || v.Types[name] == nil || v.Types[name].Struct == nil || g.visiting[name] {
 		return false, nil
 	}
-	td := v.types[name]
+	td := v.Types[name]
 	prev := g.v
 	g.v = v
 	defer func() { g.v = prev }()
@@ -116,11 +119,11 @@ func (g *validationGen) need(name string) (bool, error) {
 // through a pointer, slice or map.
 func (g *validationGen) localStruct(e ast.Expr) string {
 	for {
-		switch k := g.v.basicKind(e); {
+		switch k := g.v.BasicKind(e); {
 		case strings.HasPrefix(k, "struct:"):
 			return strings.TrimPrefix(k, "struct:")
 		case k == "pointer" || k == "slice" || k == "map":
-			e = elem(g.v.resolve(e))
+			e = model.Elem(g.v.Resolve(e))
 		default:
 			return ""
 		}
@@ -137,7 +140,7 @@ func plural(n int, noun string) string {
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // body returns the statements of validate_<Type>(fp *field.Path, in *<Type>).
-func (g *validationGen) body(td *TypeDecl) ([]string, error) {
+func (g *validationGen) body(td *model.TypeDecl) ([]string, error) {
 	var lines []string
 	add := func(format string, a ...any) { lines = append(lines, fmt.Sprintf(format, a...)) }
 	for _, f := range td.Fields {
@@ -147,9 +150,9 @@ func (g *validationGen) body(td *TypeDecl) ([]string, error) {
 		}
 		access := "in." + f.GoName
 		m := f.Markers
-		kind := g.v.basicKind(f.Type)
+		kind := g.v.BasicKind(f.Type)
 		bad := func(marker string) error {
-			return fmt.Errorf("%s: +kubebuilder:validation:%s does not apply to field %s of type %s", f.Pos, marker, f.GoName, exprString(g.v.fset, f.Type))
+			return fmt.Errorf("%s: +kubebuilder:validation:%s does not apply to field %s of type %s", f.Pos, marker, f.GoName, model.ExprString(g.v.Fset, f.Type))
 		}
 		if m.Required {
 			switch kind {
@@ -163,7 +166,7 @@ func (g *validationGen) body(td *TypeDecl) ([]string, error) {
 		value, scalar := access, kind
 		open := ""
 		if kind == "pointer" {
-			scalar = g.v.basicKind(elem(f.Type))
+			scalar = g.v.BasicKind(model.Elem(f.Type))
 			value = "(*" + access + ")"
 			open = fmt.Sprintf("if %s != nil {", access)
 		}
@@ -247,7 +250,7 @@ func (g *validationGen) body(td *TypeDecl) ([]string, error) {
 		}
 		// Recurse into local structs that have checks.
 		if local := g.localStruct(f.Type); local != "" && g.needs[local] {
-			elemKind := g.v.basicKind(elem(g.v.resolve(f.Type)))
+			elemKind := g.v.BasicKind(model.Elem(g.v.Resolve(f.Type)))
 			switch {
 			case kind == "struct:"+local:
 				add("errs = append(errs, validate_%s(%s, &%s)...)", local, path, access)
@@ -264,7 +267,7 @@ func (g *validationGen) body(td *TypeDecl) ([]string, error) {
 				g.usesFmt = true
 				add("for k, v := range %s {\nif v != nil {\nerrs = append(errs, validate_%s(%s.Key(fmt.Sprint(k)), v)...)\n}\n}", access, local, path)
 			default:
-				return nil, fmt.Errorf("%s: field %s of type %s holds %s, whose markers apply through pointers, slices and maps one level deep only", f.Pos, f.GoName, exprString(g.v.fset, f.Type), local)
+				return nil, fmt.Errorf("%s: field %s of type %s holds %s, whose markers apply through pointers, slices and maps one level deep only", f.Pos, f.GoName, model.ExprString(g.v.Fset, f.Type), local)
 			}
 		}
 	}
@@ -272,7 +275,7 @@ func (g *validationGen) body(td *TypeDecl) ([]string, error) {
 }
 
 // defaultJSON renders a +kubebuilder:default value as JSON.
-func defaultJSON(d *Default) (string, error) {
+func defaultJSON(d *model.Default) (string, error) {
 	b, err := json.Marshal(d.Value)
 	return string(b), err
 }

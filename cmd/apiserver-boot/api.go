@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/generators/model"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/version"
 )
@@ -94,8 +95,7 @@ func snapshot(ctx context.Context, root string, p *project.Project, release stri
 	if err != nil {
 		return err
 	}
-	api.SnapshotDir = tmp
-	if _, err := generators.Run(api, generators.Options{}); err != nil {
+	if _, err := generators.Run(api, generators.Options{SnapshotDir: tmp}); err != nil {
 		return err
 	}
 	for _, w := range api.Warnings {
@@ -139,10 +139,10 @@ func rel(root, path string) string {
 }
 
 // loadAPI reads the project's API as generate does.
-func loadAPI(root string, p *project.Project) (*generators.API, error) {
+func loadAPI(root string, p *project.Project) (*model.API, error) {
 	data, err := newTemplateData(root, p)
 	if err != nil {
 		return nil, err
 	}
-	return generators.LoadAPI(root, p, version.Module, data.Boilerplate)
+	return model.LoadAPI(root, p, version.Module, data.Boilerplate)
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/generators/model"
 	"github.com/apiserver-boot/apiserver-boot/internal/deploy"
 	"github.com/apiserver-boot/apiserver-boot/internal/files"
 	"github.com/apiserver-boot/apiserver-boot/internal/image"
@@ -124,7 +124,7 @@ func (o *configOptions) deployOptions(root string, p *project.Project, img strin
 // order its discovery prefers them (+versionPriority, then Kubernetes version
 // order v2 > v1 > v1beta1), and the kinds with their plurals and subresources.
 func servedAPI(root string, p *project.Project) (map[string][]string, []deploy.Kind, error) {
-	api, err := generators.LoadAPI(root, p, version.Module, "")
+	api, err := model.LoadAPI(root, p, version.Module, "")
 	if err != nil {
 		return nil, nil, err
 	}

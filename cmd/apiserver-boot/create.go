@@ -204,7 +204,7 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 			r = existing
 		}
 		data.Kind, data.Plural, data.Scope, data.Resource = r.Kind, r.Plural, string(r.Scope), r
-		data.GroupGo, data.VersionGo, data.PluralGo = upperFirst(o.group), upperFirst(o.version), project.ClientPlural(r.Kind, r.Plural)
+		data.GroupGo, data.VersionGo, data.PluralGo = project.GoName(o.group), project.GoName(o.version), project.ClientPlural(r.Kind, r.Plural)
 		base := project.APIs(o.group, o.version, project.ControllerPackage(o.kind))
 		files = append(files, scaffold.File{Path: base + "_types.go", Template: "resource/types.go.tmpl"})
 		if otherVersion == nil || existing != nil {

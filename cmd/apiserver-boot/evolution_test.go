@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/generators/protobuf"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 )
 
@@ -40,7 +41,7 @@ func mustRun(t *testing.T, dir string, args ...string) string {
 // and "Type.reserved=n(key)".
 func record(t *testing.T, dir, version string) map[string]string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "pkg", "apis", "stable", version, generators.FieldNumbersFile))
+	b, err := os.ReadFile(filepath.Join(dir, "pkg", "apis", "stable", version, protobuf.FieldNumbersFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestFirstRunRecordsDeclarationOrder(t *testing.T) {
 	dir := newProject(t)
 	v1 := filepath.Join(dir, "pkg", "apis", "stable", "v1")
 	// Types with no record and no generated protobuf code yet.
-	os.Remove(filepath.Join(v1, generators.FieldNumbersFile))
+	os.Remove(filepath.Join(v1, protobuf.FieldNumbersFile))
 	os.Remove(filepath.Join(v1, "zz_generated.protobuf.go"))
 	edit(t, filepath.Join(v1, "crontab_types.go"), "type CronTabSpec struct {\n", "type CronTabSpec struct {\n\tImage string `json:\"image,omitempty\"`\n\tCommand string `json:\"command,omitempty\" protobuf:\"bytes,7,opt,name=command\"`\n\tArgs []string `json:\"args,omitempty\"`\n")
 	mustRun(t, dir, "generate", "--force")
@@ -181,7 +182,7 @@ func TestFirstRunRecordsDeclarationOrder(t *testing.T) {
 func TestFirstRunKeepsTheGeneratedNumbers(t *testing.T) {
 	dir := newProject(t)
 	v1 := filepath.Join(dir, "pkg", "apis", "stable", "v1")
-	os.Remove(filepath.Join(v1, generators.FieldNumbersFile))
+	os.Remove(filepath.Join(v1, protobuf.FieldNumbersFile))
 	types := filepath.Join(v1, "crontab_types.go")
 	edit(t, types, "type CronTabStatus struct {\n", "type CronTabStatus struct {\n\tMessage string `json:\"message,omitempty\"`\n")
 	edit(t, types, "\tObservedGeneration int64 `json:\"observedGeneration,omitempty\"`\n", "")
@@ -260,8 +261,8 @@ func recordRelease(t *testing.T, dir, release string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api.SnapshotDir = filepath.Join(dir, filepath.FromSlash(generators.SnapshotsDir), release)
-	if _, err := generators.Run(api, generators.Options{}); err != nil {
+	snapshot := filepath.Join(dir, filepath.FromSlash(generators.SnapshotsDir), release)
+	if _, err := generators.Run(api, generators.Options{SnapshotDir: snapshot}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -417,14 +418,14 @@ func TestFieldNumbersOfStructsAcrossEdits(t *testing.T) {
 func TestFirstRunAsksAboutRenamedFields(t *testing.T) {
 	dir := newProject(t)
 	v1 := filepath.Join(dir, "pkg", "apis", "stable", "v1")
-	os.Remove(filepath.Join(v1, generators.FieldNumbersFile))
+	os.Remove(filepath.Join(v1, protobuf.FieldNumbersFile))
 	types := filepath.Join(v1, "crontab_types.go")
 	edit(t, types, "\tObservedGeneration int64 `json:\"observedGeneration,omitempty\"`", "\tGen int64 `json:\"observedGeneration,omitempty\"`")
 	_, err := run(t, dir, "generate")
 	if err == nil || !strings.Contains(err.Error(), "CronTabStatus.Gen is new, and CronTabStatus.ObservedGeneration") || !strings.Contains(err.Error(), "give it the tag `protobuf:\"bytes,2,opt,name=observedGeneration\"`") {
 		t.Fatalf("want a question naming both fields and the tag that answers it, got %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(v1, generators.FieldNumbersFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(v1, protobuf.FieldNumbersFile)); !os.IsNotExist(err) {
 		t.Fatalf("a refused first run wrote the record: %v", err)
 	}
 	edit(t, types, "`json:\"observedGeneration,omitempty\"`", "`json:\"observedGeneration,omitempty\" protobuf:\"varint,2,opt,name=observedGeneration\"`")
@@ -435,7 +436,7 @@ func TestFirstRunAsksAboutRenamedFields(t *testing.T) {
 	// never falls back to JSON.
 	dir = newProject(t)
 	v1 = filepath.Join(dir, "pkg", "apis", "stable", "v1")
-	os.Remove(filepath.Join(v1, generators.FieldNumbersFile))
+	os.Remove(filepath.Join(v1, protobuf.FieldNumbersFile))
 	edit(t, filepath.Join(v1, "crontab_types.go"), "type CronTabSpec struct {\n", "type CronTabSpec struct {\n\tEnv map[string][]string `json:\"env,omitempty\"`\n")
 	if _, err := run(t, dir, "generate"); err == nil || !strings.Contains(err.Error(), "CronTab cannot keep its protobuf encoding") {
 		t.Fatalf("want generate to refuse losing protobuf, got %v", err)

@@ -1,22 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/mod/modfile"
 	gomodule "golang.org/x/mod/module"
-	"golang.org/x/mod/semver"
 
 	apiserverboot "github.com/apiserver-boot/apiserver-boot"
 	"github.com/apiserver-boot/apiserver-boot/boilerplate"
+	"github.com/apiserver-boot/apiserver-boot/internal/gomod"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/scaffold"
 	"github.com/apiserver-boot/apiserver-boot/internal/version"
@@ -95,7 +93,7 @@ func (o *initOptions) run(cmd *cobra.Command) error {
 	}
 
 	info := version.Get()
-	goMod, err := mergeGoMod(existing, module, root, info)
+	goMod, err := gomod.Merge(existing, apiserverboot.GoMod, module, root, info)
 	if err != nil {
 		return err
 	}
@@ -116,10 +114,10 @@ func (o *initOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	data := &templateData{Name: filepath.Base(module), Module: module, Domain: o.domain, Framework: version.Module, Boilerplate: string(header), GoVersion: goMinor()}
+	data := &templateData{Name: filepath.Base(module), Module: module, Domain: o.domain, Framework: version.Module, Boilerplate: string(header), GoVersion: gomod.GoMinor(apiserverboot.GoMod)}
 	plan := &scaffold.Plan{Root: root, Data: data, Force: o.force, Files: []scaffold.File{
 		{Path: "go.mod", Content: goMod, IfExists: scaffold.Replace},
-		{Path: "go.sum", Content: mergeGoSum(oldSum, apiserverboot.GoSum), IfExists: scaffold.Replace},
+		{Path: "go.sum", Content: gomod.MergeSum(oldSum, apiserverboot.GoSum), IfExists: scaffold.Replace},
 		{Path: project.FileName, Content: record},
 		{Path: "hack/boilerplate.go.txt", Content: header},
 		{Path: "Makefile", Template: "project/Makefile.tmpl"},
@@ -137,91 +135,4 @@ func (o *initOptions) run(cmd *cobra.Command) error {
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "Initialised %s (domain %s). Next: apiserver-boot create group version resource --group <group> --version v1 --kind <Kind>\n", module, o.domain)
 	return nil
-}
-
-// mergeGoMod adds the framework and every module it was tested with to the
-// project's go.mod, never lowering a version the project already requires.
-// A CLI built from a source checkout adds a replace to that checkout.
-func mergeGoMod(existing []byte, module, root string, info version.Info) ([]byte, error) {
-	fw, err := modfile.Parse("go.mod", apiserverboot.GoMod, nil)
-	if err != nil {
-		return nil, err
-	}
-	f := &modfile.File{}
-	if existing != nil {
-		if f, err = modfile.Parse("go.mod", existing, nil); err != nil {
-			return nil, fmt.Errorf("go.mod: %w", err)
-		}
-	} else if err := f.AddModuleStmt(module); err != nil {
-		return nil, err
-	}
-	if f.Go == nil || semver.Compare("v"+f.Go.Version, "v"+fw.Go.Version) < 0 {
-		if err := f.AddGoStmt(fw.Go.Version); err != nil {
-			return nil, err
-		}
-	}
-	have := map[string]string{}
-	for _, r := range f.Require {
-		have[r.Mod.Path] = r.Mod.Version
-	}
-	for _, r := range fw.Require {
-		if v, ok := have[r.Mod.Path]; !ok || semver.Compare(v, r.Mod.Version) < 0 {
-			f.AddNewRequire(r.Mod.Path, r.Mod.Version, true)
-		}
-	}
-	fwVersion := info.Version
-	if fwVersion == "" {
-		if info.SourceDir == "" {
-			return nil, errors.New("this apiserver-boot was built without a module version or source checkout; install a released version or set APISERVER_BOOT_SOURCE to its checkout")
-		}
-		fwVersion = "v0.0.0-00010101000000-000000000000"
-		target := info.SourceDir
-		if rel, err := filepath.Rel(root, info.SourceDir); err == nil && !strings.HasPrefix(filepath.ToSlash(rel), "../../") {
-			target = rel // a project inside the checkout (example/) stays relocatable
-		}
-		if !strings.HasPrefix(target, "/") && !strings.HasPrefix(target, ".") {
-			target = "./" + target
-		}
-		if err := f.AddReplace(version.Module, "", target, ""); err != nil {
-			return nil, err
-		}
-	}
-	if err := f.AddRequire(version.Module, fwVersion); err != nil {
-		return nil, err
-	}
-	f.SetRequireSeparateIndirect(f.Require)
-	f.Cleanup()
-	return modfile.Format(f.Syntax), nil
-}
-
-// goMinor is the Go release the framework requires (1.26 for go 1.26.0):
-// the Dockerfile's builder image.
-func goMinor() string {
-	f, err := modfile.ParseLax("go.mod", apiserverboot.GoMod, nil)
-	if err != nil || f.Go == nil {
-		return "1"
-	}
-	v := f.Go.Version
-	if parts := strings.SplitN(v, ".", 3); len(parts) == 3 {
-		v = parts[0] + "." + parts[1]
-	}
-	return v
-}
-
-// mergeGoSum returns the sorted union of two go.sum files.
-func mergeGoSum(a, b []byte) []byte {
-	lines := map[string]bool{}
-	for _, src := range [][]byte{a, b} {
-		for _, l := range bytes.Split(src, []byte("\n")) {
-			if s := strings.TrimSpace(string(l)); s != "" {
-				lines[s] = true
-			}
-		}
-	}
-	out := make([]string, 0, len(lines))
-	for l := range lines {
-		out = append(out, l)
-	}
-	sort.Strings(out)
-	return []byte(strings.Join(out, "\n") + "\n")
 }

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/generators/driver"
 )
 
 func main() {
 	// generate starts this binary again as its go/packages driver.
-	generators.ServePackagesDriver()
-	generators.EnablePackagesDriver()
+	driver.ServePackagesDriver()
+	driver.EnablePackagesDriver()
 	if err := newRootCommand().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		os.Exit(1)

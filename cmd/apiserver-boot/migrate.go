@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/generators/model"
 	"github.com/apiserver-boot/apiserver-boot/internal/version"
 )
 
@@ -76,7 +76,7 @@ func (o *migrateStorageOptions) run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	api, err := generators.LoadAPI(root, p, version.Module, "")
+	api, err := model.LoadAPI(root, p, version.Module, "")
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/generators/model"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/scaffold"
 	"github.com/apiserver-boot/apiserver-boot/internal/version"
@@ -46,38 +47,14 @@ func loadProject() (string, *project.Project, error) {
 }
 
 // fromMarkers fills in the names, scope and subresources of the project's
-// kinds from their markers, through the generators' API loader: the types are
-// the only record of them (a marker edited by hand is what every command
-// sees), PROJECT records which kinds and controllers there are.
+// kinds from their markers (model.API.Describe): the types are the only
+// record of them, PROJECT records which kinds and controllers there are.
 func fromMarkers(root string, p *project.Project) error {
-	api, err := generators.LoadAPI(root, p, version.Module, "")
+	api, err := model.LoadAPI(root, p, version.Module, "")
 	if err != nil {
 		return err
 	}
-	for _, r := range p.Resources {
-		if r.External {
-			continue
-		}
-		k := api.Kind(r.Group, r.Version, r.Kind)
-		if k == nil {
-			continue // its types are gone; generate says what to do
-		}
-		r.Plural, r.Singular, r.ShortNames, r.Categories = k.Plural, k.Singular, k.ShortNames, k.Categories
-		r.Scope, r.Subresources, r.Scale = project.Namespaced, nil, nil
-		if !k.Namespaced {
-			r.Scope = project.Cluster
-		}
-		if k.StatusSubresource {
-			r.Subresources = append(r.Subresources, "status")
-		}
-		if k.Scale != nil {
-			r.Subresources = append(r.Subresources, "scale")
-			r.Scale = &project.ScalePaths{SpecReplicasPath: k.Scale.SpecPath, StatusReplicasPath: k.Scale.StatusPath, LabelSelectorPath: k.Scale.SelectorPath}
-		}
-		for _, sub := range k.Subresources {
-			r.Subresources = append(r.Subresources, sub.Path)
-		}
-	}
+	api.Describe(p)
 	return nil
 }
 
@@ -134,7 +111,7 @@ func generate(root string, out io.Writer, force bool) error {
 	if err != nil {
 		return err
 	}
-	api, err := generators.LoadAPI(root, p, version.Module, data.Boilerplate)
+	api, err := model.LoadAPI(root, p, version.Module, data.Boilerplate)
 	if err != nil {
 		return err
 	}

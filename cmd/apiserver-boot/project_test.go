@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/generators/protobuf"
 )
 
 // newProject scaffolds a project with one kind in a temporary folder.
@@ -262,7 +262,7 @@ func TestGenerateRemovesWhatItNoLongerProduces(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(typed, "crontab.go")); err != nil {
 		t.Errorf("the other kind's client went too: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(v1, generators.FieldNumbersFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(v1, protobuf.FieldNumbersFile)); err != nil {
 		t.Errorf("the field number record is history and stays: %v", err)
 	}
 }

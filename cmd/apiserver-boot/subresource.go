@@ -1,17 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/generators/model"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/scaffold"
 )
@@ -67,7 +63,7 @@ func (o *subresourceOptions) run(cmd *cobra.Command) error {
 	if r == nil {
 		return fmt.Errorf("no resource --group %s --version %s --kind %s in PROJECT: create it first with `apiserver-boot create group version resource`", o.group, o.version, o.kind)
 	}
-	typesFile, src, err := findKindFile(filepath.Join(root, project.APIs(o.group, o.version)), o.kind)
+	k, err := model.FindResource(filepath.Join(root, project.APIs(o.group, o.version)), o.kind)
 	if err != nil {
 		return err
 	}
@@ -82,8 +78,13 @@ func (o *subresourceOptions) run(cmd *cobra.Command) error {
 	case "status":
 		marker = "+subresource:status"
 	case "scale":
-		if err := validateScalePaths(o.specPath, o.statusPath, o.selectorPath); err != nil {
-			return err
+		for _, p := range []struct{ flag, path string }{{"--spec-replicas-path", o.specPath}, {"--status-replicas-path", o.statusPath}, {"--label-selector-path", o.selectorPath}} {
+			if p.path == "" && p.flag == "--label-selector-path" {
+				continue
+			}
+			if err := project.ValidateFieldPath(p.path); err != nil {
+				return fmt.Errorf("%s: %w", p.flag, err)
+			}
 		}
 		marker = fmt.Sprintf("+subresource:scale:specpath=%s,statuspath=%s", o.specPath, o.statusPath)
 		if o.selectorPath != "" {
@@ -91,19 +92,19 @@ func (o *subresourceOptions) run(cmd *cobra.Command) error {
 		}
 		r.Scale = &project.ScalePaths{SpecReplicasPath: o.specPath, StatusReplicasPath: o.statusPath, LabelSelectorPath: o.selectorPath}
 	default:
-		data.Request, data.Handler = o.kind+upperFirst(o.name), upperFirst(o.name)
+		data.Request, data.Handler = o.kind+project.GoName(o.name), project.GoName(o.name)
 		marker = fmt.Sprintf("+subresource:rest:path=%s,request=%s", o.name, data.Request)
 		base := strings.ToLower(o.kind) + "_" + o.name
 		files = append(files,
 			scaffold.File{Path: project.APIs(o.group, o.version, base+"_types.go"), Template: "resource/subresource_request_types.go.tmpl"},
 			scaffold.File{Path: project.APIs(o.group, o.version, base+"_rest.go"), Template: "resource/subresource_rest.go.tmpl"})
 	}
-	edited, changed, err := insertTypeMarker(typesFile, src, o.kind, marker)
+	edited, changed, err := model.AddTypeMarker(k.Path, k.Src, o.kind, marker)
 	if err != nil {
 		return err
 	}
 	if changed {
-		rel, _ := filepath.Rel(root, typesFile)
+		rel, _ := filepath.Rel(root, k.Path)
 		files = append(files, scaffold.File{Path: rel, Content: edited, IfExists: scaffold.Replace})
 	}
 	if !r.HasSubresource(o.name) {
@@ -116,93 +117,4 @@ func (o *subresourceOptions) run(cmd *cobra.Command) error {
 	files = append(files, scaffold.File{Path: project.FileName, Content: record, IfExists: scaffold.Replace})
 	plan := &scaffold.Plan{Root: root, Data: data, Force: o.force, Files: files}
 	return applyAndGenerate(cmd, root, plan, fmt.Sprintf("%s already has the %s subresource.", o.kind, o.name))
-}
-
-func upperFirst(s string) string {
-	var b strings.Builder
-	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == '-' }) {
-		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
-	}
-	return b.String()
-}
-
-func validateScalePaths(paths ...string) error {
-	for i, p := range paths {
-		if p == "" && i == 2 {
-			continue
-		}
-		if !strings.HasPrefix(p, ".") || strings.Contains(p, "..") || strings.ContainsAny(p, "[]*@? ") {
-			flag := []string{"--spec-replicas-path", "--status-replicas-path", "--label-selector-path"}[i]
-			return fmt.Errorf("%s %q is not a JSON path of fields such as .spec.replicas", flag, p)
-		}
-	}
-	return nil
-}
-
-// findKindFile returns the file of dir declaring type kind with a +resource marker.
-func findKindFile(dir, kind string) (string, []byte, error) {
-	k, err := generators.FindKind(dir, kind)
-	if err != nil {
-		return "", nil, err
-	}
-	if _, ok := k.Markers["resource"]; !ok {
-		return "", nil, fmt.Errorf("%s: type %s has no +resource marker", k.Path, kind)
-	}
-	return k.Path, k.Src, nil
-}
-
-// insertTypeMarker adds a marker line after the +resource marker of kind;
-// changed is false when an equivalent marker is already there.
-func insertTypeMarker(path string, src []byte, kind, marker string) ([]byte, bool, error) {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, path, src, parser.ParseComments)
-	if err != nil {
-		return nil, false, err
-	}
-	var doc *ast.CommentGroup
-	ast.Inspect(f, func(n ast.Node) bool {
-		if gd, ok := n.(*ast.GenDecl); ok {
-			for _, s := range gd.Specs {
-				if ts, ok := s.(*ast.TypeSpec); ok && ts.Name.Name == kind {
-					doc = ts.Doc
-					if doc == nil {
-						doc = gd.Doc
-					}
-				}
-			}
-		}
-		return true
-	})
-	if doc == nil {
-		return nil, false, fmt.Errorf("%s: type %s has no doc comment with a +resource marker", path, kind)
-	}
-	name := markerPrefix(marker)
-	var after *ast.Comment
-	for _, c := range doc.List {
-		text := strings.TrimSpace(strings.TrimPrefix(c.Text, "//"))
-		if markerPrefix(text) == name {
-			return src, false, nil
-		}
-		if strings.HasPrefix(text, "+resource:") {
-			after = c
-		}
-	}
-	if after == nil {
-		return nil, false, errors.New(path + ": type " + kind + " has no +resource marker")
-	}
-	at := fset.Position(after.End()).Offset
-	out := string(src[:at]) + "\n// " + marker + string(src[at:])
-	return []byte(out), true, nil
-}
-
-// markerPrefix identifies a marker for the already-present check: the name,
-// plus the path for custom subresources.
-func markerPrefix(m string) string {
-	switch {
-	case strings.HasPrefix(m, "+subresource:rest:"):
-		return strings.SplitN(m, ",", 2)[0] // +subresource:rest:path=<name>
-	case strings.HasPrefix(m, "+subresource:scale"):
-		return "+subresource:scale"
-	}
-	return strings.SplitN(m, "=", 2)[0]
 }

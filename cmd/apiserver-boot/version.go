@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/generators/model"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/scaffold"
 )
@@ -71,10 +71,11 @@ func (o *versionOptions) run(cmd *cobra.Command) error {
 	data.ModelPackage = project.OpenAPIModelPackage(p.Module, o.group, o.version)
 
 	fromDir := filepath.Join(root, project.APIs(o.group, o.from))
-	typesFile, src, err := findKindFile(fromDir, o.kind)
+	k, err := model.FindResource(fromDir, o.kind)
 	if err != nil {
 		return err
 	}
+	typesFile, src := k.Path, k.Src
 	var files []scaffold.File
 	newDir := project.APIs(o.group, o.version)
 	// The copy: the kind's *_types.go files (its own and its subresource
@@ -116,37 +117,19 @@ func (o *versionOptions) run(cmd *cobra.Command) error {
 	return applyAndGenerate(cmd, root, plan, "")
 }
 
-// markStorageVersion marks the kind's type in version with +storageversion,
-// unless some version of the kind already carries the marker: a kind served
-// in several versions needs exactly one.
+// markStorageVersion applies model.MarkStorageVersion to the versions
+// PROJECT lists for the kind.
 func markStorageVersion(root string, p *project.Project, group, version, kind string) ([]scaffold.File, error) {
-	if storageMarked(root, group, kind, p) {
-		return nil, nil
-	}
-	typesFile, src, err := findKindFile(filepath.Join(root, project.APIs(group, version)), kind)
-	if err != nil {
-		return nil, err
-	}
-	marked, changed, err := insertTypeMarker(typesFile, src, kind, "+storageversion")
-	if err != nil || !changed {
-		return nil, err
-	}
-	rel, _ := filepath.Rel(root, typesFile)
-	return []scaffold.File{{Path: rel, Content: marked, IfExists: scaffold.Replace}}, nil
-}
-
-// storageMarked tells whether some version of kind already carries +storageversion.
-func storageMarked(root, group, kind string, p *project.Project) bool {
+	var versions []string
 	for _, r := range p.Resources {
-		if r.Group != group || r.Kind != kind {
-			continue
-		}
-		k, err := generators.FindKind(filepath.Join(root, project.APIs(group, r.Version)), kind)
-		if err == nil {
-			if _, marked := k.Markers["storageversion"]; marked {
-				return true
-			}
+		if r.Group == group && r.Kind == kind {
+			versions = append(versions, r.Version)
 		}
 	}
-	return false
+	path, marked, err := model.MarkStorageVersion(root, group, kind, version, versions)
+	if err != nil || marked == nil {
+		return nil, err
+	}
+	rel, _ := filepath.Rel(root, path)
+	return []scaffold.File{{Path: rel, Content: marked, IfExists: scaffold.Replace}}, nil
 }

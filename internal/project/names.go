@@ -175,3 +175,22 @@ func APIs(elem ...string) string {
 func APIsImport(module string, elem ...string) string {
 	return path.Join(append([]string{module, "pkg", "apis"}, elem...)...)
 }
+
+// GoName is the exported Go name of a group, version or subresource name, as
+// generated accessors and handlers spell it: restart-now -> RestartNow.
+func GoName(s string) string {
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
+}
+
+// ValidateFieldPath accepts simple JSON paths of fields, such as
+// .spec.replicas (the paths of the scale subresource).
+func ValidateFieldPath(p string) error {
+	if !strings.HasPrefix(p, ".") || strings.Contains(p, "..") || strings.ContainsAny(p, "[]*@? ") || strings.HasSuffix(p, ".") {
+		return fmt.Errorf("%q is not a JSON path of fields such as .spec.replicas", p)
+	}
+	return nil
+}

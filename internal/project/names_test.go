@@ -95,3 +95,19 @@ func TestGeneratedCodeNames(t *testing.T) {
 		}
 	}
 }
+
+func TestGoName(t *testing.T) {
+	for in, want := range map[string]string{"restart": "Restart", "dry-run": "DryRun", "v1beta1": "V1beta1", "a_b.c": "ABC"} {
+		if got := GoName(in); got != want {
+			t.Errorf("GoName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestValidateFieldPath(t *testing.T) {
+	for p, ok := range map[string]bool{".spec.replicas": true, ".status.labelSelector": true, "spec.replicas": false, ".spec..x": false, ".spec.": false, ".items[0]": false, "": false} {
+		if err := ValidateFieldPath(p); (err == nil) != ok {
+			t.Errorf("%q: got %v, want ok=%v", p, err, ok)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package generators
+package driver
 
 import (
 	"go/ast"

@@ -1,9 +1,9 @@
-package generators
+package model
 
 import "go/ast"
 
-// elem returns the element type of a pointer, slice or map type expression.
-func elem(e ast.Expr) ast.Expr {
+// Elem returns the element type of a pointer, slice or map type expression.
+func Elem(e ast.Expr) ast.Expr {
 	switch t := e.(type) {
 	case *ast.StarExpr:
 		return t.X
@@ -15,15 +15,15 @@ func elem(e ast.Expr) ast.Expr {
 	return e
 }
 
-// resolve follows local named types that are not structs (type Tags []string)
+// Resolve follows local named types that are not structs (type Tags []string)
 // to their definition, so element types can be taken from them.
-func (v *Version) resolve(e ast.Expr) ast.Expr {
+func (v *Version) Resolve(e ast.Expr) ast.Expr {
 	for seen := 0; seen < 32; seen++ {
 		id, ok := e.(*ast.Ident)
 		if !ok {
 			return e
 		}
-		td := v.types[id.Name]
+		td := v.Types[id.Name]
 		if td == nil || td.Struct != nil {
 			return e
 		}

@@ -1,4 +1,6 @@
-package generators
+// Package driver is the go/packages driver through which generate loads
+// packages with the function bodies of immutable dependencies left out.
+package driver
 
 import (
 	"crypto/sha256"
@@ -53,8 +55,8 @@ func EnablePackagesDriver() {
 	}
 }
 
-// loadEnv is the environment of the universe load.
-func loadEnv() []string {
+// LoadEnv is the environment of the universe load.
+func LoadEnv() []string {
 	if driverExecutable == "" {
 		return nil // os.Environ(), the go list driver
 	}

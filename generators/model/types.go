@@ -1,4 +1,4 @@
-package generators
+package model
 
 import (
 	"fmt"
@@ -80,24 +80,24 @@ func eachTypeSpec(f *ast.File, fn func(ts *ast.TypeSpec, doc *ast.CommentGroup) 
 // every marker on them: an unknown marker is an error, not a silent skip.
 func (v *Version) collectTypes(f *ast.File, typesFile bool) error {
 	return eachTypeSpec(f, func(ts *ast.TypeSpec, doc *ast.CommentGroup) error {
-		for _, l := range commentLines(v.fset, doc) {
+		for _, l := range commentLines(v.Fset, doc) {
 			if err := checkMarker(l.text, markers.DescribesType, l.pos); err != nil {
 				return err
 			}
 		}
-		td := &TypeDecl{Name: ts.Name.Name, Pos: v.fset.Position(ts.Pos())}
+		td := &TypeDecl{Name: ts.Name.Name, Pos: v.Fset.Position(ts.Pos())}
 		st, isStruct := ts.Type.(*ast.StructType)
 		if !isStruct {
 			td.Underlying = ts.Type
 		} else {
 			td.Struct = st
 			for _, af := range st.Fields.List {
-				for _, l := range commentLines(v.fset, af.Doc) {
+				for _, l := range commentLines(v.Fset, af.Doc) {
 					if err := checkMarker(l.text, markers.DescribesField, l.pos); err != nil {
 						return err
 					}
 				}
-				vals, err := markerValues(v.fset, markers.DescribesField, af.Doc)
+				vals, err := markerValues(v.Fset, markers.DescribesField, af.Doc)
 				if err != nil {
 					return err
 				}
@@ -109,16 +109,16 @@ func (v *Version) collectTypes(f *ast.File, typesFile bool) error {
 				if len(af.Names) > 0 {
 					goName = af.Names[0].Name
 				} else {
-					goName = embeddedName(af.Type)
+					goName = EmbeddedName(af.Type)
 				}
 				td.Fields = append(td.Fields, &Field{
 					GoName: goName, JSONName: name, Inline: inline, Type: af.Type, OmitEmpty: omitEmpty(af),
-					Markers: fieldMarkers(vals), Pos: v.fset.Position(af.Pos()),
+					Markers: fieldMarkers(vals), Pos: v.Fset.Position(af.Pos()),
 				})
 			}
 		}
 		if typesFile {
-			v.types[td.Name] = td
+			v.Types[td.Name] = td
 		}
 		return nil
 	})
@@ -137,21 +137,21 @@ func omitEmpty(f *ast.Field) bool {
 	return false
 }
 
-func embeddedName(e ast.Expr) string {
+func EmbeddedName(e ast.Expr) string {
 	switch t := e.(type) {
 	case *ast.Ident:
 		return t.Name
 	case *ast.StarExpr:
-		return embeddedName(t.X)
+		return EmbeddedName(t.X)
 	case *ast.SelectorExpr:
 		return t.Sel.Name
 	}
 	return ""
 }
 
-// basicKind classifies a type expression for validation: "string", "number",
+// BasicKind classifies a type expression for validation: "string", "number",
 // "bool", "struct:<Local>", "slice", "map", "pointer", or "other".
-func (v *Version) basicKind(e ast.Expr) string {
+func (v *Version) BasicKind(e ast.Expr) string {
 	switch t := e.(type) {
 	case *ast.Ident:
 		switch t.Name {
@@ -162,11 +162,11 @@ func (v *Version) basicKind(e ast.Expr) string {
 		case "bool":
 			return "bool"
 		}
-		if td, ok := v.types[t.Name]; ok {
+		if td, ok := v.Types[t.Name]; ok {
 			if td.Struct != nil {
 				return "struct:" + t.Name
 			}
-			return v.basicKind(td.Underlying)
+			return v.BasicKind(td.Underlying)
 		}
 	case *ast.StarExpr:
 		return "pointer"
@@ -178,18 +178,18 @@ func (v *Version) basicKind(e ast.Expr) string {
 	return "other"
 }
 
-func exprString(fset *token.FileSet, e ast.Expr) string {
+func ExprString(fset *token.FileSet, e ast.Expr) string {
 	switch t := e.(type) {
 	case *ast.Ident:
 		return t.Name
 	case *ast.StarExpr:
-		return "*" + exprString(fset, t.X)
+		return "*" + ExprString(fset, t.X)
 	case *ast.SelectorExpr:
-		return exprString(fset, t.X) + "." + t.Sel.Name
+		return ExprString(fset, t.X) + "." + t.Sel.Name
 	case *ast.ArrayType:
-		return "[]" + exprString(fset, t.Elt)
+		return "[]" + ExprString(fset, t.Elt)
 	case *ast.MapType:
-		return "map[" + exprString(fset, t.Key) + "]" + exprString(fset, t.Value)
+		return "map[" + ExprString(fset, t.Key) + "]" + ExprString(fset, t.Value)
 	}
 	return fmt.Sprintf("%T", e)
 }

@@ -1,4 +1,4 @@
-package generators
+package model
 
 import (
 	"fmt"
@@ -64,7 +64,7 @@ func init() {
 		{"selectablefield", markers.DescribesType, SelectableField{}},
 		{"kubebuilder:selectablefield", markers.DescribesType, SelectableField{}},
 	} {
-		if err := registry.Define(d.name, d.target, d.obj); err != nil {
+		if err := Registry.Define(d.name, d.target, d.obj); err != nil {
 			panic(err)
 		}
 	}
@@ -72,7 +72,7 @@ func init() {
 	if err != nil {
 		panic(err)
 	}
-	if err := registry.Register(def); err != nil {
+	if err := Registry.Register(def); err != nil {
 		panic(err)
 	}
 }
@@ -93,7 +93,7 @@ func markerName(text string) string {
 // checkMarker reports an unknown marker in apiserver-boot's namespaces, or
 // one a small typo away from a known marker, with a did-you-mean suggestion.
 func checkMarker(text string, target markers.TargetType, pos token.Position) error {
-	if registry.Lookup(text, target) != nil {
+	if Registry.Lookup(text, target) != nil {
 		return nil
 	}
 	name := markerName(text)
@@ -119,7 +119,7 @@ func checkMarker(text string, target markers.TargetType, pos token.Position) err
 	if !own && dist > 2 {
 		return nil // another tool's marker (+k8s:..., +optional, +genclient, ...)
 	}
-	if registry.Lookup("+"+best, target) == nil && registry.Lookup("+"+best+"=x", target) == nil {
+	if Registry.Lookup("+"+best, target) == nil && Registry.Lookup("+"+best+"=x", target) == nil {
 		if own {
 			return fmt.Errorf("%s: unknown marker +%s here (did you mean +%s, which goes on a %s?)", pos, name, best, otherTarget(target))
 		}
@@ -137,7 +137,7 @@ func otherTarget(t markers.TargetType) string {
 
 func knownMarkerNames() []string {
 	var out []string
-	for _, d := range registry.AllDefinitions() {
+	for _, d := range Registry.AllDefinitions() {
 		out = append(out, d.Name)
 	}
 	sort.Strings(out)

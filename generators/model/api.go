@@ -1,4 +1,9 @@
-package generators
+// Package model is the API a project declares, read from source: groups,
+// versions and kinds from pkg/apis, with their markers (resource names,
+// scope, subresources, storage version, field validation) parsed by one
+// controller-tools registry. The CLI and every generator read it; it reads
+// no generated code and type-checks nothing.
+package model
 
 import (
 	"fmt"
@@ -8,6 +13,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -30,15 +36,6 @@ type API struct {
 	Controllers []*Controller
 	// Warnings are things a run could not do, for the CLI to print.
 	Warnings []string
-	// SnapshotDir, when set, is where the run records the API description of
-	// a release (api snapshot).
-	SnapshotDir string
-	// withoutProtobuf: some kind could not get protobuf methods, so clients must not prefer it.
-	withoutProtobuf bool
-	// numbers are the field numbers of each version package, as the protobuf generator settled them.
-	numbers map[string]fieldNumbers
-	// reads are the folders of main-module packages outside pkg/apis the load read.
-	reads []string
 }
 
 // Group is one API group: pkg/apis/<group>.
@@ -66,9 +63,9 @@ type Version struct {
 	Requests []string
 	// Priority is the +versionPriority of the version's package (0 if unmarked).
 	Priority int
-	fset     *token.FileSet
-	files    []*ast.File // hand-written files (no zz_generated)
-	types    map[string]*TypeDecl
+	Fset     *token.FileSet
+	Files    []*ast.File // hand-written files (no zz_generated)
+	Types    map[string]*TypeDecl
 	// ModelPackage is the +k8s:openapi-model-package of the version, if any.
 	ModelPackage string
 }
@@ -151,7 +148,7 @@ func LoadAPI(root string, p *project.Project, framework, header string) (*API, e
 		pkg := project.ControllerPackage(r.Kind)
 		c := &Controller{
 			Kind: r.Kind, Group: r.Group, Version: r.Version, Plural: r.Plural, PackageName: pkg,
-			GroupGo: upperCamel(r.Group), VersionGo: upperCamel(r.Version),
+			GroupGo: project.GoName(r.Group), VersionGo: project.GoName(r.Version),
 			Namespaced: r.Scope != project.Cluster, FullGroup: p.FullGroup(r.Group),
 			Package:        path.Join(p.Module, "pkg", "controller", pkg),
 			VersionPackage: project.APIsImport(p.Module, r.Group, r.Version),
@@ -199,8 +196,8 @@ func (api *API) Kind(group, version, kind string) *Kind {
 
 // load parses the hand-written files of a version and finds its kinds.
 func (v *Version) load() error {
-	v.fset = token.NewFileSet()
-	v.types = map[string]*TypeDecl{}
+	v.Fset = token.NewFileSet()
+	v.Types = map[string]*TypeDecl{}
 	entries, err := os.ReadDir(v.Dir)
 	if err != nil {
 		return err
@@ -210,30 +207,30 @@ func (v *Version) load() error {
 		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") || strings.HasPrefix(n, "zz_generated") {
 			continue
 		}
-		f, err := parser.ParseFile(v.fset, filepath.Join(v.Dir, n), nil, parser.ParseComments)
+		f, err := parser.ParseFile(v.Fset, filepath.Join(v.Dir, n), nil, parser.ParseComments)
 		if err != nil {
 			return err
 		}
-		v.files = append(v.files, f)
+		v.Files = append(v.Files, f)
 	}
-	for _, f := range v.files {
-		for _, l := range commentLines(v.fset, f.Doc) {
+	for _, f := range v.Files {
+		for _, l := range commentLines(v.Fset, f.Doc) {
 			if strings.HasPrefix(l.text, "+k8s:openapi-model-package=") {
 				v.ModelPackage = strings.TrimPrefix(l.text, "+k8s:openapi-model-package=")
 			}
 		}
-		vals, err := markerValues(v.fset, markers.DescribesPackage, f.Doc)
+		vals, err := markerValues(v.Fset, markers.DescribesPackage, f.Doc)
 		if err != nil {
 			return err
 		}
 		if p, ok := vals["versionPriority"].(int); ok {
 			v.Priority = p
 		}
-		if err := v.collectTypes(f, strings.HasSuffix(v.fset.Position(f.Pos()).Filename, "_types.go")); err != nil {
+		if err := v.collectTypes(f, strings.HasSuffix(v.Fset.Position(f.Pos()).Filename, "_types.go")); err != nil {
 			return err
 		}
 		err = eachTypeSpec(f, func(ts *ast.TypeSpec, doc *ast.CommentGroup) error {
-			vals, err := markerValues(v.fset, markers.DescribesType, doc)
+			vals, err := markerValues(v.Fset, markers.DescribesType, doc)
 			if err != nil {
 				return err
 			}
@@ -244,12 +241,12 @@ func (v *Version) load() error {
 			if !ok {
 				return nil
 			}
-			k, err := newKind(ts.Name.Name, rm, v.fset.Position(ts.Pos()))
+			k, err := newKind(ts.Name.Name, rm, v.Fset.Position(ts.Pos()))
 			if err != nil {
 				return err
 			}
 			_, k.StatusSubresource = vals["subresource:status"]
-			for _, l := range commentLines(v.fset, doc) {
+			for _, l := range commentLines(v.Fset, doc) {
 				if pc, ok := parseTypeMarker(l.text).(PrintColumn); ok {
 					if err := pc.validate(); err != nil {
 						return fmt.Errorf("%s: %s: %w", l.pos, l.text, err)
@@ -258,12 +255,12 @@ func (v *Version) load() error {
 				}
 				if sub, ok := parseTypeMarker(l.text).(RESTSubresource); ok {
 					if sub.Handler == "" {
-						sub.Handler = upperCamel(sub.Path)
+						sub.Handler = project.GoName(sub.Path)
 					}
 					k.Subresources = append(k.Subresources, sub)
 				}
 				if sf, ok := parseTypeMarker(l.text).(SelectableField); ok {
-					if err := validateFieldPath(sf.JSONPath); err != nil {
+					if err := project.ValidateFieldPath(sf.JSONPath); err != nil {
 						return fmt.Errorf("%s: %s: %w", l.pos, l.text, err)
 					}
 					k.SelectableFields = append(k.SelectableFields, sf.JSONPath)
@@ -271,7 +268,7 @@ func (v *Version) load() error {
 			}
 			if scale, ok := vals["subresource:scale"].(ScaleSubresource); ok {
 				if err := scale.validate(); err != nil {
-					return fmt.Errorf("%s: +subresource:scale on %s: %w", v.fset.Position(ts.Pos()), ts.Name.Name, err)
+					return fmt.Errorf("%s: +subresource:scale on %s: %w", v.Fset.Position(ts.Pos()), ts.Name.Name, err)
 				}
 				k.Scale = &scale
 			}
@@ -287,7 +284,7 @@ func (v *Version) load() error {
 	sort.Strings(v.Requests)
 	for _, k := range v.Kinds {
 		for _, sub := range k.Subresources {
-			if !contains(v.Requests, sub.Request) {
+			if !slices.Contains(v.Requests, sub.Request) {
 				return fmt.Errorf("%s: subresource %s of %s: request type %s has no +subresource:request marker in %s", v.Dir, sub.Path, k.Name, sub.Request, v.Name)
 			}
 		}
@@ -295,27 +292,9 @@ func (v *Version) load() error {
 	return nil
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// upperCamel turns a subresource path such as "dry-run" into "DryRun".
-func upperCamel(s string) string {
-	var b strings.Builder
-	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
-		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
-	}
-	return b.String()
-}
-
 // parseTypeMarker parses a type marker that may repeat (markerValues keeps one per name).
 func parseTypeMarker(text string) any {
-	def := registry.Lookup(text, markers.DescribesType)
+	def := Registry.Lookup(text, markers.DescribesType)
 	if def == nil {
 		return nil
 	}
@@ -350,18 +329,10 @@ func newKind(name string, rm ResourceMarker, pos token.Position) (*Kind, error) 
 func (s ScaleSubresource) validate() error {
 	for name, p := range map[string]string{"specpath": s.SpecPath, "statuspath": s.StatusPath, "selectorpath": s.SelectorPath} {
 		if p != "" {
-			if err := validateFieldPath(p); err != nil {
+			if err := project.ValidateFieldPath(p); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
 		}
-	}
-	return nil
-}
-
-// validateFieldPath accepts simple JSON paths of fields, such as .spec.replicas.
-func validateFieldPath(p string) error {
-	if !strings.HasPrefix(p, ".") || strings.Contains(p, "..") || strings.ContainsAny(p, "[]*@? ") || strings.HasSuffix(p, ".") {
-		return fmt.Errorf("%q is not a JSON path of fields such as .spec.replicas", p)
 	}
 	return nil
 }
@@ -433,7 +404,7 @@ func (g *Group) mergeKinds() error {
 	}
 	// Kinds may be stored in different versions; the group's storage version
 	// is the most preferred of them, and its requests are all of theirs.
-	for _, v := range g.storageVersions() {
+	for _, v := range g.StorageVersions() {
 		if g.StorageVersion == "" {
 			g.StorageVersion = v.Name
 		}
@@ -453,7 +424,7 @@ func (g *Group) unusedHooks(root string) []string {
 			if v.Name == k.StorageVersion {
 				continue
 			}
-			for _, f := range v.files {
+			for _, f := range v.Files {
 				for _, d := range f.Decls {
 					fd, ok := d.(*ast.FuncDecl)
 					if !ok || fd.Recv == nil || len(fd.Recv.List) != 1 {
@@ -464,7 +435,7 @@ func (g *Group) unusedHooks(root string) []string {
 						recv = star.X
 					}
 					if id, ok := recv.(*ast.Ident); ok && id.Name == k.Strategy {
-						pos := v.fset.Position(fd.Pos())
+						pos := v.Fset.Position(fd.Pos())
 						rel, _ := filepath.Rel(root, pos.Filename)
 						out = append(out, fmt.Sprintf("%s:%d: %s.%s is not used: the REST hooks of %s run from its storage version %s; move it to pkg/apis/%s/%s",
 							rel, pos.Line, k.Strategy, fd.Name.Name, k.Name, k.StorageVersion, g.Name, k.StorageVersion))
@@ -484,4 +455,65 @@ func (g *Group) Version(name string) *Version {
 		}
 	}
 	return nil
+}
+
+// Controller is a controller recorded in PROJECT, with what its generated wiring needs.
+type Controller struct {
+	Kind, Group, Version, Plural string
+	PackageName                  string // pkg/controller/<PackageName>
+	Package                      string
+	VersionPackage               string
+	// GroupGo, VersionGo and PluralGo are the informer factory's accessor names.
+	GroupGo, VersionGo, PluralGo string
+	Namespaced                   bool
+	// External kinds (k8s.io/api) come from client-go's informers, by resource.
+	External  bool
+	FullGroup string
+	// VersionAlias imports VersionPackage (v1, or appsv1 for an external kind).
+	VersionAlias string
+}
+
+// StorageVersions lists the versions some kind of the group is stored in,
+// most preferred first.
+func (g *Group) StorageVersions() []*Version {
+	var out []*Version
+	for _, v := range g.Versions {
+		for _, k := range g.Kinds {
+			if k.StorageVersion == v.Name {
+				out = append(out, v)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Describe fills in the names, scope and subresources of p's kinds from
+// their markers, so that every command sees what generate serves: a marker
+// edited by hand is the record.
+func (api *API) Describe(p *project.Project) {
+	for _, r := range p.Resources {
+		if r.External {
+			continue
+		}
+		k := api.Kind(r.Group, r.Version, r.Kind)
+		if k == nil {
+			continue // its types are gone; generate says what to do
+		}
+		r.Plural, r.Singular, r.ShortNames, r.Categories = k.Plural, k.Singular, k.ShortNames, k.Categories
+		r.Scope, r.Subresources, r.Scale = project.Namespaced, nil, nil
+		if !k.Namespaced {
+			r.Scope = project.Cluster
+		}
+		if k.StatusSubresource {
+			r.Subresources = append(r.Subresources, "status")
+		}
+		if k.Scale != nil {
+			r.Subresources = append(r.Subresources, "scale")
+			r.Scale = &project.ScalePaths{SpecReplicasPath: k.Scale.SpecPath, StatusReplicasPath: k.Scale.StatusPath, LabelSelectorPath: k.Scale.SelectorPath}
+		}
+		for _, sub := range k.Subresources {
+			r.Subresources = append(r.Subresources, sub.Path)
+		}
+	}
 }

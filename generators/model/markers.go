@@ -1,4 +1,4 @@
-package generators
+package model
 
 import (
 	"fmt"
@@ -59,8 +59,8 @@ type StorageVersion struct{}
 // sort by it, highest first (discovery's preferred version is the first),
 // before Kubernetes version order; unmarked versions count as 0.
 
-// registry knows every marker apiserver-boot reads.
-var registry = func() *markers.Registry {
+// Registry knows every marker apiserver-boot reads.
+var Registry = func() *markers.Registry {
 	reg := &markers.Registry{}
 	for _, d := range []struct {
 		name   string
@@ -76,7 +76,7 @@ var registry = func() *markers.Registry {
 		{"groupName", markers.DescribesPackage, ""},
 		{"versionPriority", markers.DescribesPackage, 0},
 		{"domain", markers.DescribesPackage, ""},
-		{acceptMarker, markers.DescribesPackage, AcceptBreakingChange("")},
+		{AcceptMarker, markers.DescribesPackage, AcceptBreakingChange("")},
 	} {
 		if err := reg.Define(d.name, d.target, d.obj); err != nil {
 			panic(err)
@@ -98,7 +98,7 @@ func markerValues(fset *token.FileSet, target markers.TargetType, groups ...*ast
 			if !strings.HasPrefix(text, "+") {
 				continue
 			}
-			def := registry.Lookup(text, target)
+			def := Registry.Lookup(text, target)
 			if def == nil {
 				continue
 			}
@@ -162,3 +162,12 @@ func FindKind(dir, kind string) (*KindFile, error) {
 	}
 	return nil, fmt.Errorf("no file in %s declares type %s", dir, kind)
 }
+
+// AcceptMarker accepts, in a group's doc.go, a breaking change generate
+// found against the latest recorded release.
+const AcceptMarker = "apiserver-boot:accept-breaking-change"
+
+// AcceptBreakingChange is `+apiserver-boot:accept-breaking-change=<id>` in a
+// group's doc.go: the breaking change generate reported under that id is
+// made on purpose.
+type AcceptBreakingChange string

@@ -1,4 +1,4 @@
-package generators
+package protobuf
 
 import (
 	"bytes"
@@ -7,12 +7,15 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/apiserver-boot/apiserver-boot/generators/model"
 	"sigs.k8s.io/yaml"
 )
 
@@ -25,13 +28,13 @@ import (
 // meant to be committed and reviewed like the types.
 const FieldNumbersFile = "fieldnumbers.yaml"
 
-// fieldNumbers is the record of one version package: per struct type that has
+// Numbers is the record of one version package: per struct type that has
 // protobuf methods, the number and wire type of each field by key (the JSON
 // name; "inline:<GoName>" for an embedded struct inlined into its parent's
 // JSON), and the numbers no longer in use.
-type fieldNumbers map[string]*typeNumbers
+type Numbers map[string]*TypeNumbers
 
-type typeNumbers struct {
+type TypeNumbers struct {
 	Fields   map[string]fieldNumber `json:"fields,omitempty"`
 	Reserved []reservedNumber       `json:"reserved,omitempty"`
 }
@@ -53,7 +56,7 @@ type reservedNumber struct {
 }
 
 // max is the highest number the type has ever used.
-func (t *typeNumbers) max() int {
+func (t *TypeNumbers) max() int {
 	m := 0
 	for _, f := range t.Fields {
 		m = max(m, f.Number)
@@ -66,7 +69,7 @@ func (t *typeNumbers) max() int {
 
 // owner names what holds number n in the record: a field key, "reserved (was
 // <key>)", or "".
-func (t *typeNumbers) owner(n int) string {
+func (t *TypeNumbers) owner(n int) string {
 	for k, f := range t.Fields {
 		if f.Number == n {
 			return k
@@ -82,7 +85,7 @@ func (t *typeNumbers) owner(n int) string {
 
 // reservedFor is the number a removed field with this key and wire type had
 // (the latest, if it was removed more than once), or 0.
-func (t *typeNumbers) reservedFor(key, wire string) int {
+func (t *TypeNumbers) reservedFor(key, wire string) int {
 	n := 0
 	for _, r := range t.Reserved {
 		if r.Name == key && r.Wire == wire {
@@ -93,7 +96,7 @@ func (t *typeNumbers) reservedFor(key, wire string) int {
 }
 
 // unreserve gives number n back to the field it was reserved for.
-func (t *typeNumbers) unreserve(n int) {
+func (t *TypeNumbers) unreserve(n int) {
 	for i, r := range t.Reserved {
 		if r.Number == n {
 			t.Reserved = append(t.Reserved[:i], t.Reserved[i+1:]...)
@@ -102,10 +105,10 @@ func (t *typeNumbers) unreserve(n int) {
 	}
 }
 
-func (r fieldNumbers) clone() fieldNumbers {
-	out := fieldNumbers{}
+func (r Numbers) clone() Numbers {
+	out := Numbers{}
 	for name, t := range r {
-		c := &typeNumbers{Fields: map[string]fieldNumber{}, Reserved: append([]reservedNumber(nil), t.Reserved...)}
+		c := &TypeNumbers{Fields: map[string]fieldNumber{}, Reserved: append([]reservedNumber(nil), t.Reserved...)}
 		for k, f := range t.Fields {
 			c.Fields[k] = f
 		}
@@ -116,21 +119,21 @@ func (r fieldNumbers) clone() fieldNumbers {
 
 // readFieldNumbers reads the record of a version package; a missing file is
 // an empty record (a project generated before records existed, or a new version).
-func readFieldNumbers(path string) (fieldNumbers, error) {
+func readFieldNumbers(path string) (Numbers, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return fieldNumbers{}, nil
+		return Numbers{}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	rec := fieldNumbers{}
+	rec := Numbers{}
 	if err := yaml.UnmarshalStrict(b, &rec); err != nil {
 		return nil, fmt.Errorf("%s: %w (it records the protobuf field numbers of stored objects: restore it from version control)", path, err)
 	}
 	for name, t := range rec {
 		if t == nil {
-			rec[name] = &typeNumbers{}
+			rec[name] = &TypeNumbers{}
 			t = rec[name]
 		}
 		if t.Fields == nil {
@@ -147,7 +150,7 @@ func readFieldNumbers(path string) (fieldNumbers, error) {
 			seen[n] = what
 			return nil
 		}
-		for _, k := range sortedKeys(t.Fields) {
+		for _, k := range slices.Sorted(maps.Keys(t.Fields)) {
 			if err := check(t.Fields[k].Number, k); err != nil {
 				return nil, err
 			}
@@ -167,18 +170,18 @@ func yamlKey(s string) string { return strconv.Quote(s) }
 
 // render writes the record with types by name and fields by number, one field
 // per line, so that a change reads as a small diff.
-func (r fieldNumbers) render(pkg string) []byte {
+func (r Numbers) render(pkg string) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Protobuf field numbers of the types of %s, as objects are stored in etcd.\n", pkg)
 	b.WriteString("# Written by apiserver-boot generate: commit it with the types and review its changes.\n")
 	b.WriteString("# A number belongs to its JSON field for good; a removed field's number is reserved,\n")
 	b.WriteString("# never given again. See docs/versions.md, \"Evolving an API safely\".\n")
-	for _, name := range sortedKeys(r) {
+	for _, name := range slices.Sorted(maps.Keys(r)) {
 		t := r[name]
 		fmt.Fprintf(&b, "%s:\n", yamlKey(name))
 		if len(t.Fields) > 0 {
 			b.WriteString("  fields:\n")
-			keys := sortedKeys(t.Fields)
+			keys := slices.Sorted(maps.Keys(t.Fields))
 			sort.SliceStable(keys, func(i, j int) bool { return t.Fields[keys[i]].Number < t.Fields[keys[j]].Number })
 			for _, k := range keys {
 				f := t.Fields[k]
@@ -202,7 +205,7 @@ func (r fieldNumbers) render(pkg string) []byte {
 }
 
 // fieldNumbersPath is where the record of version v lives.
-func fieldNumbersPath(v *Version) string { return filepath.Join(v.Dir, FieldNumbersFile) }
+func fieldNumbersPath(v *model.Version) string { return filepath.Join(v.Dir, FieldNumbersFile) }
 
 // legacyNumbers reads the field numbers the existing zz_generated.protobuf.go
 // of a package decodes, by type and Go field name: the numbering of a project

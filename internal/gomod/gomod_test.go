@@ -1,0 +1,109 @@
+package gomod
+
+import (
+	"strings"
+	"testing"
+
+	"golang.org/x/mod/modfile"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/version"
+)
+
+const framework = `module github.com/apiserver-boot/apiserver-boot
+
+go 1.26.0
+
+require (
+	k8s.io/api v0.37.2
+	k8s.io/apimachinery v0.37.2
+)
+`
+
+func requires(t *testing.T, b []byte) map[string]string {
+	t.Helper()
+	f, err := modfile.Parse("go.mod", b, nil)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	out := map[string]string{}
+	for _, r := range f.Require {
+		out[r.Mod.Path] = r.Mod.Version
+	}
+	if f.Go != nil {
+		out["go"] = f.Go.Version
+	}
+	for _, r := range f.Replace {
+		out["replace "+r.Old.Path] = r.New.Path
+	}
+	return out
+}
+
+func TestMergeNewProject(t *testing.T) {
+	out, err := Merge(nil, []byte(framework), "example.com/shop", "/src/shop", version.Info{Version: "v0.3.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := requires(t, out)
+	if !strings.HasPrefix(string(out), "module example.com/shop\n") || got["go"] != "1.26.0" || got["k8s.io/api"] != "v0.37.2" || got[version.Module] != "v0.3.0" {
+		t.Errorf("got %v:\n%s", got, out)
+	}
+	if _, ok := got["replace "+version.Module]; ok {
+		t.Errorf("a released CLI adds no replace:\n%s", out)
+	}
+}
+
+// TestMergeNeverLowers: a project's newer requirements and go version stay;
+// older ones are raised to what the framework was tested with.
+func TestMergeNeverLowers(t *testing.T) {
+	existing := "module example.com/shop\n\ngo 1.27.1\n\nrequire (\n\tk8s.io/api v0.38.0\n\tk8s.io/apimachinery v0.36.0\n\texample.com/other v1.2.3\n)\n"
+	out, err := Merge([]byte(existing), []byte(framework), "ignored", "/src/shop", version.Info{Version: "v0.3.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := requires(t, out)
+	want := map[string]string{"go": "1.27.1", "k8s.io/api": "v0.38.0", "k8s.io/apimachinery": "v0.37.2", "example.com/other": "v1.2.3", version.Module: "v0.3.0"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: got %q, want %q\n%s", k, got[k], v, out)
+		}
+	}
+}
+
+// TestMergeSourceCheckout: a CLI built from a checkout points the project at
+// it, relative when the project is inside (example/), absolute otherwise.
+func TestMergeSourceCheckout(t *testing.T) {
+	for _, tc := range []struct{ root, want string }{
+		{"/src/apiserver-boot/example", ".."},
+		{"/home/me/shop", "/src/apiserver-boot"},
+	} {
+		out, err := Merge(nil, []byte(framework), "example.com/shop", tc.root, version.Info{SourceDir: "/src/apiserver-boot"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := requires(t, out)["replace "+version.Module]; got != tc.want {
+			t.Errorf("root %s: replace to %q, want %q\n%s", tc.root, got, tc.want, out)
+		}
+	}
+	if _, err := Merge(nil, []byte(framework), "example.com/shop", "/x", version.Info{}); err == nil || !strings.Contains(err.Error(), "APISERVER_BOOT_SOURCE") {
+		t.Errorf("a CLI with neither version nor checkout: want an error saying what to do, got %v", err)
+	}
+	if _, err := Merge([]byte("module\n"), []byte(framework), "example.com/shop", "/x", version.Info{Version: "v1.0.0"}); err == nil || !strings.HasPrefix(err.Error(), "go.mod:") {
+		t.Errorf("an unparsable go.mod: want an error naming it, got %v", err)
+	}
+}
+
+func TestGoMinor(t *testing.T) {
+	for in, want := range map[string]string{"module m\n\ngo 1.26.0\n": "1.26", "module m\n\ngo 1.25\n": "1.25", "module m\n": "1"} {
+		if got := GoMinor([]byte(in)); got != want {
+			t.Errorf("%q: got %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestMergeSum(t *testing.T) {
+	a := "b v1 h1:x=\na v1 h1:y=\n"
+	b := "a v1 h1:y=\n\nc v1 h1:z=\n"
+	if got, want := string(MergeSum([]byte(a), []byte(b))), "a v1 h1:y=\nb v1 h1:x=\nc v1 h1:z=\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
