@@ -16,7 +16,7 @@ var layers = map[string][]string{
 	"generators":          {"generators/model", "generators/protobuf", "generators/driver", "internal/files", "internal/project", "templates"},
 	"generators/protobuf": {"generators/model", "internal/files", "internal/project", "templates"},
 	"generators/model":    {"internal/project"},
-	"generators/driver":   {},
+	"generators/driver":   {"internal/files"},
 	"internal/scaffold":   {"internal/files", "templates"},
 	"internal/files":      {},
 	"internal/project":    {},

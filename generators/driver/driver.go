@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/files"
 	"golang.org/x/tools/go/packages"
 )
 
@@ -250,17 +251,8 @@ func bodylessCopy(cacheDir, file string, names map[string]string) string {
 	if !ok {
 		return file
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return file
-	}
-	// Write and rename, so that a concurrent run never reads half a file.
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return file
-	}
-	_, werr := tmp.Write(out)
-	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), copyPath) != nil {
-		os.Remove(tmp.Name())
+	// Written whole and renamed, so that a concurrent run never reads half a file.
+	if err := files.WriteAtomic(copyPath, out, 0o600); err != nil {
 		return file
 	}
 	return copyPath

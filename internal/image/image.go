@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/files"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -214,24 +215,5 @@ func memoryLayer(entries []entry, mtime time.Time) (v1.Layer, error) {
 // writeLayerFile compresses a layer once, to a file, so that computing its
 // digest and writing or pushing it later only read it.
 func writeLayerFile(path string, entries []entry, mtime time.Time) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".layer-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return err
-	}
-	if err := gzipTar(f, entries, mtime); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return files.WriteAtomicFunc(path, 0o644, func(w io.Writer) error { return gzipTar(w, entries, mtime) })
 }
