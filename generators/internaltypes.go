@@ -290,23 +290,10 @@ func internalDecl(v *model.Version, f *ast.File, src []byte, gd *ast.GenDecl, af
 	// Markers may sit in a block of their own, a blank line above the doc
 	// comment, where gengo finds them too (its "second closest" comment
 	// lines): copy that block with the type.
-	if c := detachedComment(v.Fset, f, after, start); c != nil {
+	if c := model.DetachedComment(v.Fset, f, after, start); c != nil {
 		start = c.Pos()
 	}
 	return text(start, gd.End()), []ast.Node{gd}
-}
-
-// detachedComment returns the comment group between after and pos that ends
-// one blank line above pos, as gengo's parser reads it (gofmt keeps at most
-// one blank line).
-func detachedComment(fset *token.FileSet, f *ast.File, after, pos token.Pos) *ast.CommentGroup {
-	line := fset.Position(pos).Line
-	for _, c := range f.Comments {
-		if c.Pos() > after && c.End() < pos && fset.Position(c.End()).Line == line-2 {
-			return c
-		}
-	}
-	return nil
 }
 
 // valuesOf reports whether a const block declares values of a type the

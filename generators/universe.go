@@ -7,6 +7,7 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/generators/driver"
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
+	crdmarkers "sigs.k8s.io/controller-tools/pkg/crd/markers"
 	"sigs.k8s.io/controller-tools/pkg/markers"
 
 	"golang.org/x/tools/go/packages"
@@ -61,6 +62,7 @@ func loadUniverse(api *State) (*generator.Context, error) {
 	if err := rewriteDefaults(c.Universe, api.versionPackages()); err != nil {
 		return nil, err
 	}
+	rewriteObjectMarkers(c.Universe, api.apiPackages())
 	tagClients(c.Universe, api)
 	// Types of other packages that API types refer to (core/v1, resource...)
 	// need OpenAPI definitions too: add their packages as inputs.
@@ -148,8 +150,11 @@ func rewriteDefaults(u types.Universe, pkgs []string) error {
 					if err != nil {
 						return fmt.Errorf("%s.%s: %s: %w", t.Name, m.Name, text, err)
 					}
-					d := v.(model.Default)
-					js, err := defaultJSON(&d)
+					d, ok := v.(crdmarkers.Default)
+					if !ok {
+						continue
+					}
+					js, err := defaultJSON(&model.Default{Value: d.Value})
 					if err != nil {
 						return err
 					}
@@ -159,4 +164,30 @@ func rewriteDefaults(u types.Universe, pkgs []string) error {
 		}
 	}
 	return nil
+}
+
+// rewriteObjectMarkers gives deepcopy-gen controller-gen's object markers in
+// its own words: +kubebuilder:object:root=true makes the type a
+// runtime.Object (DeepCopyObject), +kubebuilder:object:generate=false leaves
+// it without deepcopy methods. In memory, on the shared universe.
+func rewriteObjectMarkers(u types.Universe, pkgs []string) {
+	for _, path := range pkgs {
+		for _, t := range u.Package(path).Types {
+			lines := map[string]bool{}
+			for _, line := range t.CommentLines {
+				lines[strings.ReplaceAll(strings.TrimSpace(line), " ", "")] = true
+			}
+			add := func(tag string) {
+				if !lines[tag] {
+					t.CommentLines = append(t.CommentLines, tag)
+				}
+			}
+			if lines["+kubebuilder:object:root=true"] || lines["+kubebuilder:object:root"] {
+				add("+k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object")
+			}
+			if lines["+kubebuilder:object:generate=false"] {
+				add("+k8s:deepcopy-gen=false")
+			}
+		}
+	}
 }

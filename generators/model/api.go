@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gobuffalo/flect"
 	"k8s.io/client-go/util/jsonpath"
 	"sigs.k8s.io/controller-tools/pkg/markers"
 
@@ -65,6 +66,8 @@ type Version struct {
 	Priority int
 	Fset     *token.FileSet
 	Files    []*ast.File // hand-written files (no zz_generated)
+	// Warnings are markers read and ignored, for the run's warnings.
+	Warnings []string
 	Types    map[string]*TypeDecl
 	// ModelPackage is the +k8s:openapi-model-package of the version, if any.
 	ModelPackage string
@@ -124,6 +127,7 @@ func LoadAPI(root string, p *project.Project, framework, header string) (*API, e
 			if err := v.load(); err != nil {
 				return nil, err
 			}
+			api.Warnings = append(api.Warnings, v.Warnings...)
 			g.Versions = append(g.Versions, v)
 		}
 		if len(g.Versions) == 0 {
@@ -229,15 +233,16 @@ func (v *Version) load() error {
 		if err := v.collectTypes(f, strings.HasSuffix(v.Fset.Position(f.Pos()).Filename, "_types.go")); err != nil {
 			return err
 		}
-		err = eachTypeSpec(f, func(ts *ast.TypeSpec, doc *ast.CommentGroup) error {
-			vals, err := markerValues(v.Fset, markers.DescribesType, doc)
+		err = eachTypeSpec(v.Fset, f, func(ts *ast.TypeSpec, groups []*ast.CommentGroup) error {
+			vals, err := markerValues(v.Fset, markers.DescribesType, groups...)
 			if err != nil {
 				return err
 			}
+			vals = canonicalValues(vals)
 			if _, ok := vals["subresource:request"]; ok {
 				v.Requests = append(v.Requests, ts.Name.Name)
 			}
-			rm, ok := vals["resource"].(ResourceMarker)
+			rm, ok := resourceOf(ts.Name.Name, vals)
 			if !ok {
 				return nil
 			}
@@ -246,8 +251,8 @@ func (v *Version) load() error {
 				return err
 			}
 			_, k.StatusSubresource = vals["subresource:status"]
-			for _, l := range commentLines(v.Fset, doc) {
-				if pc, ok := parseTypeMarker(l.text).(PrintColumn); ok {
+			for _, l := range commentLines(v.Fset, groups...) {
+				if pc, ok := printColumnOf(parseTypeMarker(l.text)); ok {
 					if err := pc.validate(); err != nil {
 						return fmt.Errorf("%s: %s: %w", l.pos, l.text, err)
 					}
@@ -259,18 +264,18 @@ func (v *Version) load() error {
 					}
 					k.Subresources = append(k.Subresources, sub)
 				}
-				if sf, ok := parseTypeMarker(l.text).(SelectableField); ok {
+				if sf, ok := selectableFieldOf(parseTypeMarker(l.text)); ok {
 					if err := project.ValidateFieldPath(sf.JSONPath); err != nil {
 						return fmt.Errorf("%s: %s: %w", l.pos, l.text, err)
 					}
 					k.SelectableFields = append(k.SelectableFields, sf.JSONPath)
 				}
 			}
-			if scale, ok := vals["subresource:scale"].(ScaleSubresource); ok {
+			if scale, ok := scaleOf(vals["subresource:scale"]); ok {
 				if err := scale.validate(); err != nil {
 					return fmt.Errorf("%s: +subresource:scale on %s: %w", v.Fset.Position(ts.Pos()), ts.Name.Name, err)
 				}
-				k.Scale = &scale
+				k.Scale = scale
 			}
 			_, k.storageMarked = vals["storageversion"]
 			v.Kinds = append(v.Kinds, k)
@@ -309,6 +314,9 @@ func newKind(name string, rm ResourceMarker, pos token.Position) (*Kind, error) 
 	k := &Kind{
 		Name: name, Plural: rm.Path, Singular: rm.Singular, Strategy: rm.Strategy,
 		ShortNames: rm.ShortNames, Categories: rm.Categories, Namespaced: true,
+	}
+	if k.Plural == "" && rm.crd {
+		k.Plural = strings.ToLower(flect.Pluralize(name)) // as controller-gen names a CRD
 	}
 	if k.Singular == "" {
 		k.Singular = project.Singular(name)

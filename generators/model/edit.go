@@ -20,7 +20,7 @@ func FindResource(dir, kind string) (*KindFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := k.Markers["resource"]; !ok {
+	if _, ok := resourceOf(kind, k.Markers); !ok {
 		return nil, fmt.Errorf("%s: type %s has no +resource marker", k.Path, kind)
 	}
 	return k, nil
@@ -45,11 +45,11 @@ func AddTypeMarker(path string, src []byte, kind, marker string) (out []byte, ch
 	if err != nil {
 		return nil, false, err
 	}
-	var doc *ast.CommentGroup
+	var groups []*ast.CommentGroup
 	found := false
-	_ = eachTypeSpec(f, func(ts *ast.TypeSpec, d *ast.CommentGroup) error {
+	_ = eachTypeSpec(fset, f, func(ts *ast.TypeSpec, g []*ast.CommentGroup) error {
 		if ts.Name.Name == kind {
-			found, doc = true, d
+			found, groups = true, g
 		}
 		return nil
 	})
@@ -57,7 +57,7 @@ func AddTypeMarker(path string, src []byte, kind, marker string) (out []byte, ch
 		return nil, false, fmt.Errorf("%s: no type %s", path, kind)
 	}
 	var after *ast.Comment
-	if doc != nil {
+	for _, doc := range groups {
 		for _, c := range doc.List {
 			text := strings.TrimSpace(strings.TrimPrefix(c.Text, "//"))
 			if !strings.HasPrefix(text, "+") {
@@ -67,7 +67,7 @@ func AddTypeMarker(path string, src []byte, kind, marker string) (out []byte, ch
 			if d == nil {
 				continue
 			}
-			if d.Name == def.Name {
+			if canonicalName(d.Name) == canonicalName(def.Name) {
 				have, err := d.Parse(text)
 				if err != nil {
 					return nil, false, fmt.Errorf("%s: %s: %w", fset.Position(c.Pos()), text, err)
@@ -76,7 +76,7 @@ func AddTypeMarker(path string, src []byte, kind, marker string) (out []byte, ch
 					return src, false, nil
 				}
 			}
-			if d.Name == "resource" {
+			if _, ok := resourceOf(kind, map[string]any{canonicalName(d.Name): parsed(d, text)}); ok {
 				after = c
 			}
 		}
@@ -88,12 +88,22 @@ func AddTypeMarker(path string, src []byte, kind, marker string) (out []byte, ch
 	return []byte(string(src[:at]) + "\n// " + marker + string(src[at:])), true, nil
 }
 
+// parsed is the value of a marker line, nil when it does not parse.
+func parsed(d *markers.Definition, text string) any {
+	v, err := d.Parse(text)
+	if err != nil {
+		return nil
+	}
+	return v
+}
+
 // sameMarker tells whether two parsed markers of one name mark the same
 // thing: custom subresources are one per path, every other type marker one
 // per type.
 func sameMarker(a, b any) bool {
 	if ra, ok := a.(RESTSubresource); ok {
-		return ra.Path == b.(RESTSubresource).Path
+		rb, ok := b.(RESTSubresource)
+		return ok && ra.Path == rb.Path
 	}
 	return true
 }

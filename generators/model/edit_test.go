@@ -20,6 +20,11 @@ type Widget struct{}
 
 // Plain has no resource marker.
 type Plain struct{}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=gw
+// +kubebuilder:subresource:status
+type Gateway struct{}
 `
 
 func TestAddTypeMarker(t *testing.T) {
@@ -34,6 +39,9 @@ func TestAddTypeMarker(t *testing.T) {
 		{kind: "Widget", marker: "+subresource:rest:path=restart,request=Other"},
 		// Another custom subresource is another marker.
 		{kind: "Widget", marker: "+subresource:rest:path=rollback,request=WidgetRollback", changed: true, want: "// +resource:path=widgets\n// +subresource:rest:path=rollback,request=WidgetRollback\n"},
+		// Kubebuilder's spelling is the same marker.
+		{kind: "Gateway", marker: "+subresource:status"},
+		{kind: "Gateway", marker: "+storageversion", changed: true, want: "// +kubebuilder:resource:shortName=gw\n// +storageversion\n"},
 		{kind: "Plain", marker: "+subresource:status", err: "w_types.go: type Plain has no +resource marker"},
 		{kind: "Missing", marker: "+subresource:status", err: "w_types.go: no type Missing"},
 		{kind: "Widget", marker: "+subresourse:status", err: "+subresourse:status is not a type marker"},

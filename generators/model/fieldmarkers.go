@@ -7,25 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	crdmarkers "sigs.k8s.io/controller-tools/pkg/crd/markers"
 	"sigs.k8s.io/controller-tools/pkg/markers"
-)
-
-// Field markers: the controller-tools vocabulary users know. Each becomes a
-// server-side check (generated validation code), part of the published
-// OpenAPI schema, and, for defaults, generated defaulting code.
-type (
-	Minimum   float64
-	Maximum   float64
-	Pattern   string
-	Enum      []any
-	MinLength int
-	MaxLength int
-	MinItems  int
-	MaxItems  int
-	Required  struct{}
-	Optional  struct{}
-	// Default is `+kubebuilder:default=<value>`.
-	Default struct{ Value any }
 )
 
 // PrintColumn is `+printcolumn:name=Schedule,type=string,JSONPath=.spec.cronSpec[,priority=1][,description=...][,format=...]`.
@@ -49,31 +32,12 @@ func init() {
 		target markers.TargetType
 		obj    any
 	}{
-		{"kubebuilder:validation:Minimum", markers.DescribesField, Minimum(0)},
-		{"kubebuilder:validation:Maximum", markers.DescribesField, Maximum(0)},
-		{"kubebuilder:validation:Pattern", markers.DescribesField, Pattern("")},
-		{"kubebuilder:validation:Enum", markers.DescribesField, Enum(nil)},
-		{"kubebuilder:validation:MinLength", markers.DescribesField, MinLength(0)},
-		{"kubebuilder:validation:MaxLength", markers.DescribesField, MaxLength(0)},
-		{"kubebuilder:validation:MinItems", markers.DescribesField, MinItems(0)},
-		{"kubebuilder:validation:MaxItems", markers.DescribesField, MaxItems(0)},
-		{"kubebuilder:validation:Required", markers.DescribesField, Required{}},
-		{"kubebuilder:validation:Optional", markers.DescribesField, Optional{}},
 		{"printcolumn", markers.DescribesType, PrintColumn{}},
-		{"kubebuilder:printcolumn", markers.DescribesType, PrintColumn{}},
 		{"selectablefield", markers.DescribesType, SelectableField{}},
-		{"kubebuilder:selectablefield", markers.DescribesType, SelectableField{}},
 	} {
 		if err := Registry.Define(d.name, d.target, d.obj); err != nil {
 			panic(err)
 		}
-	}
-	def, err := markers.MakeAnyTypeDefinition("kubebuilder:default", markers.DescribesField, Default{})
-	if err != nil {
-		panic(err)
-	}
-	if err := Registry.Register(def); err != nil {
-		panic(err)
 	}
 }
 
@@ -93,10 +57,13 @@ func markerName(text string) string {
 // checkMarker reports an unknown marker in apiserver-boot's namespaces, or
 // one a small typo away from a known marker, with a did-you-mean suggestion.
 func checkMarker(text string, target markers.TargetType, pos token.Position) error {
+	name := markerName(text)
+	if reason := ignored(name); reason != "" {
+		return ignoredMarker{fmt.Sprintf("%s: +%s has no meaning for an aggregated apiserver (%s): ignored", pos, name, reason)}
+	}
 	if Registry.Lookup(text, target) != nil {
 		return nil
 	}
-	name := markerName(text)
 	// The name may carry arguments after a colon (+resource:path=...):
 	// compare every colon-separated prefix with the known names.
 	parts := strings.Split(name, ":")
@@ -127,6 +94,36 @@ func checkMarker(text string, target markers.TargetType, pos token.Position) err
 	}
 	return fmt.Errorf("%s: unknown marker +%s (did you mean +%s?)", pos, name, best)
 }
+
+// ignoredMarkers are markers of controller-tools that configure what a CRD
+// has and an aggregated apiserver does not: generate names them in a
+// warning, and goes on.
+var ignoredMarkers = map[string]string{
+	"kubebuilder:skipversion":       "every version under pkg/apis is served",
+	"kubebuilder:unservedversion":   "every version under pkg/apis is served",
+	"kubebuilder:deprecatedversion": "every version under pkg/apis is served without a deprecation warning",
+	"kubebuilder:metadata":          "it labels and annotates a CRD object, which an aggregated API does not have",
+	"kubebuilder:skip":              "every package under pkg/apis is an API version",
+	"kubebuilder:rbac":              "build config writes the RBAC of the apiserver and controller-manager",
+	"kubebuilder:webhook":           "admission and conversion run in the apiserver: use the strategy hooks",
+	"kubebuilder:ac":                "apply configurations are generated for every kind",
+}
+
+// ignored is why a marker is ignored, or "".
+func ignored(name string) string {
+	for prefix, reason := range ignoredMarkers {
+		if name == prefix || strings.HasPrefix(name, prefix+":") {
+			return reason
+		}
+	}
+	return ""
+}
+
+// ignoredMarker is checkMarker's answer for a marker in ignoredMarkers: a
+// warning, not an error.
+type ignoredMarker struct{ warning string }
+
+func (e ignoredMarker) Error() string { return e.warning }
 
 func otherTarget(t markers.TargetType) string {
 	if t == markers.DescribesField {
@@ -164,6 +161,9 @@ func levenshtein(a, b string) int {
 	return prev[len(b)]
 }
 
+// Default is `+kubebuilder:default=<value>`.
+type Default struct{ Value any }
+
 // FieldMarkers are the markers of one struct field.
 type FieldMarkers struct {
 	Minimum, Maximum     *float64
@@ -185,38 +185,38 @@ func fieldMarkers(vals map[string]any) FieldMarkers {
 	var m FieldMarkers
 	for name, v := range vals {
 		switch v := v.(type) {
-		case Minimum:
+		case crdmarkers.Minimum:
 			f := float64(v)
 			m.Minimum = &f
-		case Maximum:
+		case crdmarkers.Maximum:
 			f := float64(v)
 			m.Maximum = &f
-		case Pattern:
+		case crdmarkers.Pattern:
 			s := string(v)
 			m.Pattern = &s
-		case Enum:
+		case crdmarkers.Enum:
 			m.Enum = v
-		case MinLength:
+		case crdmarkers.MinLength:
 			n := int(v)
 			m.MinLength = &n
-		case MaxLength:
+		case crdmarkers.MaxLength:
 			n := int(v)
 			m.MaxLength = &n
-		case MinItems:
+		case crdmarkers.MinItems:
 			n := int(v)
 			m.MinItems = &n
-		case MaxItems:
+		case crdmarkers.MaxItems:
 			n := int(v)
 			m.MaxItems = &n
-		case Required:
-			m.Required = true
-		case Optional:
-			m.Optional = true
-		case Default:
-			d := v
+		case crdmarkers.Default:
+			d := Default{Value: v.Value}
 			m.Default = &d
-		default:
-			_ = name
+		}
+		switch name {
+		case "kubebuilder:validation:Required", "required", "k8s:required":
+			m.Required = true
+		case "kubebuilder:validation:Optional":
+			m.Optional = true // +optional and +k8s:optional: openapi-gen reads them itself
 		}
 	}
 	return m

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	crdmarkers "sigs.k8s.io/controller-tools/pkg/crd/markers"
 	"sigs.k8s.io/controller-tools/pkg/markers"
 )
 
@@ -27,6 +28,9 @@ type ResourceMarker struct {
 	ShortNames []string `marker:"shortNames,optional"`
 	// Categories are groups of resources such as "all".
 	Categories []string `marker:"categories,optional"`
+	// crd: the kind is marked in kubebuilder's spelling, so names left out
+	// default as controller-gen defaults them.
+	crd bool
 }
 
 // StatusSubresource is `+subresource:status`: serve /status.
@@ -59,9 +63,16 @@ type StorageVersion struct{}
 // sort by it, highest first (discovery's preferred version is the first),
 // before Kubernetes version order; unmarked versions count as 0.
 
-// Registry knows every marker apiserver-boot reads.
+// Registry knows every marker apiserver-boot reads: every marker
+// controller-tools defines for CRDs (crdmarkers: +kubebuilder:resource,
+// +kubebuilder:validation:*, +listType, +default, ...), with controller-gen's
+// meaning, and apiserver-boot's own (+resource, +subresource:*,
+// +storageversion, ...).
 var Registry = func() *markers.Registry {
 	reg := &markers.Registry{}
+	if err := crdmarkers.Register(reg); err != nil {
+		panic(err)
+	}
 	for _, d := range []struct {
 		name   string
 		target markers.TargetType
@@ -73,7 +84,9 @@ var Registry = func() *markers.Registry {
 		{"subresource:rest", markers.DescribesType, RESTSubresource{}},
 		{"subresource:request", markers.DescribesType, SubresourceRequest{}},
 		{"storageversion", markers.DescribesType, StorageVersion{}},
-		{"groupName", markers.DescribesPackage, ""},
+		{"kubebuilder:object:root", markers.DescribesType, false},
+		{"kubebuilder:object:generate", markers.DescribesType, false},
+		{"kubebuilder:object:generate", markers.DescribesPackage, false},
 		{"versionPriority", markers.DescribesPackage, 0},
 		{"domain", markers.DescribesPackage, ""},
 		{AcceptMarker, markers.DescribesPackage, AcceptBreakingChange("")},
@@ -117,7 +130,7 @@ func markerValues(fset *token.FileSet, target markers.TargetType, groups ...*ast
 type KindFile struct {
 	Path    string
 	Src     []byte
-	Markers map[string]any // by marker name: "resource", "storageversion", ...
+	Markers map[string]any // by canonical marker name: "resource", "storageversion", ...
 }
 
 // FindKind finds the file of dir (a version package) declaring type kind,
@@ -145,15 +158,15 @@ func FindKind(dir, kind string) (*KindFile, error) {
 			return nil, err
 		}
 		var found *KindFile
-		err = eachTypeSpec(f, func(ts *ast.TypeSpec, doc *ast.CommentGroup) error {
+		err = eachTypeSpec(fset, f, func(ts *ast.TypeSpec, groups []*ast.CommentGroup) error {
 			if ts.Name.Name != kind {
 				return nil
 			}
-			vals, err := markerValues(fset, markers.DescribesType, doc)
+			vals, err := markerValues(fset, markers.DescribesType, groups...)
 			if err != nil {
 				return err
 			}
-			found = &KindFile{Path: path, Src: src, Markers: vals}
+			found = &KindFile{Path: path, Src: src, Markers: canonicalValues(vals)}
 			return nil
 		})
 		if err != nil || found != nil {
@@ -171,3 +184,87 @@ const AcceptMarker = "apiserver-boot:accept-breaking-change"
 // group's doc.go: the breaking change generate reported under that id is
 // made on purpose.
 type AcceptBreakingChange string
+
+// kubebuilderSpelling maps the kubebuilder spelling of a kind marker to
+// apiserver-boot's: the two mean the same, and commands that look for a
+// marker (create version's +storageversion, create subresource's
+// +subresource:status) find either.
+var kubebuilderSpelling = map[string]string{
+	"kubebuilder:resource":           "resource",
+	"kubebuilder:subresource:status": "subresource:status",
+	"kubebuilder:subresource:scale":  "subresource:scale",
+	"kubebuilder:storageversion":     "storageversion",
+	"kubebuilder:printcolumn":        "printcolumn",
+	"kubebuilder:selectablefield":    "selectablefield",
+}
+
+// canonicalName is a marker's name in apiserver-boot's spelling.
+func canonicalName(name string) string {
+	if own, ok := kubebuilderSpelling[name]; ok {
+		return own
+	}
+	return name
+}
+
+// resourceOf tells whether a type is a served kind, and with which names:
+// +resource, or, with controller-gen's meaning, +kubebuilder:resource or
+// +kubebuilder:object:root=true on a type that is not a list. Markers are
+// keyed by canonical name.
+func resourceOf(name string, vals map[string]any) (ResourceMarker, bool) {
+	switch r := vals["resource"].(type) {
+	case ResourceMarker:
+		return r, true
+	case crdmarkers.Resource:
+		return ResourceMarker{Path: r.Path, Scope: r.Scope, Singular: r.Singular, ShortNames: r.ShortName, Categories: r.Categories, crd: true}, true
+	}
+	if root, _ := vals["kubebuilder:object:root"].(bool); root && !strings.HasSuffix(name, "List") {
+		return ResourceMarker{crd: true}, true
+	}
+	return ResourceMarker{}, false
+}
+
+// canonicalValues keys parsed type markers by canonical name.
+func canonicalValues(vals map[string]any) map[string]any {
+	out := make(map[string]any, len(vals))
+	for n, v := range vals {
+		out[canonicalName(n)] = v
+	}
+	return out
+}
+
+// scaleOf reads either spelling of the scale subresource marker.
+func scaleOf(v any) (*ScaleSubresource, bool) {
+	switch s := v.(type) {
+	case ScaleSubresource:
+		return &s, true
+	case crdmarkers.SubresourceScale:
+		out := &ScaleSubresource{SpecPath: s.SpecPath, StatusPath: s.StatusPath}
+		if s.SelectorPath != nil {
+			out.SelectorPath = *s.SelectorPath
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// printColumnOf reads either spelling of a printer column marker.
+func printColumnOf(v any) (PrintColumn, bool) {
+	switch c := v.(type) {
+	case PrintColumn:
+		return c, true
+	case crdmarkers.PrintColumn:
+		return PrintColumn{Name: c.Name, Type: c.Type, JSONPath: c.JSONPath, Description: c.Description, Format: c.Format, Priority: c.Priority}, true
+	}
+	return PrintColumn{}, false
+}
+
+// selectableFieldOf reads either spelling of a selectable field marker.
+func selectableFieldOf(v any) (SelectableField, bool) {
+	switch f := v.(type) {
+	case SelectableField:
+		return f, true
+	case crdmarkers.SelectableField:
+		return SelectableField{JSONPath: f.JSONPath}, true
+	}
+	return SelectableField{}, false
+}

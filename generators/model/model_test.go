@@ -91,3 +91,122 @@ func TestVersionPriority(t *testing.T) {
 		}
 	}
 }
+
+// loadTypes loads one version package holding src as a_types.go.
+func loadTypes(t *testing.T, src string) (*API, error) {
+	t.Helper()
+	root := t.TempDir()
+	dir := filepath.Join(root, "pkg", "apis", "shop", "v1")
+	os.MkdirAll(dir, 0o755)
+	if err := os.WriteFile(filepath.Join(dir, "a_types.go"), []byte("package v1\n\n"+src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return LoadAPI(root, &project.Project{Domain: "example.com", Module: "example.com/shop"}, "x", "")
+}
+
+// TestKubebuilderKinds: types written for controller-gen are served as they
+// are, with controller-gen's meaning of each marker.
+func TestKubebuilderKinds(t *testing.T) {
+	api, err := loadTypes(t, `// +genclient
+// +genclient:nonNamespaced
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:categories=gateway-api,scope=Cluster,shortName=gc
+// +kubebuilder:subresource:status
+// +kubebuilder:storageversion
+// +kubebuilder:printcolumn:name="Controller",type=string,JSONPath=`+"`.spec.controllerName`"+`
+// +kubebuilder:printcolumn:name="Description",type=string,JSONPath=`+"`.spec.description`"+`,priority=1
+// +kubebuilder:selectablefield:JSONPath=`+"`.spec.controllerName`"+`
+type GatewayClass struct {
+	Spec GatewayClassSpec `+"`json:\"spec\"`"+`
+}
+
+// +kubebuilder:object:root=true
+type GatewayClassList struct{}
+
+type GatewayClassSpec struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`+"`^[a-z0-9]$`"+`
+	// +kubebuilder:validation:XValidation:message="Value is immutable",rule="self == oldSelf"
+	// +required
+	ControllerName string `+"`json:\"controllerName\"`"+`
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:default="none"
+	Description *string `+"`json:\"description,omitempty\"`"+`
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	Items []Item `+"`json:\"items,omitempty\"`"+`
+}
+
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=253
+type Hostname string
+
+// +kubebuilder:validation:Enum=200;301;302
+type Code int
+
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=be
+
+// Backend is a backend: its markers sit a blank line above its doc, as
+// Gateway API keeps them.
+type Backend struct {
+	// +kubebuilder:validation:MinLength=1
+
+	// Name is the name: its marker too.
+	Name string `+"`json:\"name\"`"+` // +kubebuilder:validation:MaxLength=9 (a line comment, not the next field's)
+	Port int `+"`json:\"port\"`"+`
+}
+
+type Item struct{ Name string }
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, k := range api.Groups[0].Kinds {
+		got = append(got, k.Name)
+	}
+	if strings.Join(got, " ") != "Backend GatewayClass" {
+		t.Fatalf("kinds %v, want Backend and GatewayClass (object:root types that are not lists)", got)
+	}
+	b, gc := api.Groups[0].Kinds[0], api.Groups[0].Kinds[1]
+	if b.Plural != "backends" || b.Singular != "backend" || !b.Namespaced || strings.Join(b.ShortNames, ",") != "be" {
+		t.Errorf("object:root alone: controller-gen's defaults, got %+v", b)
+	}
+	if gc.Plural != "gatewayclasses" || gc.Namespaced || strings.Join(gc.ShortNames, ",") != "gc" || strings.Join(gc.Categories, ",") != "gateway-api" ||
+		!gc.StatusSubresource || gc.StorageVersion != "v1" || len(gc.PrintColumns) != 2 || gc.PrintColumns[1].Priority != 1 ||
+		strings.Join(gc.SelectableFields, ",") != ".spec.controllerName" {
+		t.Errorf("kubebuilder markers not read as controller-gen reads them: %+v", gc)
+	}
+	bf := api.Groups[0].Versions[0].Types["Backend"].Fields
+	if bf[0].Markers.MinLength == nil || bf[0].Markers.MaxLength != nil || !bf[1].Markers.Empty() {
+		t.Errorf("field markers of Backend: %+v %+v", bf[0].Markers, bf[1].Markers)
+	}
+	f := api.Groups[0].Versions[0].Types["GatewayClassSpec"].Fields[0]
+	if !f.Markers.Required || f.Markers.MinLength == nil || *f.Markers.MaxLength != 253 {
+		t.Errorf("field markers of controllerName: %+v", f.Markers)
+	}
+}
+
+// TestMarkersWithoutMeaningWarn: controller-tools markers that configure
+// what only a CRD has are warnings naming file:line; typos stay errors.
+func TestMarkersWithoutMeaningWarn(t *testing.T) {
+	api, err := loadTypes(t, "// +kubebuilder:object:root=true\n// +kubebuilder:metadata:labels=\"a=b\"\n// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get\ntype A struct {\n\t// +kubebuilder:validation:Minimum=1\n\tN int `json:\"n\"`\n}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(api.Warnings, "\n")
+	for _, want := range []string{"a_types.go:4:1: +kubebuilder:metadata:labels has no meaning for an aggregated apiserver", "a_types.go:5:1: +kubebuilder:rbac:groups has no meaning"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warnings lack %q:\n%s", want, w)
+		}
+	}
+	_, err = loadTypes(t, "// +kubebuilder:object:root=true\n// +kubebuilder:subresource:stauts\ntype A struct{}\n")
+	if err == nil || !strings.Contains(err.Error(), "a_types.go:4:1: unknown marker +kubebuilder:subresource:stauts (did you mean +kubebuilder:subresource:status?)") {
+		t.Errorf("want a did-you-mean error, got %v", err)
+	}
+}

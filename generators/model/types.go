@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/token"
@@ -55,22 +56,59 @@ func jsonName(f *ast.Field) (name string, inline bool, skip bool) {
 	return f.Names[0].Name, false, false
 }
 
-// eachTypeSpec calls fn for every type declared in f, with its doc comment.
-func eachTypeSpec(f *ast.File, fn func(ts *ast.TypeSpec, doc *ast.CommentGroup) error) error {
+// eachTypeSpec calls fn for every type declared in f, with the comment
+// groups holding its markers (markerGroups).
+func eachTypeSpec(fset *token.FileSet, f *ast.File, fn func(ts *ast.TypeSpec, groups []*ast.CommentGroup) error) error {
+	after := f.Name.End()
 	for _, decl := range f.Decls {
 		gd, ok := decl.(*ast.GenDecl)
-		if !ok || gd.Tok != token.TYPE {
-			continue
+		if ok && gd.Tok == token.TYPE {
+			for _, spec := range gd.Specs {
+				ts := spec.(*ast.TypeSpec)
+				doc, pos := ts.Doc, ts.Pos()
+				if len(gd.Specs) == 1 {
+					pos = gd.Pos()
+					if doc == nil {
+						doc = gd.Doc
+					}
+				}
+				if err := fn(ts, markerGroups(fset, f, after, doc, pos)); err != nil {
+					return err
+				}
+				after = ts.End()
+			}
 		}
-		for _, spec := range gd.Specs {
-			ts := spec.(*ast.TypeSpec)
-			doc := ts.Doc
-			if doc == nil && len(gd.Specs) == 1 {
-				doc = gd.Doc
-			}
-			if err := fn(ts, doc); err != nil {
-				return err
-			}
+		after = decl.End()
+	}
+	return nil
+}
+
+// markerGroups returns the comment groups whose markers belong to a type or
+// field declared at pos: its doc comment, and the block a blank line above
+// it, after the previous declaration. Markers are often kept apart from the
+// doc comment so; controller-gen reads them there, and gengo too.
+func markerGroups(fset *token.FileSet, f *ast.File, after token.Pos, doc *ast.CommentGroup, pos token.Pos) []*ast.CommentGroup {
+	if doc != nil {
+		pos = doc.Pos()
+	}
+	var out []*ast.CommentGroup
+	if c := DetachedComment(fset, f, after, pos); c != nil {
+		out = append(out, c)
+	}
+	if doc != nil {
+		out = append(out, doc)
+	}
+	return out
+}
+
+// DetachedComment returns the comment group between after and pos that ends
+// one blank line above pos, as gengo's parser reads it (gofmt keeps at most
+// one blank line).
+func DetachedComment(fset *token.FileSet, f *ast.File, after, pos token.Pos) *ast.CommentGroup {
+	line := fset.Position(pos).Line
+	for _, c := range f.Comments {
+		if c.Pos() > after && c.End() < pos && fset.Position(c.End()).Line == line-2 {
+			return c
 		}
 	}
 	return nil
@@ -79,9 +117,9 @@ func eachTypeSpec(f *ast.File, fn func(ts *ast.TypeSpec, doc *ast.CommentGroup) 
 // collectTypes reads the type declarations of a file into v.types, checking
 // every marker on them: an unknown marker is an error, not a silent skip.
 func (v *Version) collectTypes(f *ast.File, typesFile bool) error {
-	return eachTypeSpec(f, func(ts *ast.TypeSpec, doc *ast.CommentGroup) error {
-		for _, l := range commentLines(v.Fset, doc) {
-			if err := checkMarker(l.text, markers.DescribesType, l.pos); err != nil {
+	return eachTypeSpec(v.Fset, f, func(ts *ast.TypeSpec, groups []*ast.CommentGroup) error {
+		for _, l := range commentLines(v.Fset, groups...) {
+			if err := v.check(l, markers.DescribesType); err != nil {
 				return err
 			}
 		}
@@ -91,13 +129,19 @@ func (v *Version) collectTypes(f *ast.File, typesFile bool) error {
 			td.Underlying = ts.Type
 		} else {
 			td.Struct = st
+			after := st.Fields.Opening
 			for _, af := range st.Fields.List {
-				for _, l := range commentLines(v.Fset, af.Doc) {
-					if err := checkMarker(l.text, markers.DescribesField, l.pos); err != nil {
+				fieldGroups := markerGroups(v.Fset, f, after, af.Doc, af.Pos())
+				after = af.End()
+				if af.Comment != nil {
+					after = af.Comment.End()
+				}
+				for _, l := range commentLines(v.Fset, fieldGroups...) {
+					if err := v.check(l, markers.DescribesField); err != nil {
 						return err
 					}
 				}
-				vals, err := markerValues(v.Fset, markers.DescribesField, af.Doc)
+				vals, err := markerValues(v.Fset, markers.DescribesField, fieldGroups...)
 				if err != nil {
 					return err
 				}
@@ -122,6 +166,18 @@ func (v *Version) collectTypes(f *ast.File, typesFile bool) error {
 		}
 		return nil
 	})
+}
+
+// check checks a marker line: an unknown marker is an error, one that has
+// no meaning here a warning.
+func (v *Version) check(l markerLine, target markers.TargetType) error {
+	err := checkMarker(l.text, target, l.pos)
+	var ign ignoredMarker
+	if errors.As(err, &ign) {
+		v.Warnings = append(v.Warnings, ign.warning)
+		return nil
+	}
+	return err
 }
 
 func omitEmpty(f *ast.Field) bool {
