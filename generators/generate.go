@@ -57,8 +57,8 @@ type UniverseGenerator interface {
 
 // The generators, in the order they run: registered here and nowhere else.
 var (
-	sourceGenerators   = []SourceGenerator{internalTypes{}, registration{}, markerValidation{}, openAPIMarkers{}, controllerWiring{}}
-	universeGenerators = []UniverseGenerator{deepcopy{}, conversion{}, defaulter{}, modelNames{}, openAPI{}, protobufMethods{}, compatibility{},
+	sourceGenerators   = []SourceGenerator{internalTypes{}, registration{}, openAPIMarkers{}, controllerWiring{}}
+	universeGenerators = []UniverseGenerator{deepcopy{}, conversion{}, defaulter{}, modelNames{}, openAPI{}, schemas{}, protobufMethods{}, compatibility{},
 		applyConfigurations{}, clientset{}, listers{}, informers{}}
 )
 

@@ -95,3 +95,5 @@ func (openAPIMarkers) Generate(api *State) ([]files.File, error) {
 	}
 	return []files.File{{Path: filepath.Join(api.Root, "pkg", "openapi", "zz_generated.markers.go"), Content: b}}, nil
 }
+
+func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

@@ -1,6 +1,7 @@
 package generators
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -154,11 +155,11 @@ func rewriteDefaults(u types.Universe, pkgs []string) error {
 					if !ok {
 						continue
 					}
-					js, err := defaultJSON(&model.Default{Value: d.Value})
+					js, err := json.Marshal(d.Value)
 					if err != nil {
 						return err
 					}
-					m.CommentLines = append(m.CommentLines, "+default="+js)
+					m.CommentLines = append(m.CommentLines, "+default="+string(js))
 				}
 			}
 		}
@@ -174,7 +175,7 @@ func rewriteObjectMarkers(u types.Universe, pkgs []string) {
 	for _, path := range pkgs {
 		for _, t := range u.Package(path).Types {
 			lines := map[string]bool{}
-			for _, line := range t.CommentLines {
+			for _, line := range append(append([]string{}, t.SecondClosestCommentLines...), t.CommentLines...) {
 				lines[strings.ReplaceAll(strings.TrimSpace(line), " ", "")] = true
 			}
 			add := func(tag string) {

@@ -6,7 +6,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // APIGroup is everything the apiserver needs to serve one API group.
@@ -69,8 +68,10 @@ type Resource struct {
 	// besides metadata.name and metadata.namespace.
 	SelectableFields []string
 
-	// ValidateMarkers runs the checks generated from field markers; nil means none.
-	ValidateMarkers func(runtime.Object) field.ErrorList
+	// Schemas are the kind's OpenAPI v3 schemas by version, generated from
+	// its types and markers: objects are validated against them as
+	// kube-apiserver validates custom resources.
+	Schemas map[string]Schema
 
 	// New and NewList return empty internal objects.
 	New     func() runtime.Object
@@ -127,17 +128,13 @@ func NewResource[T runtime.Object](r Resource, hooks any) *Resource {
 	r.hooks = hooks
 	r.strategy = func(scheme *runtime.Scheme, group string) (*Strategy, error) {
 		s, err := newStrategy[T](scheme, schema.GroupResource{Group: group, Resource: r.Plural}, r.Namespaced, r.StatusSubresource, r.Versions, hooks)
-		if s != nil {
-			s.validateMarkers = r.ValidateMarkers
+		if err != nil || len(r.Schemas) == 0 {
+			return s, err
 		}
+		s.cr, err = newCRValidation(scheme, schema.GroupKind{Group: group, Kind: r.Kind}, r.Namespaced, r.StatusSubresource, r.Scale, r.StorageVersion, r.Schemas)
 		return s, err
 	}
 	return &r
-}
-
-// MarkerValidation adapts a generated ValidateMarkers_<Kind> function.
-func MarkerValidation[T runtime.Object](validate func(T) field.ErrorList) func(runtime.Object) field.ErrorList {
-	return func(obj runtime.Object) field.ErrorList { return validate(obj.(T)) }
 }
 
 // Strategy returns the REST strategy for the resource in the given group.

@@ -65,7 +65,8 @@ type Strategy struct {
 	validate         func(context.Context, runtime.Object) field.ErrorList
 	validateUpdate   func(ctx context.Context, obj, old runtime.Object) field.ErrorList
 	canonicalize     func(runtime.Object)
-	validateMarkers  func(runtime.Object) field.ErrorList
+	// cr validates objects against the kind's schemas; nil without schemas.
+	cr *crValidation
 }
 
 // hookError reports a hook declared with a signature the framework cannot call.
@@ -196,30 +197,26 @@ func (s *Strategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object
 	s.prepareForUpdate(ctx, obj, old)
 }
 
-// Validate runs the checks declared by field markers, then the Validate hook.
+// Validate validates the object against its kind's schema, as
+// kube-apiserver validates a custom resource (crValidation), then calls the
+// Validate hook.
 func (s *Strategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
-	return append(s.markerErrors(obj), s.validate(ctx, obj)...)
+	var errs field.ErrorList
+	if s.cr != nil {
+		errs = s.cr.validate(ctx, obj)
+	}
+	return append(errs, s.validate(ctx, obj)...)
 }
 
-// ValidateUpdate runs the checks declared by field markers, then the ValidateUpdate hook.
-// With /status served, status is not this endpoint's to change, so its
-// marker errors are left to /status rather than blocking spec edits.
+// ValidateUpdate validates the update against the kind's schema, as
+// kube-apiserver validates a custom resource update (values left unchanged
+// are not re-rejected), then calls the ValidateUpdate hook.
 func (s *Strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
-	errs := s.markerErrors(obj)
-	if s.statusSubresource {
-		errs = errs.Filter(func(e error) bool {
-			fe, ok := e.(*field.Error)
-			return ok && (fe.Field == "status" || strings.HasPrefix(fe.Field, "status."))
-		})
+	var errs field.ErrorList
+	if s.cr != nil {
+		errs = s.cr.validateUpdate(ctx, obj, old, false)
 	}
 	return append(errs, s.validateUpdate(ctx, obj, old)...)
-}
-
-func (s *Strategy) markerErrors(obj runtime.Object) field.ErrorList {
-	if s.validateMarkers == nil {
-		return nil
-	}
-	return s.validateMarkers(obj)
 }
 
 // Canonicalize calls the Canonicalize hook.
@@ -272,13 +269,14 @@ func (s *StatusStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.
 	bumpGeneration(obj, old) // nothing but status changed: keeps the stored generation
 }
 
-// ValidateUpdate runs the checks declared by markers on status fields
-// (metadata is validated by the server; spec is kept from the stored object).
+// ValidateUpdate validates the status against its schema, as kube-apiserver
+// validates a custom resource's /status (spec is kept from the stored
+// object).
 func (s *StatusStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
-	return s.markerErrors(obj).Filter(func(e error) bool {
-		fe, ok := e.(*field.Error)
-		return ok && !(fe.Field == "status" || strings.HasPrefix(fe.Field, "status."))
-	})
+	if s.cr == nil {
+		return nil
+	}
+	return s.cr.validateUpdate(ctx, obj, old, true)
 }
 
 // GetResetFields tells server-side apply that only status is owned here.

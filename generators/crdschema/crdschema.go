@@ -1,0 +1,115 @@
+// Package crdschema computes the OpenAPI v3 schema of every kind as
+// controller-gen would write it in the kind's CustomResourceDefinition:
+// controller-tools' own CRD parser reads the versioned types and their
+// markers, so each marker has controller-gen's meaning (validation, CEL
+// rules, list and map types, defaults). The apiserver validates objects
+// against these schemas with kube-apiserver's custom resource validation.
+package crdschema
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"golang.org/x/tools/go/packages"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/controller-tools/pkg/crd"
+	"sigs.k8s.io/controller-tools/pkg/loader"
+	"sigs.k8s.io/controller-tools/pkg/markers"
+
+	"github.com/apiserver-boot/apiserver-boot/generators/model"
+)
+
+// Schema is the schema of one kind in one version.
+type Schema struct {
+	Group, Version, Kind string
+	// Model is the OpenAPI definition openapi-gen names the kind's type.
+	Model  string
+	Schema *apiextensionsv1.JSONSchemaProps
+}
+
+// Key identifies a schema: "<group>/<version>/<Kind>".
+func (s Schema) Key() string { return s.Group + "/" + s.Version + "/" + s.Kind }
+
+// Generate loads the version packages of api (with env, the package load's
+// environment) and returns the schema of every kind in every version that
+// serves it, sorted by key. Descriptions are left out: the published OpenAPI
+// keeps openapi-gen's documentation.
+func Generate(api *model.API, env []string) ([]Schema, error) {
+	reg := &markers.Registry{}
+	if err := (crd.Generator{}).RegisterMarkers(reg); err != nil {
+		return nil, err
+	}
+	var patterns []string
+	for _, g := range api.Groups {
+		for _, v := range g.Versions {
+			patterns = append(patterns, v.Package)
+		}
+	}
+	if len(patterns) == 0 {
+		return nil, nil
+	}
+	roots, err := loader.LoadRootsWithConfig(&packages.Config{Dir: api.Root, Env: env}, patterns...)
+	if err != nil {
+		return nil, fmt.Errorf("loading the API packages for their schemas: %w", err)
+	}
+	parser := &crd.Parser{Collector: &markers.Collector{Registry: reg}, Checker: &loader.TypeChecker{}}
+	crd.AddKnownTypes(parser)
+	byPath := map[string]*loader.Package{}
+	for _, r := range roots {
+		parser.NeedPackage(r)
+		byPath[r.PkgPath] = r
+	}
+	var out []Schema
+	for _, g := range api.Groups {
+		for _, v := range g.Versions {
+			pkg := byPath[v.Package]
+			if pkg == nil {
+				return nil, fmt.Errorf("%s: not loaded", v.Package)
+			}
+			for _, k := range v.Kinds {
+				ident := crd.TypeIdent{Package: pkg, Name: k.Name}
+				parser.NeedFlattenedSchemaFor(ident)
+				s := parser.FlattenedSchemata[ident]
+				s = *s.DeepCopy()
+				crd.TruncateDescription(&s, 0)
+				if _, ok := s.Properties["metadata"]; ok {
+					// As controller-gen writes it: the server validates metadata itself.
+					s.Properties["metadata"] = apiextensionsv1.JSONSchemaProps{Type: "object"}
+				}
+				out = append(out, Schema{Group: g.FullName, Version: v.Name, Kind: k.Name, Model: v.ModelPackage + "." + k.Name, Schema: &s})
+			}
+		}
+	}
+	if err := rootErrors(roots); err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
+	return out, nil
+}
+
+// rootErrors collects what the CRD parser reported against the packages:
+// markers it could not apply, types it cannot describe. Type-checking errors
+// are left to the Go build, which names them better.
+func rootErrors(roots []*loader.Package) error {
+	var msgs []string
+	seen := map[string]bool{}
+	for _, r := range roots {
+		for _, e := range r.Errors {
+			if e.Kind == packages.TypeError || e.Kind == packages.ListError {
+				continue
+			}
+			msg := e.Error()
+			if !seen[msg] {
+				seen[msg] = true
+				msgs = append(msgs, msg)
+			}
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	sort.Strings(msgs)
+	return errors.New(strings.Join(msgs, "\n"))
+}

@@ -1,0 +1,49 @@
+package generators
+
+import (
+	"encoding/json"
+	"path/filepath"
+
+	"k8s.io/gengo/v2/generator"
+
+	"github.com/apiserver-boot/apiserver-boot/generators/crdschema"
+	"github.com/apiserver-boot/apiserver-boot/generators/driver"
+	"github.com/apiserver-boot/apiserver-boot/internal/files"
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
+	"github.com/apiserver-boot/apiserver-boot/templates"
+)
+
+// schemas writes pkg/apis/zz_generated.schemas.go: the OpenAPI v3 schema of
+// every kind in every version, as controller-gen would write it in a CRD
+// (package crdschema). pkg/apis/zz_generated.register.go hands them to the
+// apiserver, which validates objects against them as kube-apiserver
+// validates custom resources.
+type schemas struct{}
+
+func (schemas) Name() string                 { return "schemas" }
+func (schemas) Packages(api *State) []string { return nil }
+
+// schemaEntry is one schema of the generated file.
+type schemaEntry struct {
+	Key, Model, JSON string
+}
+
+func (schemas) Generate(api *State, _ *generator.Context) ([]files.File, error) {
+	list, err := crdschema.Generate(api.API, driver.LoadEnv())
+	if err != nil {
+		return nil, err
+	}
+	var entries []schemaEntry
+	for _, s := range list {
+		b, err := json.Marshal(s.Schema)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, schemaEntry{Key: s.Key(), Model: s.Model, JSON: string(b)})
+	}
+	b, err := templates.Render("generated/schemas.go.tmpl", map[string]any{"Header": api.Header, "Framework": api.Framework, "Schemas": entries})
+	if err != nil {
+		return nil, err
+	}
+	return []files.File{{Path: filepath.Join(api.Root, project.APIs("zz_generated.schemas.go")), Content: b}}, nil
+}
