@@ -13,14 +13,15 @@ import (
 // layers lists, per package of the CLI's pipeline, the packages of this
 // module it may import: imports run down the layers only (docs/design.md).
 var layers = map[string][]string{
-	"generators":          {"generators/model", "generators/protobuf", "generators/driver", "internal/files", "internal/project", "templates"},
-	"generators/protobuf": {"generators/model", "internal/files", "internal/project", "templates"},
-	"generators/model":    {"internal/project"},
-	"generators/driver":   {"internal/files"},
-	"internal/scaffold":   {"internal/files", "templates"},
-	"internal/files":      {},
-	"internal/project":    {},
-	"internal/gomod":      {"internal/version"},
+	"generators":           {"generators/model", "generators/protobuf", "generators/crdschema", "generators/driver", "internal/files", "internal/project", "templates"},
+	"generators/crdschema": {"generators/model"},
+	"generators/protobuf":  {"generators/model", "internal/files", "internal/project", "templates"},
+	"generators/model":     {"internal/project"},
+	"generators/driver":    {"internal/files"},
+	"internal/scaffold":    {"internal/files", "templates"},
+	"internal/files":       {},
+	"internal/project":     {},
+	"internal/gomod":       {"internal/version"},
 }
 
 type listedPackage struct {

@@ -57,7 +57,7 @@ type UniverseGenerator interface {
 
 // The generators, in the order they run: registered here and nowhere else.
 var (
-	sourceGenerators   = []SourceGenerator{internalTypes{}, registration{}, openAPIMarkers{}, controllerWiring{}}
+	sourceGenerators   = []SourceGenerator{internalTypes{}, registration{}, openAPIDefinitions{}, controllerWiring{}}
 	universeGenerators = []UniverseGenerator{deepcopy{}, conversion{}, defaulter{}, modelNames{}, openAPI{}, schemas{}, protobufMethods{}, compatibility{},
 		applyConfigurations{}, clientset{}, listers{}, informers{}}
 )

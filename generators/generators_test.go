@@ -73,21 +73,6 @@ func TestSourceGeneratorsGolden(t *testing.T) {
 	}
 }
 
-func TestMarkerOnWrongFieldType(t *testing.T) {
-	root := t.TempDir()
-	dir := filepath.Join(root, "pkg", "apis", "shop", "v1")
-	os.MkdirAll(dir, 0o755)
-	os.WriteFile(filepath.Join(dir, "a_types.go"), []byte("package v1\n\n// +resource:path=as\ntype A struct {\n\t// +kubebuilder:validation:MinLength=3\n\tX int `json:\"x\"`\n}\n"), 0o644)
-	api, err := model.LoadAPI(root, &project.Project{Domain: "example.com", Module: "example.com/shop"}, "x", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = markerValidation{}.Generate(&State{API: api})
-	if err == nil || !strings.Contains(err.Error(), "a_types.go:6:2") || !strings.Contains(err.Error(), "does not apply to field X of type int") {
-		t.Fatalf("want an error at the field naming its type, got %v", err)
-	}
-}
-
 // TestStorageVersionPerKind: kinds of one group stored in different versions
 // (wardle's Flunder in v1beta1, Fischer in v1alpha1) each get the internal
 // shape of their own storage version; a type both reach must match.

@@ -1,9 +1,14 @@
 package generators
 
 import (
+	"errors"
+	"fmt"
 	"path"
 	"path/filepath"
+	"sort"
+	"strings"
 
+	"github.com/apiserver-boot/apiserver-boot/generators/model"
 	"github.com/apiserver-boot/apiserver-boot/templates"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/files"
@@ -26,13 +31,24 @@ func (registration) Generate(api *State) ([]files.File, error) {
 		}
 		return err
 	}
+	if err := checkNames(api.API); err != nil {
+		return nil, err
+	}
 	for _, g := range api.Groups {
-		data := map[string]any{"Header": api.Header, "Framework": api.Framework, "Group": g}
+		// The internal package holds copies of the versions' declarations.
+		internalDeclares := map[string]bool{}
+		for _, v := range g.Versions {
+			for name := range v.Declared {
+				internalDeclares[name] = true
+			}
+		}
+		data := map[string]any{"Header": api.Header, "Framework": api.Framework, "Group": g, "KindHelper": !internalDeclares["Kind"]}
 		if err := render(filepath.Join(g.Dir, "zz_generated.register.go"), "generated/internal_register.go.tmpl", data); err != nil {
 			return nil, err
 		}
 		for _, v := range g.Versions {
-			data := map[string]any{"Header": api.Header, "Framework": api.Framework, "Group": g, "Version": v}
+			_, userKind := v.Declared["Kind"]
+			data := map[string]any{"Header": api.Header, "Framework": api.Framework, "Group": g, "Version": v, "KindHelper": !userKind}
 			if err := render(filepath.Join(v.Dir, "zz_generated.register.go"), "generated/versioned_register.go.tmpl", data); err != nil {
 				return nil, err
 			}
@@ -51,6 +67,32 @@ func (registration) Generate(api *State) ([]files.File, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// checkNames refuses types that declare a name the generated registration
+// of their package declares, naming both. The Kind(string) helper is left
+// out where the package declares Kind itself (Gateway API's `type Kind
+// string`); nothing else is optional: clients and listers use the rest.
+func checkNames(api *model.API) error {
+	var errs []string
+	for _, g := range api.Groups {
+		for _, v := range g.Versions {
+			generated := []string{"GroupName", "SchemeGroupVersion", "SchemeBuilder", "localSchemeBuilder", "AddToScheme", "Resource", "addKnownTypes"}
+			for _, k := range v.Kinds {
+				generated = append(generated, k.Strategy, k.Name+"SchemeFns", "SetDefaults_"+k.Name)
+			}
+			for _, name := range generated {
+				if pos, ok := v.Declared[name]; ok {
+					errs = append(errs, fmt.Sprintf("%s: %s is declared by the generated registration of package %s (zz_generated.register.go): rename or remove it (a kubebuilder project declares the scheme builder in groupversion_info.go: leave that file out)", pos, name, v.Name))
+				}
+			}
+		}
+	}
+	sort.Strings(errs)
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "\n"))
+	}
+	return nil
 }
 
 // controllerWiring writes, for every controller, the code that feeds its

@@ -1,15 +1,11 @@
 package generators
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/driver"
-	"github.com/apiserver-boot/apiserver-boot/generators/model"
-	crdmarkers "sigs.k8s.io/controller-tools/pkg/crd/markers"
-	"sigs.k8s.io/controller-tools/pkg/markers"
 
 	"golang.org/x/tools/go/packages"
 	"k8s.io/gengo/v2"
@@ -58,9 +54,6 @@ func loadUniverse(api *State) (*generator.Context, error) {
 	}
 	c, err := generator.NewContext(p, namer.NameSystems{}, "")
 	if err != nil {
-		return nil, err
-	}
-	if err := rewriteDefaults(c.Universe, api.versionPackages()); err != nil {
 		return nil, err
 	}
 	rewriteObjectMarkers(c.Universe, api.apiPackages())
@@ -126,45 +119,6 @@ func contextFor(base *generator.Context, nameSystems namer.NameSystems, defaultS
 	out := &memoryFiles{}
 	c.FileTypes = map[string]generator.FileType{generator.GoFileType: out}
 	return &c, out
-}
-
-// rewriteDefaults adds, next to every +kubebuilder:default=<value> on a field
-// of a versioned type, the +default=<json> that defaulter-gen (server-side
-// defaulting) and openapi-gen (the schema's default) read. The rewrite is in
-// memory, on the universe every generator shares.
-func rewriteDefaults(u types.Universe, pkgs []string) error {
-	for _, path := range pkgs {
-		pkg := u.Package(path)
-		for _, t := range pkg.Types {
-			for i := range t.Members {
-				m := &t.Members[i]
-				for _, line := range m.CommentLines {
-					text := strings.TrimSpace(line)
-					if !strings.HasPrefix(text, "+kubebuilder:default") {
-						continue
-					}
-					def := model.Registry.Lookup(text, markers.DescribesField)
-					if def == nil {
-						continue
-					}
-					v, err := def.Parse(text)
-					if err != nil {
-						return fmt.Errorf("%s.%s: %s: %w", t.Name, m.Name, text, err)
-					}
-					d, ok := v.(crdmarkers.Default)
-					if !ok {
-						continue
-					}
-					js, err := json.Marshal(d.Value)
-					if err != nil {
-						return err
-					}
-					m.CommentLines = append(m.CommentLines, "+default="+string(js))
-				}
-			}
-		}
-	}
-	return nil
 }
 
 // rewriteObjectMarkers gives deepcopy-gen controller-gen's object markers in

@@ -68,6 +68,9 @@ type Version struct {
 	Files    []*ast.File // hand-written files (no zz_generated)
 	// Warnings are markers read and ignored, for the run's warnings.
 	Warnings []string
+	// Declared are the package-level identifiers of the hand-written files,
+	// where each is declared: generated code must not declare them again.
+	Declared map[string]token.Position
 	Types    map[string]*TypeDecl
 	// ModelPackage is the +k8s:openapi-model-package of the version, if any.
 	ModelPackage string
@@ -216,6 +219,12 @@ func (v *Version) load() error {
 			return err
 		}
 		v.Files = append(v.Files, f)
+	}
+	v.Declared = map[string]token.Position{}
+	for _, f := range v.Files {
+		for name, pos := range declared(f) {
+			v.Declared[name] = v.Fset.Position(pos)
+		}
 	}
 	for _, f := range v.Files {
 		for _, l := range commentLines(v.Fset, f.Doc) {
@@ -524,4 +533,32 @@ func (api *API) Describe(p *project.Project) {
 			r.Subresources = append(r.Subresources, sub.Path)
 		}
 	}
+}
+
+// declared returns the package-level identifiers a file declares (methods
+// and init functions are not package-level names).
+func declared(f *ast.File) map[string]token.Pos {
+	out := map[string]token.Pos{}
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Recv == nil && d.Name.Name != "init" {
+				out[d.Name.Name] = d.Name.Pos()
+			}
+		case *ast.GenDecl:
+			for _, spec := range d.Specs {
+				switch s := spec.(type) {
+				case *ast.TypeSpec:
+					out[s.Name.Name] = s.Name.Pos()
+				case *ast.ValueSpec:
+					for _, n := range s.Names {
+						if n.Name != "_" {
+							out[n.Name] = n.Pos()
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
 }

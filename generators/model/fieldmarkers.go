@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	crdmarkers "sigs.k8s.io/controller-tools/pkg/crd/markers"
 	"sigs.k8s.io/controller-tools/pkg/markers"
 )
 
@@ -159,67 +158,6 @@ func levenshtein(a, b string) int {
 		prev = cur
 	}
 	return prev[len(b)]
-}
-
-// Default is `+kubebuilder:default=<value>`.
-type Default struct{ Value any }
-
-// FieldMarkers are the markers of one struct field.
-type FieldMarkers struct {
-	Minimum, Maximum     *float64
-	Pattern              *string
-	Enum                 []any
-	MinLength, MaxLength *int
-	MinItems, MaxItems   *int
-	Required, Optional   bool
-	Default              *Default
-}
-
-// Empty tells whether the field has no markers.
-func (m FieldMarkers) Empty() bool {
-	return m.Minimum == nil && m.Maximum == nil && m.Pattern == nil && m.Enum == nil && m.MinLength == nil &&
-		m.MaxLength == nil && m.MinItems == nil && m.MaxItems == nil && !m.Required && m.Default == nil
-}
-
-func fieldMarkers(vals map[string]any) FieldMarkers {
-	var m FieldMarkers
-	for name, v := range vals {
-		switch v := v.(type) {
-		case crdmarkers.Minimum:
-			f := float64(v)
-			m.Minimum = &f
-		case crdmarkers.Maximum:
-			f := float64(v)
-			m.Maximum = &f
-		case crdmarkers.Pattern:
-			s := string(v)
-			m.Pattern = &s
-		case crdmarkers.Enum:
-			m.Enum = v
-		case crdmarkers.MinLength:
-			n := int(v)
-			m.MinLength = &n
-		case crdmarkers.MaxLength:
-			n := int(v)
-			m.MaxLength = &n
-		case crdmarkers.MinItems:
-			n := int(v)
-			m.MinItems = &n
-		case crdmarkers.MaxItems:
-			n := int(v)
-			m.MaxItems = &n
-		case crdmarkers.Default:
-			d := Default{Value: v.Value}
-			m.Default = &d
-		}
-		switch name {
-		case "kubebuilder:validation:Required", "required", "k8s:required":
-			m.Required = true
-		case "kubebuilder:validation:Optional":
-			m.Optional = true // +optional and +k8s:optional: openapi-gen reads them itself
-		}
-	}
-	return m
 }
 
 // commentLines returns the marker lines of comment groups with their positions.

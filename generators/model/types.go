@@ -29,7 +29,6 @@ type Field struct {
 	// OmitEmpty: a zero value is absent from the JSON, so its checks do not apply.
 	OmitEmpty bool
 	Type      ast.Expr
-	Markers   FieldMarkers
 	Pos       token.Position
 }
 
@@ -141,8 +140,9 @@ func (v *Version) collectTypes(f *ast.File, typesFile bool) error {
 						return err
 					}
 				}
-				vals, err := markerValues(v.Fset, markers.DescribesField, fieldGroups...)
-				if err != nil {
+				// Field markers are parsed here to report a malformed one at
+				// its line; their meaning is the schema's (crdschema).
+				if _, err := markerValues(v.Fset, markers.DescribesField, fieldGroups...); err != nil {
 					return err
 				}
 				name, inline, skip := jsonName(af)
@@ -157,7 +157,7 @@ func (v *Version) collectTypes(f *ast.File, typesFile bool) error {
 				}
 				td.Fields = append(td.Fields, &Field{
 					GoName: goName, JSONName: name, Inline: inline, Type: af.Type, OmitEmpty: omitEmpty(af),
-					Markers: fieldMarkers(vals), Pos: v.Fset.Position(af.Pos()),
+					Pos: v.Fset.Position(af.Pos()),
 				})
 			}
 		}

@@ -276,9 +276,11 @@ func Run(ctx context.Context, cfg Config, o *Options) error {
 	serverConfig.EffectiveVersion = kubeShapedVersion{basecompatibility.NewEffectiveVersionFromString(baseversion.DefaultKubeBinaryVersion, "", "")}
 	serverConfig.FeatureGate = utilfeature.DefaultFeatureGate
 	namer := openapi.NewDefinitionNamer(scheme)
-	serverConfig.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(cfg.OpenAPIDefinitions, namer)
+	// What the schemas enforce is what the OpenAPI publishes.
+	definitions := WithSchemas(cfg.OpenAPIDefinitions, cfg.Groups)
+	serverConfig.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(definitions, namer)
 	serverConfig.OpenAPIConfig.Info.Title = cfg.Name
-	serverConfig.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(cfg.OpenAPIDefinitions, namer)
+	serverConfig.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(definitions, namer)
 	serverConfig.OpenAPIV3Config.Info.Title = cfg.Name
 
 	if err := o.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{netutils.ParseIPSloppy("127.0.0.1")}); err != nil {

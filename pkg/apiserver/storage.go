@@ -79,6 +79,13 @@ func newStorage(r *builders.Resource, group string, scheme *runtime.Scheme, opts
 	if err != nil {
 		return nil, err
 	}
+	if len(r.Schemas) > 0 {
+		v, err := newCRValidation(scheme, schema.GroupKind{Group: group, Kind: r.Kind}, r.Namespaced, r.StatusSubresource, r.Scale, r.StorageVersion, r.Schemas)
+		if err != nil {
+			return nil, err
+		}
+		strategy.SetSchemaValidation(v)
+	}
 	gr := schema.GroupResource{Group: group, Resource: r.Plural}
 	table, err := newTableConvertor(r)
 	if err != nil {

@@ -127,12 +127,7 @@ type Scale struct {
 func NewResource[T runtime.Object](r Resource, hooks any) *Resource {
 	r.hooks = hooks
 	r.strategy = func(scheme *runtime.Scheme, group string) (*Strategy, error) {
-		s, err := newStrategy[T](scheme, schema.GroupResource{Group: group, Resource: r.Plural}, r.Namespaced, r.StatusSubresource, r.Versions, hooks)
-		if err != nil || len(r.Schemas) == 0 {
-			return s, err
-		}
-		s.cr, err = newCRValidation(scheme, schema.GroupKind{Group: group, Kind: r.Kind}, r.Namespaced, r.StatusSubresource, r.Scale, r.StorageVersion, r.Schemas)
-		return s, err
+		return newStrategy[T](scheme, schema.GroupResource{Group: group, Resource: r.Plural}, r.Namespaced, r.StatusSubresource, r.Versions, hooks)
 	}
 	return &r
 }

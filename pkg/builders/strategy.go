@@ -65,8 +65,8 @@ type Strategy struct {
 	validate         func(context.Context, runtime.Object) field.ErrorList
 	validateUpdate   func(ctx context.Context, obj, old runtime.Object) field.ErrorList
 	canonicalize     func(runtime.Object)
-	// cr validates objects against the kind's schemas; nil without schemas.
-	cr *crValidation
+	// schema validates objects against the kind's schemas; nil without.
+	schema SchemaValidation
 }
 
 // hookError reports a hook declared with a signature the framework cannot call.
@@ -198,12 +198,12 @@ func (s *Strategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object
 }
 
 // Validate validates the object against its kind's schema, as
-// kube-apiserver validates a custom resource (crValidation), then calls the
-// Validate hook.
+// kube-apiserver validates a custom resource (SchemaValidation), then calls
+// the Validate hook.
 func (s *Strategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
 	var errs field.ErrorList
-	if s.cr != nil {
-		errs = s.cr.validate(ctx, obj)
+	if s.schema != nil {
+		errs = s.schema.Validate(ctx, obj)
 	}
 	return append(errs, s.validate(ctx, obj)...)
 }
@@ -213,8 +213,8 @@ func (s *Strategy) Validate(ctx context.Context, obj runtime.Object) field.Error
 // are not re-rejected), then calls the ValidateUpdate hook.
 func (s *Strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
 	var errs field.ErrorList
-	if s.cr != nil {
-		errs = s.cr.validateUpdate(ctx, obj, old, false)
+	if s.schema != nil {
+		errs = s.schema.ValidateUpdate(ctx, obj, old)
 	}
 	return append(errs, s.validateUpdate(ctx, obj, old)...)
 }
@@ -273,10 +273,10 @@ func (s *StatusStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.
 // validates a custom resource's /status (spec is kept from the stored
 // object).
 func (s *StatusStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
-	if s.cr == nil {
+	if s.schema == nil {
 		return nil
 	}
-	return s.cr.validateUpdate(ctx, obj, old, true)
+	return s.schema.ValidateStatusUpdate(ctx, obj, old)
 }
 
 // GetResetFields tells server-side apply that only status is owned here.

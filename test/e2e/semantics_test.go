@@ -101,9 +101,10 @@ func TestResourceSemantics(t *testing.T) {
 		}
 		r := kubectlApplyStdin(t, "create", "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: bad\nspec:\n  replicas: 15\n  image: redis\n  cronSpec: '* *'\n")
 		for _, want := range []string{
-			"spec.replicas: Invalid value: 15: must be less than or equal to 10",
+			// kube-apiserver's own words for a custom resource.
+			"spec.replicas: Invalid value: 15: spec.replicas in body should be less than or equal to 10",
 			`spec.image: Unsupported value: "redis": supported values: "busybox", "nginx"`,
-			`spec.cronSpec: Invalid value: "* *": must be at least 9 characters long`,
+			`spec.cronSpec: Invalid value: "* *": spec.cronSpec in body should be at least 9 chars long`,
 		} {
 			if r.err == nil || !strings.Contains(r.stderr, want) {
 				t.Errorf("want %q, got err=%v stderr=%s", want, r.err, r.stderr)

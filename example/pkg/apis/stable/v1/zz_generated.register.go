@@ -77,8 +77,11 @@ type CalendarSchemeFns struct {
 	builders.DefaultSchemeFns
 }
 
-// SetDefaults_Calendar applies CalendarSchemeFns.DefaultingFunction; defaulter-gen registers it.
+// SetDefaults_Calendar applies the defaults of the schema
+// (+kubebuilder:default markers), then CalendarSchemeFns.DefaultingFunction;
+// defaulter-gen registers it.
 func SetDefaults_Calendar(obj *Calendar) {
+	builders.ApplySchemaDefaults(obj)
 	(&CalendarSchemeFns{}).DefaultingFunction(obj)
 }
 
@@ -95,7 +98,10 @@ type CronTabSchemeFns struct {
 	builders.DefaultSchemeFns
 }
 
-// SetDefaults_CronTab applies CronTabSchemeFns.DefaultingFunction; defaulter-gen registers it.
+// SetDefaults_CronTab applies the defaults of the schema
+// (+kubebuilder:default markers), then CronTabSchemeFns.DefaultingFunction;
+// defaulter-gen registers it.
 func SetDefaults_CronTab(obj *CronTab) {
+	builders.ApplySchemaDefaults(obj)
 	(&CronTabSchemeFns{}).DefaultingFunction(obj)
 }

@@ -75,7 +75,10 @@ type CronTabSchemeFns struct {
 	builders.DefaultSchemeFns
 }
 
-// SetDefaults_CronTab applies CronTabSchemeFns.DefaultingFunction; defaulter-gen registers it.
+// SetDefaults_CronTab applies the defaults of the schema
+// (+kubebuilder:default markers), then CronTabSchemeFns.DefaultingFunction;
+// defaulter-gen registers it.
 func SetDefaults_CronTab(obj *CronTab) {
+	builders.ApplySchemaDefaults(obj)
 	(&CronTabSchemeFns{}).DefaultingFunction(obj)
 }

@@ -1,15 +1,31 @@
-package builders
+package apiserver
 
 import (
 	"context"
 	"strings"
 	"testing"
 
+	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/endpoints/request"
 )
+
+type widgetSpec struct {
+	Size int `json:"size"`
+}
+type widgetStatus struct {
+	Ready bool `json:"ready"`
+}
+type widget struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              widgetSpec   `json:"spec"`
+	Status            widgetStatus `json:"status"`
+}
+
+func (w *widget) DeepCopyObject() runtime.Object { c := *w; return &c }
 
 // widgetSchema is what controller-gen writes for widget with
 // +kubebuilder:validation:Maximum=10 on size and two CEL rules on spec, one
@@ -28,7 +44,7 @@ func widgetValidation(t *testing.T) (*crValidation, context.Context) {
 	gv := schema.GroupVersion{Group: "example.com", Version: "v1"}
 	scheme.AddKnownTypeWithName(gv.WithKind("Widget"), &widget{})
 	scheme.AddKnownTypeWithName(schema.GroupVersion{Group: "example.com", Version: runtime.APIVersionInternal}.WithKind("Widget"), &widget{})
-	v, err := newCRValidation(scheme, schema.GroupKind{Group: "example.com", Kind: "Widget"}, true, true, nil, "v1", map[string]Schema{"v1": {OpenAPIV3: widgetSchema}})
+	v, err := newCRValidation(scheme, schema.GroupKind{Group: "example.com", Kind: "Widget"}, true, true, nil, "v1", map[string]builders.Schema{"v1": {OpenAPIV3: widgetSchema}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,10 +68,10 @@ func errorText(errs []error) string {
 // checked with kube-apiserver's own custom resource validation.
 func TestSchemaValidationAsCRDs(t *testing.T) {
 	v, ctx := widgetValidation(t)
-	if errs := v.validate(ctx, newWidget("ok", 4)); len(errs) != 0 {
+	if errs := v.Validate(ctx, newWidget("ok", 4)); len(errs) != 0 {
 		t.Errorf("a valid widget: %v", errs.ToAggregate())
 	}
-	got := errorText(v.validate(ctx, newWidget("Bad_Name", 15)).ToAggregate().Errors())
+	got := errorText(v.Validate(ctx, newWidget("Bad_Name", 15)).ToAggregate().Errors())
 	for _, want := range []string{
 		`metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain`,
 		"spec.size: Invalid value: 15: spec.size in body should be less than or equal to 10",
@@ -74,13 +90,51 @@ func TestSchemaValidationRatchets(t *testing.T) {
 	stored := newWidget("w", 15) // stored before the maximum was added
 	relabelled := newWidget("w", 15)
 	relabelled.Labels = map[string]string{"a": "b"}
-	if errs := v.validateUpdate(ctx, relabelled, stored, false); len(errs) != 0 {
+	if errs := v.ValidateUpdate(ctx, relabelled, stored); len(errs) != 0 {
 		t.Errorf("an unchanged invalid size must not be re-rejected: %v", errs.ToAggregate())
 	}
-	if errs := v.validateUpdate(ctx, newWidget("w", 13), stored, false); !strings.Contains(errorText(errs.ToAggregate().Errors()), "should be less than or equal to 10") {
+	if errs := v.ValidateUpdate(ctx, newWidget("w", 13), stored); !strings.Contains(errorText(errs.ToAggregate().Errors()), "should be less than or equal to 10") {
 		t.Errorf("a changed invalid size: want the maximum error, got %v", errs.ToAggregate())
 	}
-	if errs := v.validateUpdate(ctx, newWidget("w", 2), newWidget("w", 4), false); !strings.Contains(errorText(errs.ToAggregate().Errors()), "spec: Forbidden: size may not shrink") {
+	if errs := v.ValidateUpdate(ctx, newWidget("w", 2), newWidget("w", 4)); !strings.Contains(errorText(errs.ToAggregate().Errors()), "spec: Forbidden: size may not shrink") {
 		t.Errorf("transition rule: want %q, got %v", "size may not shrink", errs.ToAggregate())
+	}
+}
+
+type gadgetSpec struct {
+	Mode  *string `json:"mode,omitempty"`
+	Ports []int   `json:"ports,omitempty"`
+	Size  int     `json:"size"`
+}
+type gadget struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              gadgetSpec `json:"spec,omitempty"`
+}
+
+func (g *gadget) DeepCopyObject() runtime.Object { c := *g; return &c }
+
+// TestSchemaDefaults: a schema's defaults fill what the object's encoding
+// leaves out, as a CRD's do; what is set stays.
+func TestSchemaDefaults(t *testing.T) {
+	scheme := runtime.NewScheme()
+	gk := schema.GroupKind{Group: "example.com", Kind: "Gadget"}
+	scheme.AddKnownTypeWithName(gk.WithVersion("v1"), &gadget{})
+	scheme.AddKnownTypeWithName(gk.WithVersion(runtime.APIVersionInternal), &gadget{})
+	const s = `{"type":"object","properties":{"metadata":{"type":"object"},"spec":{"type":"object","properties":{
+		"mode":{"type":"string","default":"auto"},"ports":{"type":"array","items":{"type":"integer"},"default":[80]},"size":{"type":"integer","default":3}}}}}`
+	if _, err := newCRValidation(scheme, gk, true, false, nil, "v1", map[string]builders.Schema{"v1": {OpenAPIV3: s}}); err != nil {
+		t.Fatal(err)
+	}
+	g := &gadget{}
+	builders.ApplySchemaDefaults(g)
+	if g.Spec.Mode == nil || *g.Spec.Mode != "auto" || len(g.Spec.Ports) != 1 || g.Spec.Ports[0] != 80 || g.Spec.Size != 0 {
+		t.Errorf("defaults: %+v (size is always encoded, so never defaulted)", g.Spec)
+	}
+	manual := "manual"
+	g = &gadget{Spec: gadgetSpec{Mode: &manual, Ports: []int{443}}}
+	builders.ApplySchemaDefaults(g)
+	if *g.Spec.Mode != "manual" || g.Spec.Ports[0] != 443 {
+		t.Errorf("set values must stay: %+v", g.Spec)
 	}
 }

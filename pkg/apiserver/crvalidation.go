@@ -1,0 +1,171 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/endpoints/request"
+)
+
+// crValidation validates the objects of one kind exactly as kube-apiserver
+// validates custom resources: k8s.io/apiextensions-apiserver's own strategy
+// (object metadata as a DNS subdomain name, the schema, list sets and maps,
+// x-kubernetes-validations CEL rules within the Kubernetes cost limits, and
+// ratcheting on update: a value left unchanged is not re-rejected), run on
+// the object in the version it was sent in.
+type crValidation struct {
+	scheme   *runtime.Scheme
+	group    string
+	storage  string
+	versions map[string]*crVersion
+}
+
+type crVersion struct {
+	gvk    schema.GroupVersionKind
+	main   validator
+	status validator
+}
+
+// validator is what crValidation uses of the custom resource strategies.
+type validator interface {
+	Validate(ctx context.Context, obj runtime.Object) field.ErrorList
+	ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList
+}
+
+// newCRValidation compiles the schemas of a kind (CEL programs included)
+// once, at start-up.
+func newCRValidation(scheme *runtime.Scheme, gk schema.GroupKind, namespaced, status bool, scale *builders.Scale, storage string, schemas map[string]builders.Schema) (*crValidation, error) {
+	v := &crValidation{scheme: scheme, group: gk.Group, storage: storage, versions: map[string]*crVersion{}}
+	for version, s := range schemas {
+		gvk := gk.WithVersion(version)
+		var props apiextensionsv1.JSONSchemaProps
+		if err := json.Unmarshal([]byte(s.OpenAPIV3), &props); err != nil {
+			return nil, fmt.Errorf("%s: schema: %w", gvk, err)
+		}
+		internal := &apiextensions.JSONSchemaProps{}
+		if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&props, internal, nil); err != nil {
+			return nil, fmt.Errorf("%s: schema: %w", gvk, err)
+		}
+		structural, err := structuralschema.NewStructural(internal)
+		if err != nil {
+			return nil, fmt.Errorf("%s: schema is not structural: %w", gvk, err)
+		}
+		versioned, err := scheme.New(gvk)
+		if err != nil {
+			return nil, err
+		}
+		if err := registerSchemaDefaults(versioned, structural); err != nil {
+			return nil, fmt.Errorf("%s: defaults: %w", gvk, err)
+		}
+		schemaValidator, _, err := apiextensionsvalidation.NewSchemaValidator(internal)
+		if err != nil {
+			return nil, fmt.Errorf("%s: schema: %w", gvk, err)
+		}
+		var statusSpec *apiextensions.CustomResourceSubresourceStatus
+		var statusValidator apiextensionsvalidation.SchemaValidator
+		if status {
+			statusSpec = &apiextensions.CustomResourceSubresourceStatus{}
+			if st, ok := internal.Properties["status"]; ok {
+				if statusValidator, _, err = apiextensionsvalidation.NewSchemaValidator(&st); err != nil {
+					return nil, fmt.Errorf("%s: status schema: %w", gvk, err)
+				}
+			}
+		}
+		var scaleSpec *apiextensions.CustomResourceSubresourceScale
+		if scale != nil {
+			scaleSpec = &apiextensions.CustomResourceSubresourceScale{SpecReplicasPath: scale.SpecReplicasPath, StatusReplicasPath: scale.StatusReplicasPath}
+			if scale.LabelSelectorPath != "" {
+				p := scale.LabelSelectorPath
+				scaleSpec.LabelSelectorPath = &p
+			}
+		}
+		// The CEL programs of the schema's x-kubernetes-validations are
+		// compiled here, once.
+		main := customresource.NewStrategy(scheme, namespaced, gvk, schemaValidator, statusValidator, structural, statusSpec, scaleSpec, nil)
+		cv := &crVersion{gvk: gvk, main: main}
+		if status {
+			cv.status = customresource.NewStatusStrategy(main)
+		}
+		v.versions[version] = cv
+	}
+	return v, nil
+}
+
+// version picks the version an object is validated in: the request's, or
+// the storage version for calls from within the server.
+func (v *crValidation) version(ctx context.Context) *crVersion {
+	if info, ok := request.RequestInfoFrom(ctx); ok && info.APIGroup == v.group {
+		if cv := v.versions[info.APIVersion]; cv != nil {
+			return cv
+		}
+	}
+	return v.versions[v.storage]
+}
+
+// unstructured converts an internal object into its form in gvk.
+func (v *crValidation) unstructured(obj runtime.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
+	out, err := v.scheme.ConvertToVersion(obj, gvk.GroupVersion())
+	if err != nil {
+		return nil, err
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(out)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
+
+// Validate validates a new object.
+func (v *crValidation) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
+	cv := v.version(ctx)
+	if cv == nil {
+		return nil
+	}
+	u, err := v.unstructured(obj, cv.gvk)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	return cv.main.Validate(ctx, u)
+}
+
+// ValidateUpdate validates an update of the main resource.
+func (v *crValidation) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+	return v.validateUpdate(ctx, obj, old, false)
+}
+
+// ValidateStatusUpdate validates an update through /status.
+func (v *crValidation) ValidateStatusUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+	return v.validateUpdate(ctx, obj, old, true)
+}
+
+func (v *crValidation) validateUpdate(ctx context.Context, obj, old runtime.Object, status bool) field.ErrorList {
+	cv := v.version(ctx)
+	if cv == nil {
+		return nil
+	}
+	u, err := v.unstructured(obj, cv.gvk)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	uOld, err := v.unstructured(old, cv.gvk)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	if status && cv.status != nil {
+		return cv.status.ValidateUpdate(ctx, u, uOld)
+	}
+	return cv.main.ValidateUpdate(ctx, u, uOld)
+}
