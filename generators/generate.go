@@ -241,13 +241,79 @@ func runUniverseGenerators(api *State) ([]files.File, error) {
 	api.reads = mainModuleReads(api, c)
 	var generated []files.File
 	for _, g := range universeGenerators {
-		out, err := g.Generate(api, c)
+		out, err := guarded(api, func() ([]files.File, error) { return g.Generate(api, c) })
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", g.Name(), err)
 		}
 		generated = append(generated, out...)
 	}
 	return generated, nil
+}
+
+// klogExit is what klog.OsExit panics with while a generator runs.
+type klogExit struct{}
+
+// guarded runs an upstream generator so that it cannot end the process: the
+// code generators of k8s.io/code-generator and kube-openapi stop on what
+// they cannot generate with klog.Fatalf, which exits. Here klog's exit
+// panics instead, and the message becomes an error naming the type, and its
+// file:line when it is one of the project's.
+func guarded(api *State, run func() ([]files.File, error)) (out []files.File, err error) {
+	var buf bytes.Buffer
+	klog.SetOutput(&buf)
+	exit := klog.OsExit
+	klog.OsExit = func(int) { panic(klogExit{}) }
+	// klog.Fatalf also dumps the goroutines on os.Stderr, before exiting.
+	stderr := os.Stderr
+	if f, ferr := os.CreateTemp("", "apiserver-boot-klog-*"); ferr == nil {
+		os.Stderr = f
+		defer os.Remove(f.Name())
+		defer f.Close()
+	}
+	defer func() {
+		os.Stderr = stderr
+		klog.OsExit = exit
+		klog.SetOutput(io.Discard)
+		if r := recover(); r != nil {
+			if _, ok := r.(klogExit); !ok {
+				panic(r)
+			}
+			out, err = nil, fatalError(api.API, buf.String())
+		}
+	}()
+	return run()
+}
+
+// klogLine matches a klog line: "F1123 03:43:09.333807   27901 deepcopy.go:882] message".
+var klogLine = regexp.MustCompile(`(?m)^F\d{4} [\d:.]+\s+\d+ [^ ]+\] (.*)$`)
+
+// fatalError turns what a generator logged before exiting into an error,
+// adding where the project declares the types it names.
+func fatalError(api *model.API, logged string) error {
+	msg := strings.TrimSpace(logged)
+	if m := klogLine.FindAllStringSubmatch(logged, -1); len(m) > 0 {
+		msg = m[len(m)-1][1]
+	}
+	// The types it names are "<import path>.<Type>", of a version package
+	// or of an internal one (copied from the versions).
+	var where []string
+	seen := map[string]bool{}
+	for _, g := range api.Groups {
+		for _, v := range g.Versions {
+			for _, pkg := range []string{v.Package, g.Package} {
+				for _, m := range regexp.MustCompile(regexp.QuoteMeta(pkg)+`\.([A-Za-z_]\w*)`).FindAllStringSubmatch(msg, -1) {
+					if pos, ok := v.Declared[m[1]]; ok && !seen[pos.String()] {
+						seen[pos.String()] = true
+						where = append(where, fmt.Sprintf("%s: %s", pos, m[1]))
+					}
+				}
+			}
+		}
+	}
+	if len(where) > 0 {
+		return fmt.Errorf("%s (declared at %s)", msg, strings.Join(where, ", "))
+	}
+	return errors.New(msg)
 }
 
 // mainModuleReads lists the folders, relative to the project, of the

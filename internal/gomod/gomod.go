@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -103,4 +104,25 @@ func MergeSum(a, b []byte) []byte {
 	}
 	sort.Strings(out)
 	return []byte(strings.Join(out, "\n") + "\n")
+}
+
+// Upgrade returns the go.mod and go.sum of the project at root with the
+// framework's requirements (go.mod framework, go.sum frameworkSum) merged
+// in, as init merges them, and whether that changes them: after an upgrade
+// of apiserver-boot, the project requires what the new framework needs.
+func Upgrade(root string, framework, frameworkSum []byte, info version.Info) (mod, sum []byte, changed bool, err error) {
+	existing, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return nil, nil, false, err
+	}
+	f, err := modfile.ParseLax("go.mod", existing, nil)
+	if err != nil || f.Module == nil {
+		return nil, nil, false, fmt.Errorf("go.mod: no module statement: %v", err)
+	}
+	if mod, err = Merge(existing, framework, f.Module.Mod.Path, root, info); err != nil {
+		return nil, nil, false, err
+	}
+	oldSum, _ := os.ReadFile(filepath.Join(root, "go.sum"))
+	sum = MergeSum(oldSum, frameworkSum)
+	return mod, sum, !bytes.Equal(mod, existing) || !bytes.Equal(sum, oldSum), nil
 }

@@ -1,6 +1,8 @@
 package gomod
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -105,5 +107,24 @@ func TestMergeSum(t *testing.T) {
 	b := "a v1 h1:y=\n\nc v1 h1:z=\n"
 	if got, want := string(MergeSum([]byte(a), []byte(b))), "a v1 h1:y=\nb v1 h1:x=\nc v1 h1:z=\n"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestUpgrade: a project made by an older apiserver-boot gains what the
+// framework now requires; a project in step is left as it is.
+func TestUpgrade(t *testing.T) {
+	root := t.TempDir()
+	old := "module example.com/shop\n\ngo 1.26.0\n\nrequire k8s.io/api v0.37.2\n"
+	os.WriteFile(filepath.Join(root, "go.mod"), []byte(old), 0o644)
+	os.WriteFile(filepath.Join(root, "go.sum"), []byte("k8s.io/api v0.37.2 h1:a=\n"), 0o644)
+	fw := framework + "require k8s.io/apiextensions-apiserver v0.37.2\n"
+	mod, sum, changed, err := Upgrade(root, []byte(fw), []byte("k8s.io/apiextensions-apiserver v0.37.2 h1:b=\n"), version.Info{Version: "v0.4.0"})
+	if err != nil || !changed || requires(t, mod)["k8s.io/apiextensions-apiserver"] != "v0.37.2" || !strings.Contains(string(sum), "k8s.io/api v0.37.2 h1:a=\nk8s.io/apiextensions-apiserver") {
+		t.Fatalf("changed=%v err=%v\n%s\n%s", changed, err, mod, sum)
+	}
+	os.WriteFile(filepath.Join(root, "go.mod"), mod, 0o644)
+	os.WriteFile(filepath.Join(root, "go.sum"), sum, 0o644)
+	if _, _, changed, err := Upgrade(root, []byte(fw), []byte("k8s.io/apiextensions-apiserver v0.37.2 h1:b=\n"), version.Info{Version: "v0.4.0"}); err != nil || changed {
+		t.Errorf("in step: changed=%v err=%v", changed, err)
 	}
 }

@@ -1,0 +1,264 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// gatewayAPI is the release of sigs.k8s.io/gateway-api served from its own
+// types and compared with its own CRDs.
+const gatewayAPI = "sigs.k8s.io/gateway-api@v1.6.3"
+
+// gatewayViolations break the schema or a CEL rule of Gateway API's
+// standard channel; each is applied to a valid object of its kind (the
+// "base" documents below), as a JSON merge patch.
+var gatewayViolations = []struct {
+	name, kind, patch string
+}{
+	{"gateway without listeners", "Gateway", `{"spec":{"listeners":[]}}`},
+	{"listener port 0", "Gateway", `{"spec":{"listeners":[{"name":"http","protocol":"HTTP","port":0}]}}`},
+	{"listener port 70000", "Gateway", `{"spec":{"listeners":[{"name":"http","protocol":"HTTP","port":70000}]}}`},
+	{"listener name not a DNS label", "Gateway", `{"spec":{"listeners":[{"name":"Not_A_Label","protocol":"HTTP","port":80}]}}`},
+	{"duplicate listener names", "Gateway", `{"spec":{"listeners":[{"name":"a","protocol":"HTTP","port":80},{"name":"a","protocol":"HTTP","port":81}]}}`},
+	{"hostname with a port", "Gateway", `{"spec":{"listeners":[{"name":"a","protocol":"HTTP","port":80,"hostname":"example.com:80"}]}}`},
+	{"TLS on an HTTP listener", "Gateway", `{"spec":{"listeners":[{"name":"a","protocol":"HTTP","port":80,"tls":{"mode":"Terminate","certificateRefs":[{"name":"c"}]}}]}}`},
+	{"HTTPS listener without TLS", "Gateway", `{"spec":{"listeners":[{"name":"a","protocol":"HTTPS","port":443}]}}`},
+	{"gatewayClassName empty", "Gateway", `{"spec":{"gatewayClassName":""}}`},
+	{"allowedRoutes from Selector without selector", "Gateway", `{"spec":{"listeners":[{"name":"a","protocol":"HTTP","port":80,"allowedRoutes":{"namespaces":{"from":"Selector"}}}]}}`},
+	{"allowedRoutes from unknown", "Gateway", `{"spec":{"listeners":[{"name":"a","protocol":"HTTP","port":80,"allowedRoutes":{"namespaces":{"from":"Everywhere"}}}]}}`},
+	{"controllerName without a path", "GatewayClass", `{"spec":{"controllerName":"example.com"}}`},
+	{"controllerName empty", "GatewayClass", `{"spec":{"controllerName":""}}`},
+	{"description too long", "GatewayClass", `{"spec":{"description":"` + strings.Repeat("x", 65) + `"}}`},
+	{"path not absolute", "HTTPRoute", `{"spec":{"rules":[{"matches":[{"path":{"type":"PathPrefix","value":"foo"}}]}]}}`},
+	{"path type unknown", "HTTPRoute", `{"spec":{"rules":[{"matches":[{"path":{"type":"Glob","value":"/"}}]}]}}`},
+	{"exact path with //", "HTTPRoute", `{"spec":{"rules":[{"matches":[{"path":{"type":"Exact","value":"/a//b"}}]}]}}`},
+	{"17 rules", "HTTPRoute", `{"spec":{"rules":[` + strings.TrimSuffix(strings.Repeat(`{"backendRefs":[{"name":"s","port":80}]},`, 17), ",") + `]}}`},
+	{"backend port missing for a Service", "HTTPRoute", `{"spec":{"rules":[{"backendRefs":[{"name":"s"}]}]}}`},
+	{"backend weight negative", "HTTPRoute", `{"spec":{"rules":[{"backendRefs":[{"name":"s","port":80,"weight":-1}]}]}}`},
+	{"redirect and rewrite of the same path", "HTTPRoute", `{"spec":{"rules":[{"filters":[{"type":"RequestRedirect","requestRedirect":{"path":{"type":"ReplaceFullPath","replaceFullPath":"/x"}}},{"type":"URLRewrite","urlRewrite":{"path":{"type":"ReplaceFullPath","replaceFullPath":"/y"}}}]}]}}`},
+	{"filter type without its field", "HTTPRoute", `{"spec":{"rules":[{"filters":[{"type":"RequestHeaderModifier"}]}]}}`},
+	{"header name invalid", "HTTPRoute", `{"spec":{"rules":[{"matches":[{"headers":[{"name":"bad header","value":"v"}]}]}]}}`},
+	{"hostname with a wildcard inside", "HTTPRoute", `{"spec":{"hostnames":["foo.*.example.com"]}}`},
+	{"parentRef sectionName invalid", "HTTPRoute", `{"spec":{"parentRefs":[{"name":"gw","sectionName":"Not_Valid"}]}}`},
+}
+
+var gatewayBase = map[string]string{
+	"GatewayClass": `{"apiVersion":"gateway.networking.k8s.io/v1","kind":"GatewayClass","metadata":{"name":"base"},"spec":{"controllerName":"example.com/controller"}}`,
+	"Gateway":      `{"apiVersion":"gateway.networking.k8s.io/v1","kind":"Gateway","metadata":{"name":"base"},"spec":{"gatewayClassName":"example","listeners":[{"name":"http","protocol":"HTTP","port":80}]}}`,
+	"HTTPRoute":    `{"apiVersion":"gateway.networking.k8s.io/v1","kind":"HTTPRoute","metadata":{"name":"base"},"spec":{"parentRefs":[{"name":"gw"}],"rules":[{"backendRefs":[{"name":"s","port":80}]}]}}`,
+}
+
+// TestCRDTypesSideBySide serves Gateway API from its own apis/v1 types (as
+// a kubebuilder user would copy them) and compares, object by object, with
+// the same release's CRDs on kube-apiserver: the accept or reject decision
+// (the examples of the release, and violations of its schema and CEL
+// rules), the defaults in the spec, the printer columns, short names and
+// categories.
+func TestCRDTypesSideBySide(t *testing.T) {
+	out, err := sh(repoRoot, "go", "mod", "download", "-json", gatewayAPI)
+	if err != nil {
+		t.Fatalf("go mod download %s: %v\n%s", gatewayAPI, err, out)
+	}
+	var mod struct{ Dir string }
+	if err := json.Unmarshal([]byte(out), &mod); err != nil || mod.Dir == "" {
+		t.Fatalf("go mod download: %v\n%s", err, out)
+	}
+
+	// Our side: a project serving the release's apis/v1, unchanged.
+	gw := filepath.Join(t.TempDir(), "gw")
+	os.MkdirAll(gw, 0o755)
+	for _, step := range [][]string{
+		{"go", "mod", "init", "example.com/gw"},
+		{cli, "init", "repo", "--domain", "networking.k8s.io"},
+		{cli, "create", "group", "version", "--group", "gateway", "--version", "v1"},
+	} {
+		if out, err := sh(gw, step[0], step[1:]...); err != nil {
+			t.Fatalf("%v: %v\n%s", step, err, out)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Join(mod.Dir, "apis", "v1"))
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasPrefix(n, "zz_generated") || strings.HasSuffix(n, "_test.go") || n == "doc.go" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(mod.Dir, "apis", "v1", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(gw, "pkg", "apis", "gateway", "v1", n), b)
+	}
+	if err := timed("gateway-api: generate", func() error {
+		out, err := sh(gw, cli, "generate")
+		if err != nil {
+			return fmt.Errorf("%v\n%s", err, out)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := timed("gateway-api: build", func() error {
+		out, err := sh(gw, "go", "build", "-o", "bin/", "./cmd/apiserver")
+		if err != nil {
+			return fmt.Errorf("%v\n%s", err, out)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	ours := start(t, gw, cli, "run", "local", "--secure-port", fmt.Sprint(port), "--controller-manager=false")
+	defer ours.stop(t)
+	ours.waitFor(t, "Ready.", 5*time.Minute)
+	oursKubeconfig := filepath.Join(gw, "kubeconfig")
+
+	// The reference: the release's standard CRDs on kube-apiserver.
+	c := startKubeCluster(t)
+	theirs := c.kubeconfig(t, "admin", adminToken)
+	crds, _ := filepath.Glob(filepath.Join(mod.Dir, "config", "crd", "standard", "gateway.networking.k8s.io_*.yaml"))
+	for _, f := range crds {
+		if strings.Contains(f, "vap_") {
+			continue // an admission policy, not a CRD
+		}
+		kubectlAs(t, theirs, "apply", "--server-side", "-f", f)
+	}
+	kubectlAs(t, theirs, "wait", "--for", "condition=Established", "--timeout", "2m", "crd", "--all")
+
+	// The objects: every GatewayClass, Gateway and HTTPRoute of the
+	// release's standard examples, in the default namespace, and the violations.
+	type object struct{ name, doc string }
+	var objects []object
+	files, _ := filepath.Glob(filepath.Join(mod.Dir, "examples", "standard", "*.yaml"))
+	more, _ := filepath.Glob(filepath.Join(mod.Dir, "examples", "standard", "*", "*.yaml"))
+	files = append(files, more...)
+	sort.Strings(files)
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		for i, doc := range strings.Split(string(b), "\n---") {
+			var o map[string]any
+			if yaml.Unmarshal([]byte(doc), &o) != nil || o == nil {
+				continue
+			}
+			if o["apiVersion"] != "gateway.networking.k8s.io/v1" || !(o["kind"] == "GatewayClass" || o["kind"] == "Gateway" || o["kind"] == "HTTPRoute") {
+				continue
+			}
+			delete(o["metadata"].(map[string]any), "namespace")
+			js, _ := json.Marshal(o)
+			rel, _ := filepath.Rel(mod.Dir, f)
+			objects = append(objects, object{fmt.Sprintf("%s#%d %s", rel, i, o["kind"]), string(js)})
+		}
+	}
+	examples := len(objects)
+	for _, v := range gatewayViolations {
+		var base, patch map[string]any
+		json.Unmarshal([]byte(gatewayBase[v.kind]), &base)
+		if err := json.Unmarshal([]byte(v.patch), &patch); err != nil {
+			t.Fatalf("%s: %v", v.name, err)
+		}
+		merged := mergePatch(base, patch)
+		merged["metadata"].(map[string]any)["name"] = "violation"
+		js, _ := json.Marshal(merged)
+		objects = append(objects, object{"violation: " + v.name, string(js)})
+	}
+	if examples < 30 || len(gatewayViolations) < 20 {
+		t.Fatalf("%d examples and %d violations: the release's examples were not found", examples, len(gatewayViolations))
+	}
+
+	agree := 0
+	for i, o := range objects {
+		a := kubectlWith(oursKubeconfig, o.doc, "create", "--dry-run=server", "-o", "json", "-f", "-")
+		b := kubectlWith(theirs, o.doc, "create", "--dry-run=server", "-o", "json", "-f", "-")
+		violation := i >= examples
+		switch {
+		case (a.err == nil) != (b.err == nil):
+			t.Errorf("%s: apiserver-boot accepted=%v, kube-apiserver accepted=%v\nours: %s\ntheirs: %s\n%s", o.name, a.err == nil, b.err == nil, a.stderr, b.stderr, o.doc)
+		case violation && b.err == nil:
+			t.Errorf("%s: kube-apiserver accepts it: not a violation\n%s", o.name, o.doc)
+		case a.err == nil && !reflect.DeepEqual(specOf(t, a.stdout), specOf(t, b.stdout)):
+			t.Errorf("%s: the stored spec differs (defaults):\nours:   %s\ntheirs: %s", o.name, specJSON(t, a.stdout), specJSON(t, b.stdout))
+		default:
+			agree++
+		}
+	}
+	t.Logf("apiserver-boot and kube-apiserver agree on %d of %d objects (%d examples of %s, %d violations)", agree, len(objects), examples, gatewayAPI, len(gatewayViolations))
+
+	// Names: short names, categories and scope, as discovery lists them.
+	resources := func(kubeconfig string) string {
+		r := kubectlWith(kubeconfig, "", "api-resources", "--api-group", "gateway.networking.k8s.io", "--no-headers", "-o", "wide")
+		if r.err != nil {
+			t.Fatalf("api-resources: %v\n%s", r.err, r.stderr)
+		}
+		var rows []string
+		for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+			f := strings.Fields(l)
+			// NAME SHORTNAMES APIVERSION NAMESPACED KIND VERBS CATEGORIES: keep all but VERBS.
+			rows = append(rows, strings.Join(append(f[:len(f)-2:len(f)-2], f[len(f)-1]), " "))
+		}
+		sort.Strings(rows)
+		return strings.Join(rows, "\n")
+	}
+	if a, b := resources(oursKubeconfig), resources(theirs); a != b {
+		t.Errorf("api-resources differ:\nours:\n%s\ntheirs:\n%s", a, b)
+	}
+
+	// Printer columns: the table of the same object on both.
+	for kind, doc := range gatewayBase {
+		for _, kc := range []string{oursKubeconfig, theirs} {
+			if r := kubectlWith(kc, doc, "create", "-f", "-"); r.err != nil {
+				t.Fatalf("create %s: %v\n%s", kind, r.err, r.stderr)
+			}
+		}
+		a := kubectlWith(oursKubeconfig, "", "get", strings.ToLower(kind), "base", "-o", "wide")
+		b := kubectlWith(theirs, "", "get", strings.ToLower(kind), "base", "-o", "wide")
+		if header(a.stdout) != header(b.stdout) {
+			t.Errorf("%s columns differ:\nours:   %s\ntheirs: %s", kind, header(a.stdout), header(b.stdout))
+		}
+	}
+}
+
+// mergePatch applies a JSON merge patch (RFC 7386).
+func mergePatch(doc, patch map[string]any) map[string]any {
+	for k, v := range patch {
+		if pm, ok := v.(map[string]any); ok {
+			if dm, ok := doc[k].(map[string]any); ok {
+				doc[k] = mergePatch(dm, pm)
+				continue
+			}
+		}
+		if v == nil {
+			delete(doc, k)
+		} else {
+			doc[k] = v
+		}
+	}
+	return doc
+}
+
+func specOf(t *testing.T, js string) any {
+	t.Helper()
+	var o map[string]any
+	if err := json.Unmarshal([]byte(js), &o); err != nil {
+		t.Fatalf("%v: %s", err, js)
+	}
+	return o["spec"]
+}
+
+func specJSON(t *testing.T, js string) string {
+	b, _ := json.Marshal(specOf(t, js))
+	return string(b)
+}
+
+func header(table string) string {
+	return strings.Join(strings.Fields(strings.SplitN(table, "\n", 2)[0]), " ")
+}
