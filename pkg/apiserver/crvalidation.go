@@ -4,18 +4,23 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strings"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/utils/ptr"
 )
 
 // crValidation validates the objects of one kind exactly as kube-apiserver
@@ -45,18 +50,27 @@ type validator interface {
 
 // newCRValidation compiles the schemas of a kind (CEL programs included)
 // once, at start-up.
-func newCRValidation(scheme *runtime.Scheme, gk schema.GroupKind, namespaced, status bool, scale *builders.Scale, storage string, schemas map[string]builders.Schema) (*crValidation, error) {
-	v := &crValidation{scheme: scheme, group: gk.Group, storage: storage, versions: map[string]*crVersion{}}
-	for version, s := range schemas {
-		gvk := gk.WithVersion(version)
+func newCRValidation(scheme *runtime.Scheme, group string, r *builders.Resource) (*crValidation, error) {
+	gk := schema.GroupKind{Group: group, Kind: r.Kind}
+	namespaced, status, scale, storage := r.Namespaced, r.StatusSubresource, r.Scale, r.StorageVersion
+	schemas := map[string]*apiextensions.JSONSchemaProps{}
+	for version, s := range r.Schemas {
 		var props apiextensionsv1.JSONSchemaProps
 		if err := json.Unmarshal([]byte(s.OpenAPIV3), &props); err != nil {
-			return nil, fmt.Errorf("%s: schema: %w", gvk, err)
+			return nil, fmt.Errorf("%s: schema: %w", gk.WithVersion(version), err)
 		}
 		internal := &apiextensions.JSONSchemaProps{}
 		if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&props, internal, nil); err != nil {
-			return nil, fmt.Errorf("%s: schema: %w", gvk, err)
+			return nil, fmt.Errorf("%s: schema: %w", gk.WithVersion(version), err)
 		}
+		schemas[version] = internal
+	}
+	if err := checkSchemas(group, r, schemas); err != nil {
+		return nil, err
+	}
+	v := &crValidation{scheme: scheme, group: gk.Group, storage: storage, versions: map[string]*crVersion{}}
+	for version, internal := range schemas {
+		gvk := gk.WithVersion(version)
 		structural, err := structuralschema.NewStructural(internal)
 		if err != nil {
 			return nil, fmt.Errorf("%s: schema is not structural: %w", gvk, err)
@@ -68,16 +82,16 @@ func newCRValidation(scheme *runtime.Scheme, gk schema.GroupKind, namespaced, st
 		if err := registerSchemaDefaults(versioned, structural); err != nil {
 			return nil, fmt.Errorf("%s: defaults: %w", gvk, err)
 		}
-		schemaValidator, _, err := apiextensionsvalidation.NewSchemaValidator(internal)
+		schemaValidator, _, err := apiservervalidation.NewSchemaValidator(internal)
 		if err != nil {
 			return nil, fmt.Errorf("%s: schema: %w", gvk, err)
 		}
 		var statusSpec *apiextensions.CustomResourceSubresourceStatus
-		var statusValidator apiextensionsvalidation.SchemaValidator
+		var statusValidator apiservervalidation.SchemaValidator
 		if status {
 			statusSpec = &apiextensions.CustomResourceSubresourceStatus{}
 			if st, ok := internal.Properties["status"]; ok {
-				if statusValidator, _, err = apiextensionsvalidation.NewSchemaValidator(&st); err != nil {
+				if statusValidator, _, err = apiservervalidation.NewSchemaValidator(&st); err != nil {
 					return nil, fmt.Errorf("%s: status schema: %w", gvk, err)
 				}
 			}
@@ -168,4 +182,61 @@ func (v *crValidation) validateUpdate(ctx context.Context, obj, old runtime.Obje
 		return cv.status.ValidateUpdate(ctx, u, uOld)
 	}
 	return cv.main.ValidateUpdate(ctx, u, uOld)
+}
+
+// checkSchemas refuses to serve a kind whose schemas kube-apiserver would
+// refuse in a CRD: it validates the CRD the kind would be, with
+// apiextensions-apiserver's own CRD validation (structural schema, defaults
+// valid against it, CEL rules that compile and stay within the cost
+// budget), naming the kind and the path of what is wrong.
+func checkSchemas(group string, r *builders.Resource, schemas map[string]*apiextensions.JSONSchemaProps) error {
+	scope := apiextensions.NamespaceScoped
+	if !r.Namespaced {
+		scope = apiextensions.ClusterScoped
+	}
+	crd := &apiextensions.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: r.Plural + "." + group},
+		Spec: apiextensions.CustomResourceDefinitionSpec{
+			Group: group,
+			Names: apiextensions.CustomResourceDefinitionNames{
+				Plural: r.Plural, Singular: r.Singular, Kind: r.Kind, ListKind: r.Kind + "List",
+				ShortNames: r.ShortNames, Categories: r.Categories,
+			},
+			Scope:                 scope,
+			Conversion:            &apiextensions.CustomResourceConversion{Strategy: apiextensions.NoneConverter},
+			PreserveUnknownFields: ptr.To(false),
+		},
+		Status: apiextensions.CustomResourceDefinitionStatus{StoredVersions: []string{r.StorageVersion}},
+	}
+	if r.StatusSubresource {
+		crd.Spec.Subresources = &apiextensions.CustomResourceSubresources{Status: &apiextensions.CustomResourceSubresourceStatus{}}
+	}
+	// As a CRD must: one top-level schema when every version has the same.
+	same := true
+	for _, v := range r.Versions {
+		same = same && reflect.DeepEqual(schemas[v], schemas[r.StorageVersion])
+	}
+	if same {
+		crd.Spec.Validation = &apiextensions.CustomResourceValidation{OpenAPIV3Schema: schemas[r.StorageVersion]}
+	}
+	for _, v := range r.Versions {
+		version := apiextensions.CustomResourceDefinitionVersion{Name: v, Served: true, Storage: v == r.StorageVersion}
+		if s, ok := schemas[v]; ok && !same {
+			version.Schema = &apiextensions.CustomResourceValidation{OpenAPIV3Schema: s}
+		}
+		crd.Spec.Versions = append(crd.Spec.Versions, version)
+	}
+	errs := apiextensionsvalidation.ValidateCustomResourceDefinition(context.Background(), crd)
+	if len(errs) == 0 {
+		return nil
+	}
+	var lines []string
+	for _, e := range errs {
+		line := fmt.Sprintf("  %s: %s", strings.Replace(e.Field, "spec.validation.openAPIV3Schema", "schema", 1), e.Detail)
+		if rule, ok := e.BadValue.(string); ok && rule != "" {
+			line += fmt.Sprintf(" (%q)", rule)
+		}
+		lines = append(lines, line)
+	}
+	return fmt.Errorf("%s.%s: kube-apiserver would refuse this schema (generated from the types and their markers) in a CRD:\n%s", r.Kind, group, strings.Join(lines, "\n"))
 }

@@ -44,7 +44,8 @@ func widgetValidation(t *testing.T) (*crValidation, context.Context) {
 	gv := schema.GroupVersion{Group: "example.com", Version: "v1"}
 	scheme.AddKnownTypeWithName(gv.WithKind("Widget"), &widget{})
 	scheme.AddKnownTypeWithName(schema.GroupVersion{Group: "example.com", Version: runtime.APIVersionInternal}.WithKind("Widget"), &widget{})
-	v, err := newCRValidation(scheme, schema.GroupKind{Group: "example.com", Kind: "Widget"}, true, true, nil, "v1", map[string]builders.Schema{"v1": {OpenAPIV3: widgetSchema}})
+	v, err := newCRValidation(scheme, "example.com", &builders.Resource{Kind: "Widget", Plural: "widgets", Singular: "widget", Namespaced: true, StatusSubresource: true,
+		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: widgetSchema}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,8 @@ func TestSchemaDefaults(t *testing.T) {
 	scheme.AddKnownTypeWithName(gk.WithVersion(runtime.APIVersionInternal), &gadget{})
 	const s = `{"type":"object","properties":{"metadata":{"type":"object"},"spec":{"type":"object","properties":{
 		"mode":{"type":"string","default":"auto"},"ports":{"type":"array","items":{"type":"integer"},"default":[80]},"size":{"type":"integer","default":3}}}}}`
-	if _, err := newCRValidation(scheme, gk, true, false, nil, "v1", map[string]builders.Schema{"v1": {OpenAPIV3: s}}); err != nil {
+	if _, err := newCRValidation(scheme, "example.com", &builders.Resource{Kind: "Gadget", Plural: "gadgets", Singular: "gadget", Namespaced: true,
+		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: s}}}); err != nil {
 		t.Fatal(err)
 	}
 	g := &gadget{}
@@ -137,4 +139,19 @@ func TestSchemaDefaults(t *testing.T) {
 	if *g.Spec.Mode != "manual" || g.Spec.Ports[0] != 443 {
 		t.Errorf("set values must stay: %+v", g.Spec)
 	}
+}
+
+// TestSchemasCheckedAsCRDs: a kind whose schema kube-apiserver would refuse
+// in a CRD (a CEL rule that does not compile) is not served.
+func TestSchemasCheckedAsCRDs(t *testing.T) {
+	scheme := runtime.NewScheme()
+	gk := schema.GroupKind{Group: "example.com", Kind: "Widget"}
+	scheme.AddKnownTypeWithName(gk.WithVersion("v1"), &widget{})
+	bad := strings.Replace(widgetSchema, "self.size % 2 == 0", "self.size %% 2 ==", 1)
+	_, err := newCRValidation(scheme, "example.com", &builders.Resource{Kind: "Widget", Plural: "widgets", Singular: "widget", Namespaced: true,
+		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: bad}}})
+	if err == nil || !strings.Contains(err.Error(), "Widget.example.com") || !strings.Contains(err.Error(), "x-kubernetes-validations[0].rule") || !strings.Contains(err.Error(), "compil") {
+		t.Fatalf("want an error naming the kind and the rule, got %v", err)
+	}
+	t.Log(err)
 }

@@ -80,7 +80,7 @@ func newStorage(r *builders.Resource, group string, scheme *runtime.Scheme, opts
 		return nil, err
 	}
 	if len(r.Schemas) > 0 {
-		v, err := newCRValidation(scheme, schema.GroupKind{Group: group, Kind: r.Kind}, r.Namespaced, r.StatusSubresource, r.Scale, r.StorageVersion, r.Schemas)
+		v, err := newCRValidation(scheme, group, r)
 		if err != nil {
 			return nil, err
 		}
