@@ -154,4 +154,12 @@ func TestSchemasCheckedAsCRDs(t *testing.T) {
 		t.Fatalf("want an error naming the kind and the rule, got %v", err)
 	}
 	t.Log(err)
+
+	// A Kubernetes-owned group (*.k8s.io) is served as any other.
+	k8s := runtime.NewScheme()
+	k8s.AddKnownTypeWithName(schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "Widget"}, &widget{})
+	if _, err := newCRValidation(k8s, "gateway.networking.k8s.io", &builders.Resource{Kind: "Widget", Plural: "widgets", Singular: "widget", Namespaced: true,
+		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: widgetSchema}}}); err != nil {
+		t.Errorf("a *.k8s.io group: %v", err)
+	}
 }
