@@ -91,6 +91,9 @@ type Kind struct {
 	StorageVersion    string
 	StorageAlias      string // import alias of the storage version package
 	PrintColumns      []PrintColumn
+	// ExactColumns: the columns are all of them (+kubebuilder:printcolumn,
+	// a CRD's additionalPrinterColumns): no AGE is added.
+	ExactColumns bool
 	SelectableFields  []string
 	Subresources      []RESTSubresource
 	storageMarked     bool
@@ -261,7 +264,10 @@ func (v *Version) load() error {
 			}
 			_, k.StatusSubresource = vals["subresource:status"]
 			for _, l := range commentLines(v.Fset, groups...) {
-				if pc, ok := printColumnOf(parseTypeMarker(l.text)); ok {
+				if pc, kubebuilder, ok := printColumnOf(parseTypeMarker(l.text)); ok {
+					// As in a CRD, +kubebuilder:printcolumn columns are all
+					// the columns; +printcolumn ones come before AGE.
+					k.ExactColumns = k.ExactColumns || kubebuilder
 					if err := pc.validate(); err != nil {
 						return fmt.Errorf("%s: %s: %w", l.pos, l.text, err)
 					}

@@ -247,15 +247,16 @@ func scaleOf(v any) (*ScaleSubresource, bool) {
 	return nil, false
 }
 
-// printColumnOf reads either spelling of a printer column marker.
-func printColumnOf(v any) (PrintColumn, bool) {
+// printColumnOf reads either spelling of a printer column marker;
+// kubebuilder tells it was +kubebuilder:printcolumn.
+func printColumnOf(v any) (c PrintColumn, kubebuilder, ok bool) {
 	switch c := v.(type) {
 	case PrintColumn:
-		return c, true
+		return c, false, true
 	case crdmarkers.PrintColumn:
-		return PrintColumn{Name: c.Name, Type: c.Type, JSONPath: c.JSONPath, Description: c.Description, Format: c.Format, Priority: c.Priority}, true
+		return PrintColumn{Name: c.Name, Type: c.Type, JSONPath: c.JSONPath, Description: c.Description, Format: c.Format, Priority: c.Priority}, true, true
 	}
-	return PrintColumn{}, false
+	return PrintColumn{}, false, false
 }
 
 // selectableFieldOf reads either spelling of a selectable field marker.

@@ -12,6 +12,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,15 +32,17 @@ import (
 // the object in the version it was sent in.
 type crValidation struct {
 	scheme   *runtime.Scheme
+	status   bool // /status is served: a create carries no status
 	group    string
 	storage  string
 	versions map[string]*crVersion
 }
 
 type crVersion struct {
-	gvk    schema.GroupVersionKind
-	main   validator
-	status validator
+	gvk        schema.GroupVersionKind
+	structural *structuralschema.Structural
+	main       validator
+	status     validator
 }
 
 // validator is what crValidation uses of the custom resource strategies.
@@ -68,7 +71,7 @@ func newCRValidation(scheme *runtime.Scheme, group string, r *builders.Resource)
 	if err := checkSchemas(group, r, schemas); err != nil {
 		return nil, err
 	}
-	v := &crValidation{scheme: scheme, group: gk.Group, storage: storage, versions: map[string]*crVersion{}}
+	v := &crValidation{scheme: scheme, status: status, group: gk.Group, storage: storage, versions: map[string]*crVersion{}}
 	for version, internal := range schemas {
 		gvk := gk.WithVersion(version)
 		structural, err := structuralschema.NewStructural(internal)
@@ -107,7 +110,7 @@ func newCRValidation(scheme *runtime.Scheme, group string, r *builders.Resource)
 		// The CEL programs of the schema's x-kubernetes-validations are
 		// compiled here, once.
 		main := customresource.NewStrategy(scheme, namespaced, gvk, schemaValidator, statusValidator, structural, statusSpec, scaleSpec, nil)
-		cv := &crVersion{gvk: gvk, main: main}
+		cv := &crVersion{gvk: gvk, structural: structural, main: main}
 		if status {
 			cv.status = customresource.NewStatusStrategy(main)
 		}
@@ -127,9 +130,12 @@ func (v *crValidation) version(ctx context.Context) *crVersion {
 	return v.versions[v.storage]
 }
 
-// unstructured converts an internal object into its form in gvk.
-func (v *crValidation) unstructured(obj runtime.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
-	out, err := v.scheme.ConvertToVersion(obj, gvk.GroupVersion())
+// unstructured converts an internal object into its form in cv's version,
+// as a custom resource would hold it: the nulls Go writes for nil slices,
+// maps and pointers without omitempty are dropped where the schema does not
+// allow null, as kube-apiserver drops them from a custom resource it decodes.
+func (v *crValidation) unstructured(obj runtime.Object, cv *crVersion) (*unstructured.Unstructured, error) {
+	out, err := v.scheme.ConvertToVersion(obj, cv.gvk.GroupVersion())
 	if err != nil {
 		return nil, err
 	}
@@ -137,8 +143,9 @@ func (v *crValidation) unstructured(obj runtime.Object, gvk schema.GroupVersionK
 	if err != nil {
 		return nil, err
 	}
+	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(m, cv.structural)
 	u := &unstructured.Unstructured{Object: m}
-	u.SetGroupVersionKind(gvk)
+	u.SetGroupVersionKind(cv.gvk)
 	return u, nil
 }
 
@@ -148,9 +155,14 @@ func (v *crValidation) Validate(ctx context.Context, obj runtime.Object) field.E
 	if cv == nil {
 		return nil
 	}
-	u, err := v.unstructured(obj, cv.gvk)
+	u, err := v.unstructured(obj, cv)
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	if v.status {
+		// A custom resource is created without status when /status is
+		// served; the Go object always has one, emptied.
+		delete(u.Object, "status")
 	}
 	return cv.main.Validate(ctx, u)
 }
@@ -170,11 +182,11 @@ func (v *crValidation) validateUpdate(ctx context.Context, obj, old runtime.Obje
 	if cv == nil {
 		return nil
 	}
-	u, err := v.unstructured(obj, cv.gvk)
+	u, err := v.unstructured(obj, cv)
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
-	uOld, err := v.unstructured(old, cv.gvk)
+	uOld, err := v.unstructured(old, cv)
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}

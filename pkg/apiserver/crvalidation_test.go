@@ -13,7 +13,8 @@ import (
 )
 
 type widgetSpec struct {
-	Size int `json:"size"`
+	Size int      `json:"size"`
+	Tags []string `json:"tags"` // nil is written as null
 }
 type widgetStatus struct {
 	Ready bool `json:"ready"`
@@ -32,11 +33,11 @@ func (w *widget) DeepCopyObject() runtime.Object { c := *w; return &c }
 // of them a transition rule.
 const widgetSchema = `{"type":"object","properties":{
   "apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},
-  "spec":{"type":"object","properties":{"size":{"type":"integer","maximum":10}},
+  "spec":{"type":"object","properties":{"size":{"type":"integer","maximum":10},"tags":{"type":"array","items":{"type":"string"}}},
     "x-kubernetes-validations":[
       {"rule":"self.size % 2 == 0","message":"size must be even"},
       {"rule":"self.size >= oldSelf.size","message":"size may not shrink","reason":"FieldValueForbidden"}]},
-  "status":{"type":"object","properties":{"ready":{"type":"boolean"}}}}}`
+  "status":{"type":"object","required":["ready","since"],"properties":{"ready":{"type":"boolean"},"since":{"type":"string"}}}}}`
 
 func widgetValidation(t *testing.T) (*crValidation, context.Context) {
 	t.Helper()
@@ -69,6 +70,8 @@ func errorText(errs []error) string {
 // checked with kube-apiserver's own custom resource validation.
 func TestSchemaValidationAsCRDs(t *testing.T) {
 	v, ctx := widgetValidation(t)
+	// Its nil tags are null in JSON, and a custom resource is created
+	// without the status it always has as a Go object: neither is an error.
 	if errs := v.Validate(ctx, newWidget("ok", 4)); len(errs) != 0 {
 		t.Errorf("a valid widget: %v", errs.ToAggregate())
 	}

@@ -17,8 +17,10 @@ import (
 )
 
 // tableConvertor prints NAME, the +printcolumn columns and AGE, as
-// kube-apiserver does for CRDs with additional printer columns.
+// kube-apiserver does for CRDs with additional printer columns (with
+// +kubebuilder:printcolumn, exactly the declared columns, as in a CRD).
 type tableConvertor struct {
+	age     bool // an AGE column ends the row
 	headers []metav1.TableColumnDefinition
 	columns []*jsonpath.JSONPath
 	types   []string
@@ -49,9 +51,15 @@ func newTableConvertor(r *builders.Resource) (rest.TableConvertor, error) {
 			Name: col.Name, Type: col.Type, Format: col.Format, Description: desc, Priority: col.Priority,
 		})
 	}
-	c.headers = append(c.headers, metav1.TableColumnDefinition{
-		Name: "Age", Type: "string", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"],
-	})
+	age := !r.ExactColumns
+	for _, col := range r.PrintColumns {
+		age = age && col.JSONPath != ".metadata.creationTimestamp"
+	}
+	if c.age = age; age {
+		c.headers = append(c.headers, metav1.TableColumnDefinition{
+			Name: "Age", Type: "string", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"],
+		})
+	}
 	return c, nil
 }
 
@@ -75,7 +83,10 @@ func (c *tableConvertor) ConvertToTable(ctx context.Context, obj runtime.Object,
 		for i, col := range c.columns {
 			cells = append(cells, cell(col, c.types[i], content))
 		}
-		return append(cells, age), nil
+		if c.age {
+			cells = append(cells, age)
+		}
+		return cells, nil
 	})
 	return table, err
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
 	"k8s.io/client-go/util/jsonpath"
 )
 
@@ -37,5 +38,36 @@ func TestCellsAreTypedAsDeclared(t *testing.T) {
 	}
 	if got, _ := cell(parse(".spec.since"), "date", content).(string); got != "120m" && got != "119m" && !strings.HasPrefix(got, "2h") {
 		t.Errorf("a date renders as an age: %q", got)
+	}
+}
+
+// TestAgeColumn: AGE ends the row after +printcolumn columns, unless a
+// column shows the creation time already; +kubebuilder:printcolumn columns
+// are all the columns, as a CRD's.
+func TestAgeColumn(t *testing.T) {
+	names := func(r *builders.Resource) string {
+		tc, err := newTableConvertor(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, h := range tc.(*tableConvertor).headers {
+			out = append(out, h.Name)
+		}
+		return strings.Join(out, " ")
+	}
+	cols := []builders.Column{{Name: "Class", Type: "string", JSONPath: ".spec.class"}}
+	withAge := append(cols, builders.Column{Name: "Created", Type: "date", JSONPath: ".metadata.creationTimestamp"})
+	for _, tc := range []struct {
+		r    *builders.Resource
+		want string
+	}{
+		{&builders.Resource{PrintColumns: cols}, "Name Class Age"},
+		{&builders.Resource{PrintColumns: withAge}, "Name Class Created"},
+		{&builders.Resource{PrintColumns: cols, ExactColumns: true}, "Name Class"},
+	} {
+		if got := names(tc.r); got != tc.want {
+			t.Errorf("columns %s, want %s", got, tc.want)
+		}
 	}
 }

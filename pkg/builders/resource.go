@@ -64,6 +64,10 @@ type Resource struct {
 
 	// PrintColumns are the extra columns of `kubectl get`, from +printcolumn markers.
 	PrintColumns []Column
+	// ExactColumns: PrintColumns are all the columns after NAME, as a CRD's
+	// additionalPrinterColumns are (+kubebuilder:printcolumn); otherwise AGE
+	// comes last, unless a column shows metadata.creationTimestamp.
+	ExactColumns bool
 	// SelectableFields are JSON paths (".spec.cronSpec") usable in field selectors,
 	// besides metadata.name and metadata.namespace.
 	SelectableFields []string
