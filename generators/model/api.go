@@ -93,10 +93,10 @@ type Kind struct {
 	PrintColumns      []PrintColumn
 	// ExactColumns: the columns are all of them (+kubebuilder:printcolumn,
 	// a CRD's additionalPrinterColumns): no AGE is added.
-	ExactColumns bool
-	SelectableFields  []string
-	Subresources      []RESTSubresource
-	storageMarked     bool
+	ExactColumns     bool
+	SelectableFields []string
+	Subresources     []RESTSubresource
+	storageMarked    bool
 }
 
 // LoadAPI reads the API of the project at root.
