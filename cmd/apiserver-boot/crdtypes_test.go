@@ -50,3 +50,33 @@ func TestUpstreamGeneratorFailureIsAnError(t *testing.T) {
 		}
 	}
 }
+
+// TestCELRuleThatDoesNotCompile: a CEL rule kube-apiserver would refuse in a
+// CRD is a generate error at the marker's line, with nothing written.
+func TestCELRuleThatDoesNotCompile(t *testing.T) {
+	dir := newProject(t)
+	types := filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_types.go")
+	src, _ := os.ReadFile(types)
+	edited := strings.Replace(string(src), "type CronTabSpec struct {", "// +kubebuilder:validation:XValidation:rule=\"self.replicas >\",message=\"bad\"\ntype CronTabSpec struct {", 1)
+	os.WriteFile(types, []byte(edited), 0o644)
+	before := tree(t, dir)
+	out, err := run(t, dir, "generate")
+	msg := out
+	if err != nil {
+		msg += err.Error()
+	}
+	if err == nil || !strings.Contains(msg, "crontab_types.go:") || !strings.Contains(msg, `CEL rule "self.replicas >" of CronTab (spec)`) {
+		t.Fatalf("want an error at the marker naming the rule, got %v\n%s", err, out)
+	}
+	for path, content := range tree(t, dir) {
+		if before[path] != content {
+			t.Errorf("%s written by a failed generate", path)
+		}
+	}
+
+	// A rule that compiles generates.
+	os.WriteFile(types, []byte(strings.Replace(edited, `rule="self.replicas >"`, `rule="self.replicas >= 0"`, 1)), 0o644)
+	if out, err := run(t, dir, "generate"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}

@@ -85,6 +85,15 @@ func Generate(api *model.API, env []string) ([]Schema, error) {
 	if err := rootErrors(roots); err != nil {
 		return nil, err
 	}
+	// CEL rules that do not compile are generate errors, as kube-apiserver
+	// refuses them in a CRD (the server checks the cost budget at start).
+	var celErrs []string
+	for _, s := range out {
+		celErrs = append(celErrs, checkRules(api, s)...)
+	}
+	if len(celErrs) > 0 {
+		return nil, errors.New(strings.Join(celErrs, "\n"))
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
 	return out, nil
 }
