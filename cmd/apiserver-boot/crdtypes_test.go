@@ -80,3 +80,98 @@ func TestCELRuleThatDoesNotCompile(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 }
+
+// kubebuilderTypes are types as a CRD project writes them (Gateway API's
+// style): object:root kinds, markers a blank line above the doc, a Kind
+// type of their own, markers on named types, Enum on an integer, a struct
+// default, CEL rules.
+const kubebuilderTypes = `package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Kind refers to a Kubernetes kind.
+type Kind string
+
+// Hostname is a DNS name.
+//
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=253
+type Hostname string
+
+// +genclient
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:categories=net,shortName=rt
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Host",type=string,JSONPath=` + "`.spec.hostname`" + `
+
+// Route routes.
+type Route struct {
+	metav1.TypeMeta   ` + "`json:\",inline\"`" + `
+	metav1.ObjectMeta ` + "`json:\"metadata,omitempty\"`" + `
+
+	Spec   RouteSpec   ` + "`json:\"spec\"`" + `
+	Status RouteStatus ` + "`json:\"status,omitempty\"`" + `
+}
+
+// +kubebuilder:validation:XValidation:rule="!has(self.code) || self.code != 302 || has(self.hostname)",message="a 302 needs a hostname"
+type RouteSpec struct {
+	// +optional
+	Hostname *Hostname ` + "`json:\"hostname,omitempty\"`" + `
+	// +optional
+	// +kubebuilder:validation:Enum=200;301;302
+	Code *int ` + "`json:\"code,omitempty\"`" + `
+	// +optional
+	// +kubebuilder:default={kind: "Service"}
+	Backend *Backend ` + "`json:\"backend,omitempty\"`" + `
+}
+
+type Backend struct {
+	Kind Kind ` + "`json:\"kind\"`" + `
+}
+
+type RouteStatus struct {
+	// +optional
+	Accepted bool ` + "`json:\"accepted,omitempty\"`" + `
+}
+
+// +kubebuilder:object:root=true
+type RouteList struct {
+	metav1.TypeMeta ` + "`json:\",inline\"`" + `
+	metav1.ListMeta ` + "`json:\"metadata,omitempty\"`" + `
+	Items           []Route ` + "`json:\"items\"`" + `
+}
+`
+
+// TestKubebuilderTypesGenerate: types written for controller-gen generate
+// as they are, each marker with controller-gen's meaning in the schema.
+func TestKubebuilderTypesGenerate(t *testing.T) {
+	dir := newProject(t)
+	mustRun(t, dir, "create", "group", "version", "--group", "net", "--version", "v1")
+	os.WriteFile(filepath.Join(dir, "pkg", "apis", "net", "v1", "route_types.go"), []byte(kubebuilderTypes), 0o644)
+	mustRun(t, dir, "generate")
+	schemas, _ := os.ReadFile(filepath.Join(dir, "pkg", "apis", "zz_generated.schemas.go"))
+	s := strings.ReplaceAll(string(schemas), `\"`, `"`)
+	for _, want := range []string{
+		`"net.example.com/v1/Route"`,
+		`"hostname":{"type":"string","maxLength":253,"minLength":1}`,
+		`"code":{"type":"integer","enum":[200,301,302]}`,
+		`"default":{"kind":"Service"}`,
+		`"x-kubernetes-validations":[{"rule":"!has(self.code) || self.code != 302 || has(self.hostname)","message":"a 302 needs a hostname"}]`,
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("schemas lack %s:\n%s", want, s)
+		}
+	}
+	register, _ := os.ReadFile(filepath.Join(dir, "pkg", "apis", "net", "v1", "zz_generated.register.go"))
+	if strings.Contains(string(register), "func Kind(") || !strings.Contains(string(register), "&Route{}") {
+		t.Errorf("the registration declares Kind beside the types' own, or misses Route:\n%s", register)
+	}
+	apis, _ := os.ReadFile(filepath.Join(dir, "pkg", "apis", "zz_generated.register.go"))
+	for _, want := range []string{`Plural:            "routes"`, `ShortNames:        []string{"rt"}`, `Categories:        []string{"net"}`, "ExactColumns: true"} {
+		if !strings.Contains(string(apis), want) {
+			t.Errorf("the API registration lacks %s", want)
+		}
+	}
+}

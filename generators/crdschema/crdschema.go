@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/tools/go/packages"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/gengo/v2"
 	"sigs.k8s.io/controller-tools/pkg/crd"
 	"sigs.k8s.io/controller-tools/pkg/loader"
 	"sigs.k8s.io/controller-tools/pkg/markers"
@@ -50,7 +51,7 @@ func Generate(api *model.API, env []string) ([]Schema, error) {
 	if len(patterns) == 0 {
 		return nil, nil
 	}
-	roots, err := loader.LoadRootsWithConfig(&packages.Config{Dir: api.Root, Env: env}, patterns...)
+	roots, err := loader.LoadRootsWithConfig(&packages.Config{Dir: api.Root, Env: env, BuildFlags: []string{"-tags=" + gengo.StdBuildTag}}, patterns...)
 	if err != nil {
 		return nil, fmt.Errorf("loading the API packages for their schemas: %w", err)
 	}

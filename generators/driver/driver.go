@@ -108,7 +108,9 @@ func servePackagesDriver(patterns []string) (*packages.DriverResponse, error) {
 	}
 	// The go list part of the request; type-checking is the caller's.
 	mode := req.Mode & (packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedImports | packages.NeedDeps | packages.NeedModule)
-	parsed := req.Mode&(packages.NeedSyntax|packages.NeedTypes|packages.NeedTypesInfo) != 0
+	// Compiled files asked for are to be parsed (controller-tools' loader
+	// parses them itself, asking for no syntax): they are copies too.
+	parsed := req.Mode&(packages.NeedSyntax|packages.NeedTypes|packages.NeedTypesInfo|packages.NeedCompiledGoFiles) != 0
 	if parsed {
 		mode |= packages.NeedCompiledGoFiles | packages.NeedModule
 	}
