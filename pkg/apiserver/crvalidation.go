@@ -31,7 +31,10 @@ import (
 // ratcheting on update: a value left unchanged is not re-rejected), run on
 // the object in the version it was sent in.
 type crValidation struct {
-	scheme   *runtime.Scheme
+	scheme *runtime.Scheme
+	// nameRule replaces the DNS subdomain rule of metadata.name when the
+	// kind's strategy declares a ValidateName hook.
+	nameRule func(name string, prefix bool) []string
 	status   bool // /status is served: a create carries no status
 	group    string
 	storage  string
@@ -53,7 +56,7 @@ type validator interface {
 
 // newCRValidation compiles the schemas of a kind (CEL programs included)
 // once, at start-up.
-func newCRValidation(scheme *runtime.Scheme, group string, r *builders.Resource) (*crValidation, error) {
+func newCRValidation(scheme *runtime.Scheme, group string, r *builders.Resource, nameRule func(string, bool) []string) (*crValidation, error) {
 	gk := schema.GroupKind{Group: group, Kind: r.Kind}
 	namespaced, status, scale, storage := r.Namespaced, r.StatusSubresource, r.Scale, r.StorageVersion
 	schemas := map[string]*apiextensions.JSONSchemaProps{}
@@ -71,7 +74,7 @@ func newCRValidation(scheme *runtime.Scheme, group string, r *builders.Resource)
 	if err := checkSchemas(group, r, schemas); err != nil {
 		return nil, err
 	}
-	v := &crValidation{scheme: scheme, status: status, group: gk.Group, storage: storage, versions: map[string]*crVersion{}}
+	v := &crValidation{scheme: scheme, nameRule: nameRule, status: status, group: gk.Group, storage: storage, versions: map[string]*crVersion{}}
 	for version, internal := range schemas {
 		gvk := gk.WithVersion(version)
 		structural, err := structuralschema.NewStructural(internal)
@@ -164,7 +167,27 @@ func (v *crValidation) Validate(ctx context.Context, obj runtime.Object) field.E
 		// served; the Go object always has one, emptied.
 		delete(u.Object, "status")
 	}
-	return cv.main.Validate(ctx, u)
+	errs := cv.main.Validate(ctx, u)
+	if v.nameRule == nil {
+		return errs
+	}
+	// The kind's own name rule, instead of a DNS subdomain.
+	errs = errs.Filter(func(e error) bool {
+		fe, ok := e.(*field.Error)
+		return ok && (fe.Field == "metadata.name" || fe.Field == "metadata.generateName") && fe.Type == field.ErrorTypeInvalid
+	})
+	for _, n := range []struct {
+		field, value string
+		prefix       bool
+	}{{"name", u.GetName(), false}, {"generateName", u.GetGenerateName(), true}} {
+		if n.value == "" {
+			continue
+		}
+		for _, msg := range v.nameRule(n.value, n.prefix) {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", n.field), n.value, msg))
+		}
+	}
+	return errs
 }
 
 // ValidateUpdate validates an update of the main resource.

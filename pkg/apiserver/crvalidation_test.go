@@ -46,7 +46,7 @@ func widgetValidation(t *testing.T) (*crValidation, context.Context) {
 	scheme.AddKnownTypeWithName(gv.WithKind("Widget"), &widget{})
 	scheme.AddKnownTypeWithName(schema.GroupVersion{Group: "example.com", Version: runtime.APIVersionInternal}.WithKind("Widget"), &widget{})
 	v, err := newCRValidation(scheme, "example.com", &builders.Resource{Kind: "Widget", Plural: "widgets", Singular: "widget", Namespaced: true, StatusSubresource: true,
-		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: widgetSchema}}})
+		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: widgetSchema}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestSchemaDefaults(t *testing.T) {
 	const s = `{"type":"object","properties":{"metadata":{"type":"object"},"spec":{"type":"object","properties":{
 		"mode":{"type":"string","default":"auto"},"ports":{"type":"array","items":{"type":"integer"},"default":[80]},"size":{"type":"integer","default":3}}}}}`
 	if _, err := newCRValidation(scheme, "example.com", &builders.Resource{Kind: "Gadget", Plural: "gadgets", Singular: "gadget", Namespaced: true,
-		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: s}}}); err != nil {
+		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: s}}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	g := &gadget{}
@@ -152,7 +152,7 @@ func TestSchemasCheckedAsCRDs(t *testing.T) {
 	scheme.AddKnownTypeWithName(gk.WithVersion("v1"), &widget{})
 	bad := strings.Replace(widgetSchema, "self.size % 2 == 0", "self.size %% 2 ==", 1)
 	_, err := newCRValidation(scheme, "example.com", &builders.Resource{Kind: "Widget", Plural: "widgets", Singular: "widget", Namespaced: true,
-		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: bad}}})
+		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: bad}}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "Widget.example.com") || !strings.Contains(err.Error(), "x-kubernetes-validations[0].rule") || !strings.Contains(err.Error(), "compil") {
 		t.Fatalf("want an error naming the kind and the rule, got %v", err)
 	}
@@ -162,7 +162,26 @@ func TestSchemasCheckedAsCRDs(t *testing.T) {
 	k8s := runtime.NewScheme()
 	k8s.AddKnownTypeWithName(schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "Widget"}, &widget{})
 	if _, err := newCRValidation(k8s, "gateway.networking.k8s.io", &builders.Resource{Kind: "Widget", Plural: "widgets", Singular: "widget", Namespaced: true,
-		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: widgetSchema}}}); err != nil {
+		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: widgetSchema}}}, nil); err != nil {
 		t.Errorf("a *.k8s.io group: %v", err)
+	}
+}
+
+// TestNameRuleHook: a kind's ValidateName hook replaces the DNS subdomain
+// rule of metadata.name, nothing else.
+func TestNameRuleHook(t *testing.T) {
+	v, ctx := widgetValidation(t)
+	v.nameRule = func(name string, prefix bool) []string {
+		if strings.Contains(name, " ") {
+			return []string{"may not contain spaces"}
+		}
+		return nil
+	}
+	if errs := v.Validate(ctx, newWidget("Under_Score", 4)); len(errs) != 0 {
+		t.Errorf("the hook's rule allows Under_Score: %v", errs.ToAggregate())
+	}
+	got := errorText(v.Validate(ctx, newWidget("a b", 15)).ToAggregate().Errors())
+	if !strings.Contains(got, `metadata.name: Invalid value: "a b": may not contain spaces`) || strings.Contains(got, "RFC 1123") || !strings.Contains(got, "less than or equal to 10") {
+		t.Errorf("want the hook's error and the schema's, not the DNS rule:\n%s", got)
 	}
 }

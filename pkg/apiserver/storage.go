@@ -80,7 +80,7 @@ func newStorage(r *builders.Resource, group string, scheme *runtime.Scheme, opts
 		return nil, err
 	}
 	if len(r.Schemas) > 0 {
-		v, err := newCRValidation(scheme, group, r)
+		v, err := newCRValidation(scheme, group, r, strategy.NameRule())
 		if err != nil {
 			return nil, err
 		}

@@ -65,6 +65,7 @@ type Strategy struct {
 	validate         func(context.Context, runtime.Object) field.ErrorList
 	validateUpdate   func(ctx context.Context, obj, old runtime.Object) field.ErrorList
 	canonicalize     func(runtime.Object)
+	nameRule         func(name string, prefix bool) []string
 	// schema validates objects against the kind's schemas; nil without.
 	schema SchemaValidation
 }
@@ -165,11 +166,22 @@ func newStrategy[T runtime.Object](scheme *runtime.Scheme, gr schema.GroupResour
 		bad("Canonicalize", "func(%s)")
 		s.canonicalize = def.Canonicalize
 	}
+	switch h := hooks.(type) {
+	case interface{ ValidateName(string, bool) []string }:
+		s.nameRule = h.ValidateName
+	default:
+		bad("ValidateName", "func(name string, prefix bool) []string")
+	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("strategy hooks for %s: %s", gr, strings.Join(errs, "; "))
 	}
 	return s, nil
 }
+
+// NameRule is the ValidateName hook: the rule metadata.name (and, with
+// prefix, metadata.generateName) follows instead of a DNS subdomain; nil
+// without the hook.
+func (s *Strategy) NameRule() func(name string, prefix bool) []string { return s.nameRule }
 
 // NamespaceScoped reports whether objects live in a namespace.
 func (s *Strategy) NamespaceScoped() bool { return s.namespaced }
