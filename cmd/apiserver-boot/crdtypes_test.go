@@ -125,6 +125,12 @@ type RouteSpec struct {
 	// +optional
 	// +kubebuilder:default={kind: "Service"}
 	Backend *Backend ` + "`json:\"backend,omitempty\"`" + `
+	// +optional
+	// +default:=8080
+	Port *int32 ` + "`json:\"port,omitempty\"`" + `
+	// +optional
+	// +kubebuilder:default:=3
+	Retries *int32 ` + "`json:\"retries,omitempty\"`" + `
 }
 
 type Backend struct {
@@ -158,6 +164,8 @@ func TestKubebuilderTypesGenerate(t *testing.T) {
 		`"hostname":{"type":"string","maxLength":253,"minLength":1}`,
 		`"code":{"type":"integer","enum":[200,301,302]}`,
 		`"default":{"kind":"Service"}`,
+		`"port":{"type":"integer","format":"int32","default":8080}`,
+		`"retries":{"type":"integer","format":"int32","default":3}`,
 		`"x-kubernetes-validations":[{"rule":"!has(self.code) || self.code != 302 || has(self.hostname)","message":"a 302 needs a hostname"}]`,
 	} {
 		if !strings.Contains(s, want) {
