@@ -93,10 +93,11 @@ var items = []struct {
 	{"3", "init + create, offline", (*bench).scaffold},
 	{"4", "serving vs a CRD on kube-apiserver", (*bench).serving},
 	{"5", "run local to ready", (*bench).runLocal},
+	{"6", "what CEL rules cost a create", (*bench).cel},
 }
 
 func main() {
-	only := flag.String("items", "1,2,3,4,5", "Items to run, comma separated")
+	only := flag.String("items", "1,2,3,4,5,6", "Items to run, comma separated")
 	runs := flag.Int("runs", 3, "Repetitions of each timed command (the median is reported)")
 	out := flag.String("out", "docs/benchmarks.md", "Write the results here (relative to the checkout; empty: do not write; a run of some -items writes only when -out is given)")
 	keep := flag.Bool("keep", false, "Keep the temporary folder (projects, server logs, profiles)")

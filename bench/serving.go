@@ -321,6 +321,12 @@ func widget(name string) *unstructured.Unstructured {
 // creates makes n Widgets in namespace ns with c workers, named from index
 // from on, and returns how long it took.
 func (t *target) creates(ctx context.Context, ns string, from, n, c int) (time.Duration, error) {
+	return t.createMany(ctx, widgets, ns, from, n, c, func(i int) *unstructured.Unstructured { return widget(fmt.Sprintf("w-%06d", i)) })
+}
+
+// createMany makes objects from..from+n-1 of gvr in ns with c workers and
+// returns how long it took.
+func (t *target) createMany(ctx context.Context, gvr schema.GroupVersionResource, ns string, from, n, c int, object func(i int) *unstructured.Unstructured) (time.Duration, error) {
 	var next atomic.Int64
 	next.Store(int64(from))
 	n += from
@@ -339,8 +345,9 @@ func (t *target) creates(ctx context.Context, ns string, from, n, c int) (time.D
 				if i >= int64(n) || ctx.Err() != nil {
 					return
 				}
-				if _, err := t.client.Resource(widgets).Namespace(ns).Create(ctx, widget(fmt.Sprintf("w-%06d", i)), metav1.CreateOptions{}); err != nil {
-					once.Do(func() { firstErr = fmt.Errorf("%s: create %s/w-%06d: %w", t.name, ns, i, err); cancel() })
+				obj := object(int(i))
+				if _, err := t.client.Resource(gvr).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+					once.Do(func() { firstErr = fmt.Errorf("%s: create %s/%s: %w", t.name, ns, obj.GetName(), err); cancel() })
 					return
 				}
 			}
