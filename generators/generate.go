@@ -26,6 +26,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"k8s.io/gengo/v2/generator"
 	"k8s.io/klog/v2"
@@ -250,6 +251,8 @@ func runUniverseGenerators(api *State) ([]files.File, error) {
 	return generated, nil
 }
 
+var guard sync.Mutex
+
 // klogExit is what klog.OsExit panics with while a generator runs.
 type klogExit struct{}
 
@@ -259,6 +262,10 @@ type klogExit struct{}
 // panics instead, and the message becomes an error naming the type, and its
 // file:line when it is one of the project's.
 func guarded(api *State, run func() ([]files.File, error)) (out []files.File, err error) {
+	// klog's exit, its output and os.Stderr are the process's: one guarded
+	// generator at a time.
+	guard.Lock()
+	defer guard.Unlock()
 	var buf bytes.Buffer
 	klog.SetOutput(&buf)
 	exit := klog.OsExit

@@ -8,10 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	apiserverboot "github.com/apiserver-boot/apiserver-boot"
 	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
-	"github.com/apiserver-boot/apiserver-boot/internal/files"
 	"github.com/apiserver-boot/apiserver-boot/internal/gomod"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/scaffold"
@@ -94,19 +92,16 @@ func newTemplateData(root string, p *project.Project) (*templateData, error) {
 // generate runs every generator over the project at root, unless nothing it
 // reads changed since the last run (see generators/cache.go) and force is off.
 func generate(root string, out io.Writer, force bool) error {
-	// The generated code is for this apiserver-boot's framework: after an
-	// upgrade, go.mod and go.sum gain what it requires, once the code is
-	// generated.
-	mod, sum, upgrade, err := gomod.Upgrade(root, apiserverboot.GoMod, apiserverboot.GoSum, version.Get())
-	if err != nil {
-		return err
+	// The generated code is for this apiserver-boot's framework.
+	if w := gomod.FrameworkSkew(root, version.Get()); w != "" {
+		fmt.Fprintf(out, "warning: %s\n", w)
 	}
 	reads := generators.PreviousReads(root)
 	inputs, err := generators.InputsHash(root, reads)
 	if err != nil {
 		return err
 	}
-	if rec, ok := generators.UpToDate(root, inputs); ok && !force && !upgrade {
+	if rec, ok := generators.UpToDate(root, inputs); ok && !force {
 		for _, w := range rec.Warnings {
 			fmt.Fprintf(out, "warning: %s\n", w)
 		}
@@ -141,18 +136,6 @@ func generate(root string, out io.Writer, force bool) error {
 		fmt.Fprintf(out, "warning: %s\n", w)
 	}
 	fmt.Fprintf(out, "generate: %d files written, %d unchanged\n", len(res.Written), res.Unchanged)
-	if upgrade {
-		if err := files.WriteAtomic(filepath.Join(root, "go.sum"), sum, 0o644); err != nil {
-			return err
-		}
-		if err := files.WriteAtomic(filepath.Join(root, "go.mod"), mod, 0o644); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "go.mod, go.sum: now require the modules apiserver-boot %s was built with\n", version.Get())
-		if inputs, err = generators.InputsHash(root, reads); err != nil {
-			return err
-		}
-	}
 	// A run that wrote conversion stubs under pkg/apis changed its own inputs
 	// (and its warnings were about that): leave the record to the next run.
 	if after, err := generators.InputsHash(root, reads); err != nil || after != inputs {

@@ -59,11 +59,11 @@ func checkRules(api *apimodel.API, s Schema) []string {
 		sort.Strings(names)
 		for _, name := range names {
 			p := n.Properties[name]
-			walk(&p, strings.TrimPrefix(path+"."+name, "."), false)
+			walk(&p, strings.TrimPrefix(path+"."+name, "."), p.XEmbeddedResource)
 		}
 		walk(n.Items, path+"[*]", n.Items != nil && n.Items.XEmbeddedResource)
-		if n.AdditionalProperties != nil {
-			walk(n.AdditionalProperties.Structural, path+"[*]", false)
+		if n.AdditionalProperties != nil && n.AdditionalProperties.Structural != nil {
+			walk(n.AdditionalProperties.Structural, path+"[*]", n.AdditionalProperties.Structural.XEmbeddedResource)
 		}
 	}
 	walk(structural, "", true)

@@ -55,7 +55,9 @@ func Generate(api *model.API, env []string) ([]Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the API packages for their schemas: %w", err)
 	}
-	parser := &crd.Parser{Collector: &markers.Collector{Registry: reg}, Checker: &loader.TypeChecker{}}
+	// Floats are served (JSON numbers, protobuf doubles): controller-gen's
+	// caution about them is for CRDs whose clients round-trip through YAML.
+	parser := &crd.Parser{Collector: &markers.Collector{Registry: reg}, Checker: &loader.TypeChecker{}, AllowDangerousTypes: true}
 	crd.AddKnownTypes(parser)
 	byPath := map[string]*loader.Package{}
 	for _, r := range roots {

@@ -250,12 +250,16 @@ func (v *Version) load() error {
 			if err != nil {
 				return err
 			}
-			vals = canonicalValues(vals)
+			if vals, err = canonicalValues(vals); err != nil {
+				return fmt.Errorf("%s: type %s: %w", v.Fset.Position(ts.Pos()), ts.Name.Name, err)
+			}
 			if _, ok := vals["subresource:request"]; ok {
 				v.Requests = append(v.Requests, ts.Name.Name)
 			}
 			rm, ok := resourceOf(ts.Name.Name, vals)
-			if !ok {
+			if !ok || (rm.crd && !isObject(ts)) {
+				// As controller-gen finds kinds: a root type that embeds
+				// TypeMeta and ObjectMeta.
 				return nil
 			}
 			k, err := newKind(ts.Name.Name, rm, v.Fset.Position(ts.Pos()))
@@ -302,6 +306,7 @@ func (v *Version) load() error {
 	}
 	sort.Slice(v.Kinds, func(i, j int) bool { return v.Kinds[i].Name < v.Kinds[j].Name })
 	sort.Strings(v.Requests)
+	v.Warnings = append(v.Warnings, v.defaultWarnings()...)
 	for _, k := range v.Kinds {
 		for _, sub := range k.Subresources {
 			if !slices.Contains(v.Requests, sub.Request) {
@@ -567,4 +572,20 @@ func declared(f *ast.File) map[string]token.Pos {
 		}
 	}
 	return out
+}
+
+// isObject tells whether a type is a struct embedding TypeMeta and
+// ObjectMeta, as a kind's type does.
+func isObject(ts *ast.TypeSpec) bool {
+	st, ok := ts.Type.(*ast.StructType)
+	if !ok {
+		return false
+	}
+	has := map[string]bool{}
+	for _, f := range st.Fields.List {
+		if len(f.Names) == 0 {
+			has[EmbeddedName(f.Type)] = true
+		}
+	}
+	return has["TypeMeta"] && has["ObjectMeta"]
 }

@@ -166,7 +166,11 @@ func FindKind(dir, kind string) (*KindFile, error) {
 			if err != nil {
 				return err
 			}
-			found = &KindFile{Path: path, Src: src, Markers: canonicalValues(vals)}
+			canonical, err := canonicalValues(vals)
+			if err != nil {
+				return fmt.Errorf("%s: type %s: %w", fset.Position(ts.Pos()), kind, err)
+			}
+			found = &KindFile{Path: path, Src: src, Markers: canonical}
 			return nil
 		})
 		if err != nil || found != nil {
@@ -223,13 +227,19 @@ func resourceOf(name string, vals map[string]any) (ResourceMarker, bool) {
 	return ResourceMarker{}, false
 }
 
-// canonicalValues keys parsed type markers by canonical name.
-func canonicalValues(vals map[string]any) map[string]any {
+// canonicalValues keys parsed type markers by canonical name; a marker
+// given in both spellings on one type is an error (which one would win is
+// not for a map to decide).
+func canonicalValues(vals map[string]any) (map[string]any, error) {
 	out := make(map[string]any, len(vals))
 	for n, v := range vals {
-		out[canonicalName(n)] = v
+		c := canonicalName(n)
+		if _, dup := out[c]; dup {
+			return nil, fmt.Errorf("+%s and +kubebuilder:%s are the same marker: keep one", c, c)
+		}
+		out[c] = v
 	}
-	return out
+	return out, nil
 }
 
 // scaleOf reads either spelling of the scale subresource marker.

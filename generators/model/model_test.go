@@ -117,7 +117,15 @@ func TestKubebuilderKinds(t *testing.T) {
 // +kubebuilder:printcolumn:name="Description",type=string,JSONPath=`+"`.spec.description`"+`,priority=1
 // +kubebuilder:selectablefield:JSONPath=`+"`.spec.controllerName`"+`
 type GatewayClass struct {
+	metav1.TypeMeta
+	metav1.ObjectMeta
 	Spec GatewayClassSpec `+"`json:\"spec\"`"+`
+}
+
+// A root type that is no object (no ObjectMeta) is not a kind, as for controller-gen.
+// +kubebuilder:object:root=true
+type Options struct {
+	metav1.TypeMeta
 }
 
 // +kubebuilder:object:root=true
@@ -154,6 +162,8 @@ type Code int
 // Backend is a backend: its markers sit a blank line above its doc, as
 // Gateway API keeps them.
 type Backend struct {
+	metav1.TypeMeta
+	metav1.ObjectMeta
 	// +kubebuilder:validation:MinLength=1
 
 	// Name is the name: its marker too.
@@ -161,7 +171,17 @@ type Backend struct {
 	Port int `+"`json:\"port\"`"+`
 }
 
-type Item struct{ Name string }
+type Item struct {
+	Name string
+	// +kubebuilder:default=3
+	Count int `+"`json:\"count\"`"+`
+	// +kubebuilder:default={name: "x"}
+	Ref Item2 `+"`json:\"ref,omitempty\"`"+`
+	// +kubebuilder:default=1
+	Ok *int `+"`json:\"ok\"`"+`
+}
+
+type Item2 struct{ Name string }
 `)
 	if err != nil {
 		t.Fatal(err)

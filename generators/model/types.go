@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,8 +30,10 @@ type Field struct {
 	Inline   bool // embedded into its parent's JSON object
 	// OmitEmpty: a zero value is absent from the JSON, so its checks do not apply.
 	OmitEmpty bool
-	Type      ast.Expr
-	Pos       token.Position
+	// Default: a +kubebuilder:default or +default marker.
+	Default bool
+	Type    ast.Expr
+	Pos     token.Position
 }
 
 // jsonName reads a field's JSON name and inlining from its tag.
@@ -142,9 +146,12 @@ func (v *Version) collectTypes(f *ast.File, typesFile bool) error {
 				}
 				// Field markers are parsed here to report a malformed one at
 				// its line; their meaning is the schema's (crdschema).
-				if _, err := markerValues(v.Fset, markers.DescribesField, fieldGroups...); err != nil {
+				vals, err := markerValues(v.Fset, markers.DescribesField, fieldGroups...)
+				if err != nil {
 					return err
 				}
+				_, kbDefault := vals["kubebuilder:default"]
+				_, k8sDefault := vals["default"]
 				name, inline, skip := jsonName(af)
 				if skip {
 					continue
@@ -157,7 +164,7 @@ func (v *Version) collectTypes(f *ast.File, typesFile bool) error {
 				}
 				td.Fields = append(td.Fields, &Field{
 					GoName: goName, JSONName: name, Inline: inline, Type: af.Type, OmitEmpty: omitEmpty(af),
-					Pos: v.Fset.Position(af.Pos()),
+					Default: kbDefault || k8sDefault, Pos: v.Fset.Position(af.Pos()),
 				})
 			}
 		}
@@ -248,4 +255,28 @@ func ExprString(fset *token.FileSet, e ast.Expr) string {
 		return "map[" + ExprString(fset, t.Key) + "]" + ExprString(fset, t.Value)
 	}
 	return fmt.Sprintf("%T", e)
+}
+
+// defaultWarnings names the defaults that can never apply: a default fills
+// what an object's JSON leaves out, and Go always writes a struct, and a
+// scalar without omitempty.
+func (v *Version) defaultWarnings() []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(v.Types)) {
+		for _, f := range v.Types[name].Fields {
+			if !f.Default {
+				continue
+			}
+			switch k := v.BasicKind(f.Type); {
+			case k == "pointer" || k == "slice" || k == "map":
+			case k == "string" || k == "number" || k == "bool":
+				if !f.OmitEmpty {
+					out = append(out, fmt.Sprintf("%s: the default of %s.%s never applies: the field has no omitempty, so it is always in the JSON; add omitempty or make it a pointer", f.Pos, name, f.GoName))
+				}
+			default:
+				out = append(out, fmt.Sprintf("%s: the default of %s.%s never applies: Go always writes a struct field; make it a pointer", f.Pos, name, f.GoName))
+			}
+		}
+	}
+	return out
 }

@@ -106,23 +106,32 @@ func MergeSum(a, b []byte) []byte {
 	return []byte(strings.Join(out, "\n") + "\n")
 }
 
-// Upgrade returns the go.mod and go.sum of the project at root with the
-// framework's requirements (go.mod framework, go.sum frameworkSum) merged
-// in, as init merges them, and whether that changes them: after an upgrade
-// of apiserver-boot, the project requires what the new framework needs.
-func Upgrade(root string, framework, frameworkSum []byte, info version.Info) (mod, sum []byte, changed bool, err error) {
-	existing, err := os.ReadFile(filepath.Join(root, "go.mod"))
+// FrameworkSkew says, when the project at root requires a released
+// framework at another version than this apiserver-boot's (whose generated
+// code is for its own framework), what to run; "" when they match, when
+// the framework is replaced by a local folder, or for a CLI built from
+// source. go.mod is the user's: generate does not edit it.
+func FrameworkSkew(root string, info version.Info) string {
+	if info.Version == "" {
+		return ""
+	}
+	b, err := os.ReadFile(filepath.Join(root, "go.mod"))
 	if err != nil {
-		return nil, nil, false, err
+		return ""
 	}
-	f, err := modfile.ParseLax("go.mod", existing, nil)
-	if err != nil || f.Module == nil {
-		return nil, nil, false, fmt.Errorf("go.mod: no module statement: %v", err)
+	f, err := modfile.Parse("go.mod", b, nil)
+	if err != nil {
+		return ""
 	}
-	if mod, err = Merge(existing, framework, f.Module.Mod.Path, root, info); err != nil {
-		return nil, nil, false, err
+	for _, r := range f.Replace {
+		if r.Old.Path == version.Module {
+			return ""
+		}
 	}
-	oldSum, _ := os.ReadFile(filepath.Join(root, "go.sum"))
-	sum = MergeSum(oldSum, frameworkSum)
-	return mod, sum, !bytes.Equal(mod, existing) || !bytes.Equal(sum, oldSum), nil
+	for _, r := range f.Require {
+		if r.Mod.Path == version.Module && r.Mod.Version != info.Version {
+			return fmt.Sprintf("go.mod requires %s %s, and this apiserver-boot generates code for %s: run `go get %s@%s` (then `go mod tidy`)", version.Module, r.Mod.Version, info.Version, version.Module, info.Version)
+		}
+	}
+	return ""
 }

@@ -110,21 +110,27 @@ func TestMergeSum(t *testing.T) {
 	}
 }
 
-// TestUpgrade: a project made by an older apiserver-boot gains what the
-// framework now requires; a project in step is left as it is.
-func TestUpgrade(t *testing.T) {
+// TestFrameworkSkew: a released apiserver-boot names the go get to run when
+// the project requires another framework version; a replace or a CLI built
+// from source is left alone.
+func TestFrameworkSkew(t *testing.T) {
 	root := t.TempDir()
-	old := "module example.com/shop\n\ngo 1.26.0\n\nrequire k8s.io/api v0.37.2\n"
-	os.WriteFile(filepath.Join(root, "go.mod"), []byte(old), 0o644)
-	os.WriteFile(filepath.Join(root, "go.sum"), []byte("k8s.io/api v0.37.2 h1:a=\n"), 0o644)
-	fw := framework + "require k8s.io/apiextensions-apiserver v0.37.2\n"
-	mod, sum, changed, err := Upgrade(root, []byte(fw), []byte("k8s.io/apiextensions-apiserver v0.37.2 h1:b=\n"), version.Info{Version: "v0.4.0"})
-	if err != nil || !changed || requires(t, mod)["k8s.io/apiextensions-apiserver"] != "v0.37.2" || !strings.Contains(string(sum), "k8s.io/api v0.37.2 h1:a=\nk8s.io/apiextensions-apiserver") {
-		t.Fatalf("changed=%v err=%v\n%s\n%s", changed, err, mod, sum)
+	write := func(s string) { os.WriteFile(filepath.Join(root, "go.mod"), []byte(s), 0o644) }
+	write("module example.com/shop\n\ngo 1.26.0\n\nrequire " + version.Module + " v0.3.0\n")
+	if w := FrameworkSkew(root, version.Info{Version: "v0.4.0"}); !strings.Contains(w, "go get "+version.Module+"@v0.4.0") {
+		t.Errorf("skew: %q", w)
 	}
-	os.WriteFile(filepath.Join(root, "go.mod"), mod, 0o644)
-	os.WriteFile(filepath.Join(root, "go.sum"), sum, 0o644)
-	if _, _, changed, err := Upgrade(root, []byte(fw), []byte("k8s.io/apiextensions-apiserver v0.37.2 h1:b=\n"), version.Info{Version: "v0.4.0"}); err != nil || changed {
-		t.Errorf("in step: changed=%v err=%v", changed, err)
+	for _, tc := range []struct {
+		mod  string
+		info version.Info
+	}{
+		{"module example.com/shop\n\nrequire " + version.Module + " v0.4.0\n", version.Info{Version: "v0.4.0"}},
+		{"module example.com/shop\n\nrequire " + version.Module + " v0.3.0\n\nreplace " + version.Module + " => ../apiserver-boot\n", version.Info{Version: "v0.4.0"}},
+		{"module example.com/shop\n\nrequire " + version.Module + " v0.3.0\n", version.Info{SourceDir: "/src"}},
+	} {
+		write(tc.mod)
+		if w := FrameworkSkew(root, tc.info); w != "" {
+			t.Errorf("%q with %+v: want no warning, got %q", tc.mod, tc.info, w)
+		}
 	}
 }

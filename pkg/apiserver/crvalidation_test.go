@@ -70,8 +70,10 @@ func errorText(errs []error) string {
 // checked with kube-apiserver's own custom resource validation.
 func TestSchemaValidationAsCRDs(t *testing.T) {
 	v, ctx := widgetValidation(t)
-	// Its nil tags are null in JSON, and a custom resource is created
-	// without the status it always has as a Go object: neither is an error.
+	// Its nil tags are null in JSON, which the schema (tags optional, not
+	// nullable) would refuse: dropped, as kube-apiserver drops them. And a
+	// custom resource is created without the status a Go object always has
+	// (whose required fields are missing).
 	if errs := v.Validate(ctx, newWidget("ok", 4)); len(errs) != 0 {
 		t.Errorf("a valid widget: %v", errs.ToAggregate())
 	}

@@ -55,7 +55,9 @@ func (m merger) definition(model string, from *apiextensionsv1.JSONSchemaProps, 
 	if own {
 		constraints(&d.Schema, from)
 	}
-	d.Schema.Required = appendMissing(d.Schema.Required, from.Required)
+	// What the server requires: controller-gen's list (+optional,
+	// +kubebuilder:validation:Optional and omitempty taken into account).
+	d.Schema.Required = slices.Clone(from.Required)
 	m.properties(&d.Schema, from)
 	m.defs[model] = d
 }
@@ -88,7 +90,7 @@ func (m merger) node(s *spec.Schema, from *apiextensionsv1.JSONSchemaProps) {
 		m.definition(definitionName(s.AllOf[0].Ref.String()), from, false)
 		return
 	}
-	s.Required = appendMissing(s.Required, from.Required)
+	s.Required = slices.Clone(from.Required)
 	m.properties(s, from)
 	if from.Items != nil && from.Items.Schema != nil && s.Items != nil && s.Items.Schema != nil {
 		m.node(s.Items.Schema, from.Items.Schema)
@@ -176,13 +178,4 @@ func constraints(s *spec.Schema, from *apiextensionsv1.JSONSchemaProps) {
 	for k, v := range ext {
 		s.AddExtension(k, v)
 	}
-}
-
-func appendMissing(a, b []string) []string {
-	for _, x := range b {
-		if !slices.Contains(a, x) {
-			a = append(a, x)
-		}
-	}
-	return a
 }

@@ -35,15 +35,22 @@ func TestWithSchemas(t *testing.T) {
 			"ports":{"type":"array","maxItems":3,"x-kubernetes-list-type":"set","items":{"type":"integer","minimum":1,"maximum":65535}}}}}}`
 	groups := []*builders.APIGroup{{Resources: []*builders.Resource{{Schemas: map[string]builders.Schema{"v1": {Model: "m.Widget", OpenAPIV3: schema}}}}}}
 	out := WithSchemas(defs, groups)(func(string) spec.Ref { return spec.Ref{} })
-	b, _ := json.Marshal(map[string]any{"widget": out["m.Widget"].Schema, "spec": out["m.Spec"].Schema})
-	got := string(b)
-	for _, want := range []string{
-		`"x-kubernetes-validations":[{"rule":"has(self.mode)","message":"mode is required"}]`,
-		`"enum":["a","b"]`, `"default":"a"`, `"maxLength":1`, `"description":"kept"`,
-		`"maxItems":3`, `"x-kubernetes-list-type":"set"`, `"maximum":65535`, `"minimum":1`, `"required":["mode"]`,
+	js := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	specProperty := js(out["m.Widget"].Schema.Properties["spec"])
+	spec := js(out["m.Spec"].Schema)
+	// The field's own constraints on the property; the struct's fields in
+	// the struct's definition, shared by every field of that type.
+	for where, wants := range map[string][]string{
+		specProperty: {`"x-kubernetes-validations":[{"rule":"has(self.mode)","message":"mode is required"}]`, `"allOf":[{"$ref":"#/components/schemas/m.Spec"}]`},
+		spec: {`"enum":["a","b"]`, `"default":"a"`, `"maxLength":1`, `"description":"kept"`, `"maxItems":3`, `"x-kubernetes-list-type":"set"`, `"maximum":65535`, `"minimum":1`, `"required":["mode"]`},
 	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("published definitions lack %s:\n%s", want, got)
+		for _, want := range wants {
+			if !strings.Contains(where, want) {
+				t.Errorf("lacks %s:\n%s", want, where)
+			}
 		}
+	}
+	if strings.Contains(spec, "x-kubernetes-validations") {
+		t.Errorf("the field's rule leaked into the shared definition:\n%s", spec)
 	}
 }

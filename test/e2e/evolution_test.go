@@ -345,6 +345,11 @@ func TestAPIEvolution(t *testing.T) {
 	if out, err := sh(e.dir, "go", "mod", "edit", "-replace", "github.com/apiserver-boot/apiserver-boot="+repoRoot); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
+	// What the upgraded framework requires comes in as with any upgrade of a
+	// replaced module (docs/versions.md).
+	if out, err := sh(e.dir, "go", "mod", "tidy"); err != nil {
+		t.Fatalf("go mod tidy after the upgrade: %v\n%s", err, out)
+	}
 	if out, err := sh(e.dir, cli, "generate"); err != nil {
 		t.Fatalf("generate after the upgrade: %v\n%s", err, out)
 	}
