@@ -134,9 +134,10 @@ func (v *crValidation) version(ctx context.Context) *crVersion {
 }
 
 // unstructured converts an internal object into its form in cv's version,
-// as a custom resource would hold it: the nulls Go writes for nil slices,
-// maps and pointers without omitempty are dropped where the schema does not
-// allow null, as kube-apiserver drops them from a custom resource it decodes.
+// as a custom resource would hold it: empty structs tagged omitempty are
+// left out (dropEmptyStructs), and the nulls Go writes for nil slices, maps
+// and pointers without omitempty are dropped where the schema does not allow
+// null, as kube-apiserver drops them from a custom resource it decodes.
 func (v *crValidation) unstructured(obj runtime.Object, cv *crVersion) (*unstructured.Unstructured, error) {
 	out, err := v.scheme.ConvertToVersion(obj, cv.gvk.GroupVersion())
 	if err != nil {
@@ -146,6 +147,7 @@ func (v *crValidation) unstructured(obj runtime.Object, cv *crVersion) (*unstruc
 	if err != nil {
 		return nil, err
 	}
+	dropEmptyStructs(m, reflect.ValueOf(out))
 	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(m, cv.structural)
 	u := &unstructured.Unstructured{Object: m}
 	u.SetGroupVersionKind(cv.gvk)

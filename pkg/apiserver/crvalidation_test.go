@@ -108,9 +108,13 @@ func TestSchemaValidationRatchets(t *testing.T) {
 }
 
 type gadgetSpec struct {
-	Mode  *string `json:"mode,omitempty"`
-	Ports []int   `json:"ports,omitempty"`
-	Size  int     `json:"size"`
+	Mode  *string   `json:"mode,omitempty"`
+	Ports []int     `json:"ports,omitempty"`
+	Size  int       `json:"size"`
+	TLS   gadgetTLS `json:"tls,omitempty"`
+}
+type gadgetTLS struct {
+	Mode string `json:"mode,omitempty"`
 }
 type gadget struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -128,15 +132,16 @@ func TestSchemaDefaults(t *testing.T) {
 	scheme.AddKnownTypeWithName(gk.WithVersion("v1"), &gadget{})
 	scheme.AddKnownTypeWithName(gk.WithVersion(runtime.APIVersionInternal), &gadget{})
 	const s = `{"type":"object","properties":{"metadata":{"type":"object"},"spec":{"type":"object","properties":{
-		"mode":{"type":"string","default":"auto"},"ports":{"type":"array","items":{"type":"integer"},"default":[80]},"size":{"type":"integer","default":3}}}}}`
+		"mode":{"type":"string","default":"auto"},"ports":{"type":"array","items":{"type":"integer"},"default":[80]},"size":{"type":"integer","default":3},
+		"tls":{"type":"object","properties":{"mode":{"type":"string","default":"Terminate"}}}}}}}`
 	if _, err := newCRValidation(scheme, "example.com", &builders.Resource{Kind: "Gadget", Plural: "gadgets", Singular: "gadget", Namespaced: true,
 		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: s}}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	g := &gadget{}
 	builders.ApplySchemaDefaults(g)
-	if g.Spec.Mode == nil || *g.Spec.Mode != "auto" || len(g.Spec.Ports) != 1 || g.Spec.Ports[0] != 80 || g.Spec.Size != 0 {
-		t.Errorf("defaults: %+v (size is always encoded, so never defaulted)", g.Spec)
+	if g.Spec.Mode == nil || *g.Spec.Mode != "auto" || len(g.Spec.Ports) != 1 || g.Spec.Ports[0] != 80 || g.Spec.Size != 0 || g.Spec.TLS.Mode != "" {
+		t.Errorf("defaults: %+v (size is always encoded, so never defaulted; tls, empty and omitempty, is left out, so its mode is not defaulted)", g.Spec)
 	}
 	manual := "manual"
 	g = &gadget{Spec: gadgetSpec{Mode: &manual, Ports: []int{443}}}
@@ -185,5 +190,31 @@ func TestNameRuleHook(t *testing.T) {
 	got := errorText(v.Validate(ctx, newWidget("a b", 15)).ToAggregate().Errors())
 	if !strings.Contains(got, `metadata.name: Invalid value: "a b": may not contain spaces`) || strings.Contains(got, "RFC 1123") || !strings.Contains(got, "less than or equal to 10") {
 		t.Errorf("want the hook's error and the schema's, not the DNS rule:\n%s", got)
+	}
+}
+
+// TestOmittedStructIsAbsent: an optional struct left out (omitempty, zero)
+// is not validated as an empty object: its required fields and enums are a
+// custom resource's, which would not have it.
+func TestOmittedStructIsAbsent(t *testing.T) {
+	scheme := runtime.NewScheme()
+	gk := schema.GroupKind{Group: "example.com", Kind: "Gadget"}
+	scheme.AddKnownTypeWithName(gk.WithVersion("v1"), &gadget{})
+	scheme.AddKnownTypeWithName(gk.WithVersion(runtime.APIVersionInternal), &gadget{})
+	const s = `{"type":"object","properties":{"metadata":{"type":"object"},"spec":{"type":"object","properties":{
+		"size":{"type":"integer"},"tls":{"type":"object","required":["mode"],"properties":{"mode":{"type":"string","enum":["Terminate","Passthrough"]}}}}}}}`
+	v, err := newCRValidation(scheme, "example.com", &builders.Resource{Kind: "Gadget", Plural: "gadgets", Singular: "gadget", Namespaced: true,
+		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: s}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := request.WithNamespace(request.WithRequestInfo(context.Background(), &request.RequestInfo{APIGroup: "example.com", APIVersion: "v1"}), "default")
+	g := &gadget{ObjectMeta: metav1.ObjectMeta{Name: "g", Namespace: "default"}}
+	if errs := v.Validate(ctx, g); len(errs) != 0 {
+		t.Errorf("tls left out: %v", errs.ToAggregate())
+	}
+	g.Spec.TLS.Mode = "Bogus"
+	if errs := v.Validate(ctx, g); !strings.Contains(errorText(errs.ToAggregate().Errors()), "spec.tls.mode: Unsupported value") {
+		t.Errorf("tls given: want its enum checked, got %v", errs.ToAggregate())
 	}
 }

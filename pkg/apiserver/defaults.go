@@ -48,6 +48,7 @@ func applySchemaDefaults(obj runtime.Object) {
 		utilruntime.HandleError(err)
 		return
 	}
+	dropEmptyStructs(u, reflect.ValueOf(obj))
 	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(u, s.(*structuralschema.Structural))
 	structuraldefaulting.Default(u, s.(*structuralschema.Structural))
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, obj); err != nil {

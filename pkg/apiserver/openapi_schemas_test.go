@@ -42,7 +42,7 @@ func TestWithSchemas(t *testing.T) {
 	// the struct's definition, shared by every field of that type.
 	for where, wants := range map[string][]string{
 		specProperty: {`"x-kubernetes-validations":[{"rule":"has(self.mode)","message":"mode is required"}]`, `"allOf":[{"$ref":"#/components/schemas/m.Spec"}]`},
-		spec: {`"enum":["a","b"]`, `"default":"a"`, `"maxLength":1`, `"description":"kept"`, `"maxItems":3`, `"x-kubernetes-list-type":"set"`, `"maximum":65535`, `"minimum":1`, `"required":["mode"]`},
+		spec:         {`"enum":["a","b"]`, `"default":"a"`, `"maxLength":1`, `"description":"kept"`, `"maxItems":3`, `"x-kubernetes-list-type":"set"`, `"maximum":65535`, `"minimum":1`, `"required":["mode"]`},
 	} {
 		for _, want := range wants {
 			if !strings.Contains(where, want) {
