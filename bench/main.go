@@ -60,6 +60,8 @@ type bench struct {
 	notes      map[string][]string
 	wardleProj *wardleProject  // shared by items 1 and 2
 	serve      *servingProject // built once, shared by items 4 and 5
+	etcdURL    string          // the etcd of items 4 and 6, started once
+	etcdSrv    *server
 }
 
 func (b *bench) add(r row) {

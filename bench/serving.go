@@ -68,6 +68,9 @@ func (b *bench) servingProject() (*servingProject, error) {
 
 // etcd starts .cache/bin/etcd (built from the module proxy when missing, as the e2e tests do).
 func (b *bench) etcd() (string, *server, error) {
+	if b.etcdSrv != nil {
+		return b.etcdURL, b.etcdSrv, nil // one data directory, one etcd
+	}
 	bin := filepath.Join(b.repo, ".cache", "bin", "etcd")
 	if _, err := os.Stat(bin); err != nil {
 		b.logf("building etcd into .cache/bin/etcd (go build go.etcd.io/etcd/server/v3)")
@@ -100,6 +103,9 @@ func (b *bench) etcd() (string, *server, error) {
 		body, _ := io.ReadAll(resp.Body)
 		return strings.Contains(string(body), `"health":"true"`)
 	})
+	if err == nil {
+		b.etcdURL, b.etcdSrv = url, s
+	}
 	return url, s, err
 }
 
@@ -166,8 +172,8 @@ func (b *bench) generatedServer(p *servingProject, etcdURL string) (*target, err
 	if err != nil {
 		return nil, err
 	}
-	kubeconfig := filepath.Join(b.tmp, "generated.kubeconfig")
-	s, err := startServer(p.dir, b.tmp, "generated-apiserver", filepath.Join(p.dir, "bin", "apiserver"), nil,
+	kubeconfig := filepath.Join(b.tmp, filepath.Base(p.dir)+".kubeconfig") // one per project: a server refuses another's
+	s, err := startServer(p.dir, b.tmp, filepath.Base(p.dir)+"-apiserver", filepath.Join(p.dir, "bin", "apiserver"), nil,
 		"--etcd-servers", etcdURL, "--etcd-prefix", "/apiserver-boot", "--secure-port", fmt.Sprint(port), "--write-kubeconfig", kubeconfig)
 	if err != nil {
 		return nil, err
