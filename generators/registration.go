@@ -77,13 +77,16 @@ func checkNames(api *model.API) error {
 	var errs []string
 	for _, g := range api.Groups {
 		for _, v := range g.Versions {
-			generated := []string{"GroupName", "SchemeGroupVersion", "SchemeBuilder", "localSchemeBuilder", "AddToScheme", "Resource", "addKnownTypes"}
+			// The registration's names, and those of defaulter-gen and
+			// conversion-gen in the same package.
+			generated := []string{"GroupName", "SchemeGroupVersion", "SchemeBuilder", "localSchemeBuilder", "AddToScheme", "Resource", "addKnownTypes",
+				"RegisterDefaults", "RegisterConversions"}
 			for _, k := range v.Kinds {
 				generated = append(generated, k.Strategy, k.Name+"SchemeFns", "SetDefaults_"+k.Name)
 			}
 			for _, name := range generated {
 				if pos, ok := v.Declared[name]; ok {
-					errs = append(errs, fmt.Sprintf("%s: %s is declared by the generated registration of package %s (zz_generated.register.go): rename or remove it (a kubebuilder project declares the scheme builder in groupversion_info.go: leave that file out)", pos, name, v.Name))
+					errs = append(errs, fmt.Sprintf("%s: %s is declared by the generated code of package %s (zz_generated.*.go): rename or remove it (a kubebuilder project declares the scheme builder in groupversion_info.go: leave that file out)", pos, name, v.Name))
 				}
 			}
 		}

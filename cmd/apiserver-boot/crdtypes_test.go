@@ -183,3 +183,28 @@ func TestKubebuilderTypesGenerate(t *testing.T) {
 		}
 	}
 }
+
+// TestGeneratedNamesClash: a name the generated code declares, declared by
+// the types too (kubebuilder's groupversion_info.go), is a generate error at
+// the user's line, with nothing written.
+func TestGeneratedNamesClash(t *testing.T) {
+	dir := newProject(t)
+	info := filepath.Join(dir, "pkg", "apis", "stable", "v1", "groupversion_info.go")
+	os.WriteFile(info, []byte("package v1\n\nimport \"sigs.k8s.io/controller-runtime/pkg/scheme\"\n\nvar (\n\tSchemeBuilder = &scheme.Builder{}\n\tAddToScheme   = SchemeBuilder.AddToScheme\n)\n"), 0o644)
+	before := tree(t, dir)
+	out, err := run(t, dir, "generate")
+	msg := out
+	if err != nil {
+		msg += err.Error()
+	}
+	for _, want := range []string{"groupversion_info.go:6:2: SchemeBuilder is declared by the generated code of package v1", "groupversion_info.go:7:2: AddToScheme"} {
+		if err == nil || !strings.Contains(msg, want) {
+			t.Errorf("want %q, got %v\n%s", want, err, out)
+		}
+	}
+	for path, content := range tree(t, dir) {
+		if before[path] != content {
+			t.Errorf("%s written by a failed generate", path)
+		}
+	}
+}

@@ -227,6 +227,29 @@ func TestCRDTypesSideBySide(t *testing.T) {
 			t.Errorf("%s columns differ:\nours:   %s\ntheirs: %s", kind, header(a.stdout), header(b.stdout))
 		}
 	}
+
+	// Updates of the stored objects: transition rules (oldSelf), schema and
+	// CEL checks on update, and what a valid update stores.
+	for _, u := range []struct {
+		name, resource, patch string
+		valid                 bool
+	}{
+		{"controllerName is immutable (self == oldSelf)", "gatewayclass", `{"spec":{"controllerName":"example.com/other"}}`, false},
+		{"description added", "gatewayclass", `{"spec":{"description":"the class"}}`, true},
+		{"listener port 0", "gateway", `{"spec":{"listeners":[{"name":"http","protocol":"HTTP","port":0}]}}`, false},
+		{"a second listener", "gateway", `{"spec":{"listeners":[{"name":"http","protocol":"HTTP","port":80},{"name":"alt","protocol":"HTTP","port":8080}]}}`, true},
+		{"a hostname", "httproute", `{"spec":{"hostnames":["example.com"]}}`, true},
+		{"a relative path", "httproute", `{"spec":{"rules":[{"matches":[{"path":{"type":"PathPrefix","value":"rel"}}],"backendRefs":[{"name":"s","port":80}]}]}}`, false},
+	} {
+		a := kubectlWith(oursKubeconfig, "", "patch", u.resource, "base", "--type", "merge", "-p", u.patch, "-o", "json")
+		b := kubectlWith(theirs, "", "patch", u.resource, "base", "--type", "merge", "-p", u.patch, "-o", "json")
+		switch {
+		case (a.err == nil) != (b.err == nil) || (b.err == nil) != u.valid:
+			t.Errorf("update %s (%s): apiserver-boot accepted=%v, kube-apiserver accepted=%v (want %v)\nours: %s\ntheirs: %s", u.resource, u.name, a.err == nil, b.err == nil, u.valid, a.stderr, b.stderr)
+		case a.err == nil && !reflect.DeepEqual(specOf(t, a.stdout), specOf(t, b.stdout)):
+			t.Errorf("update %s (%s): the stored spec differs:\nours:   %s\ntheirs: %s", u.resource, u.name, specJSON(t, a.stdout), specJSON(t, b.stdout))
+		}
+	}
 }
 
 // mergePatch applies a JSON merge patch (RFC 7386).
