@@ -31,6 +31,8 @@ import (
 	"k8s.io/gengo/v2/generator"
 	"k8s.io/klog/v2"
 
+	"github.com/apiserver-boot/apiserver-boot/generators/crdschema"
+	"github.com/apiserver-boot/apiserver-boot/generators/driver"
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
 	"github.com/apiserver-boot/apiserver-boot/generators/protobuf"
 	"github.com/apiserver-boot/apiserver-boot/internal/files"
@@ -84,6 +86,8 @@ type State struct {
 	// reads are the folders of main-module packages outside pkg/apis the
 	// load read.
 	reads []string
+	// schemas waits for the kinds' schemas, computed beside the universe.
+	schemas func() ([]crdschema.Schema, error)
 }
 
 // Result tells what a run changed.
@@ -235,6 +239,16 @@ func quietKlog() {
 
 // runUniverseGenerators loads the packages once and runs every universe generator over them.
 func runUniverseGenerators(api *State) ([]files.File, error) {
+	// The schemas' own package load does not need the universe: both run at
+	// once, on separate cores.
+	done := make(chan struct{})
+	var list []crdschema.Schema
+	var serr error
+	go func() {
+		defer close(done)
+		list, serr = crdschema.Generate(api.API, driver.LoadEnv())
+	}()
+	api.schemas = func() ([]crdschema.Schema, error) { <-done; return list, serr }
 	c, err := loadUniverse(api)
 	if err != nil {
 		return nil, err

@@ -29,7 +29,11 @@ type schemaEntry struct {
 }
 
 func (schemas) Generate(api *State, _ *generator.Context) ([]files.File, error) {
-	list, err := crdschema.Generate(api.API, driver.LoadEnv())
+	schemasOf := api.schemas
+	if schemasOf == nil { // not started beside a universe load
+		schemasOf = func() ([]crdschema.Schema, error) { return crdschema.Generate(api.API, driver.LoadEnv()) }
+	}
+	list, err := schemasOf()
 	if err != nil {
 		return nil, err
 	}
