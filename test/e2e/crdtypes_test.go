@@ -240,9 +240,21 @@ func TestCRDTypesSideBySide(t *testing.T) {
 		{"a second listener", "gateway", `{"spec":{"listeners":[{"name":"http","protocol":"HTTP","port":80},{"name":"alt","protocol":"HTTP","port":8080}]}}`, true},
 		{"a hostname", "httproute", `{"spec":{"hostnames":["example.com"]}}`, true},
 		{"a relative path", "httproute", `{"spec":{"rules":[{"matches":[{"path":{"type":"PathPrefix","value":"rel"}}],"backendRefs":[{"name":"s","port":80}]}]}}`, false},
+		// Through /status: the status schema, as a controller writes it.
+		{"status: a condition of status Maybe", "gateway/status", `{"status":{"conditions":[{"type":"Accepted","status":"Maybe","reason":"Accepted","message":"m","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`, false},
+		{"status: a condition without a reason", "gatewayclass/status", `{"status":{"conditions":[{"type":"Accepted","status":"True","message":"m","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`, false},
+		{"status: an accepted condition", "gateway/status", `{"status":{"conditions":[{"type":"Accepted","status":"True","reason":"Accepted","message":"m","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`, true},
 	} {
-		a := kubectlWith(oursKubeconfig, "", "patch", u.resource, "base", "--type", "merge", "-p", u.patch, "-o", "json")
-		b := kubectlWith(theirs, "", "patch", u.resource, "base", "--type", "merge", "-p", u.patch, "-o", "json")
+		args := func() []string {
+			resource, sub, _ := strings.Cut(u.resource, "/")
+			args := []string{"patch", resource, "base", "--type", "merge", "-p", u.patch, "-o", "json"}
+			if sub != "" {
+				args = append(args, "--subresource", sub)
+			}
+			return args
+		}()
+		a := kubectlWith(oursKubeconfig, "", args...)
+		b := kubectlWith(theirs, "", args...)
 		switch {
 		case (a.err == nil) != (b.err == nil) || (b.err == nil) != u.valid:
 			t.Errorf("update %s (%s): apiserver-boot accepted=%v, kube-apiserver accepted=%v (want %v)\nours: %s\ntheirs: %s", u.resource, u.name, a.err == nil, b.err == nil, u.valid, a.stderr, b.stderr)
