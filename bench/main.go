@@ -333,7 +333,7 @@ const methodText = `## How each figure is measured
    sample-apiserver's tree, with ` + "`GOFLAGS=-modcacherw`" + ` and the known API rule violations updated rather than diffed.
    kube_codegen.sh runs ` + "`go install`" + ` for its generators on every call; the first install is timed separately and
    excluded, the up-to-date checks of later calls are part of every run. Runs alternate between the two. Both trees
-   must then pass ` + "`go build ./...`" + ` (reported, not timed). apiserver-boot also writes protobuf, validation,
+   must then pass ` + "`go build ./...`" + ` (reported, not timed). apiserver-boot also writes protobuf, CRD schemas,
    registration, strategies and controller wiring, which kube_codegen.sh does not.
 2. **No-op generate.** ` + "`apiserver-boot generate`" + ` again on the generated wardle project, nothing changed, against the
    full run of item 1.

@@ -212,7 +212,7 @@ func EmbeddedName(e ast.Expr) string {
 	return ""
 }
 
-// BasicKind classifies a type expression for validation: "string", "number",
+// BasicKind classifies a type expression (for the default warnings): "string", "number",
 // "bool", "struct:<Local>", "slice", "map", "pointer", or "other".
 func (v *Version) BasicKind(e ast.Expr) string {
 	switch t := e.(type) {
@@ -239,22 +239,6 @@ func (v *Version) BasicKind(e ast.Expr) string {
 		return "map"
 	}
 	return "other"
-}
-
-func ExprString(fset *token.FileSet, e ast.Expr) string {
-	switch t := e.(type) {
-	case *ast.Ident:
-		return t.Name
-	case *ast.StarExpr:
-		return "*" + ExprString(fset, t.X)
-	case *ast.SelectorExpr:
-		return ExprString(fset, t.X) + "." + t.Sel.Name
-	case *ast.ArrayType:
-		return "[]" + ExprString(fset, t.Elt)
-	case *ast.MapType:
-		return "map[" + ExprString(fset, t.Key) + "]" + ExprString(fset, t.Value)
-	}
-	return fmt.Sprintf("%T", e)
 }
 
 // defaultWarnings names the defaults that can never apply: a default fills
