@@ -61,7 +61,7 @@ type UniverseGenerator interface {
 // The generators, in the order they run: registered here and nowhere else.
 var (
 	sourceGenerators   = []SourceGenerator{internalTypes{}, registration{}, openAPIDefinitions{}, controllerWiring{}}
-	universeGenerators = []UniverseGenerator{deepcopy{}, conversion{}, defaulter{}, modelNames{}, openAPI{}, schemas{}, protobufMethods{}, compatibility{},
+	universeGenerators = []UniverseGenerator{deepcopy{}, conversion{}, defaulter{}, validations{}, modelNames{}, openAPI{}, schemas{}, protobufMethods{}, compatibility{},
 		applyConfigurations{}, clientset{}, listers{}, informers{}}
 )
 
@@ -308,12 +308,21 @@ func guarded(api *State, run func() ([]files.File, error)) (out []files.File, er
 // klogLine matches a klog line: "F1123 03:43:09.333807   27901 deepcopy.go:882] message".
 var klogLine = regexp.MustCompile(`(?m)^F\d{4} [\d:.]+\s+\d+ [^ ]+\] (.*)$`)
 
+// klogHeader is the start of any later log line, or of a goroutine dump.
+var klogHeader = regexp.MustCompile(`(?m)^([IWEF]\d{4} [\d:.]+\s+\d+ [^ ]+\] |goroutine \d+ )`)
+
 // fatalError turns what a generator logged before exiting into an error,
 // adding where the project declares the types it names.
 func fatalError(api *model.API, logged string) error {
 	msg := strings.TrimSpace(logged)
-	if m := klogLine.FindAllStringSubmatch(logged, -1); len(m) > 0 {
-		msg = m[len(m)-1][1]
+	if m := klogLine.FindAllStringSubmatchIndex(logged, -1); len(m) > 0 {
+		// The message runs from the last fatal line's header to the next
+		// log line: validation-gen's lint report spans several lines.
+		rest := logged[m[len(m)-1][2]:]
+		if next := klogHeader.FindStringIndex(rest); next != nil {
+			rest = rest[:next[0]]
+		}
+		msg = strings.TrimSpace(rest)
 	}
 	// The types it names are "<import path>.<Type>", of a version package
 	// or of an internal one (copied from the versions).

@@ -77,12 +77,20 @@ func checkNames(api *model.API) error {
 	var errs []string
 	for _, g := range api.Groups {
 		for _, v := range g.Versions {
-			// The registration's names, and those of defaulter-gen and
-			// conversion-gen in the same package.
+			// The registration's names, and those of defaulter-gen,
+			// conversion-gen and validation-gen in the same package.
 			generated := []string{"GroupName", "SchemeGroupVersion", "SchemeBuilder", "localSchemeBuilder", "AddToScheme", "Resource", "addKnownTypes",
-				"RegisterDefaults", "RegisterConversions"}
+				"RegisterDefaults", "RegisterConversions", "RegisterValidations"}
 			for _, k := range v.Kinds {
 				generated = append(generated, k.Strategy, k.Name+"SchemeFns", "SetDefaults_"+k.Name)
+			}
+			// validation-gen's Validate_<Type>, for the package's types.
+			for name := range v.Declared {
+				if typ, ok := strings.CutPrefix(name, "Validate_"); ok {
+					if _, declared := v.Declared[typ]; declared {
+						generated = append(generated, name)
+					}
+				}
 			}
 			for _, name := range generated {
 				if pos, ok := v.Declared[name]; ok {

@@ -68,6 +68,8 @@ type Strategy struct {
 	nameRule         func(name string, prefix bool) []string
 	// schema validates objects against the kind's schemas; nil without.
 	schema SchemaValidation
+	// declarative is the kind's declarative validation (+k8s: tags).
+	declarative declarative
 }
 
 // hookError reports a hook declared with a signature the framework cannot call.
@@ -99,6 +101,7 @@ func newStrategy[T runtime.Object](scheme *runtime.Scheme, gr schema.GroupResour
 		statusSubresource: statusSubresource,
 		versions:          versions,
 		resetFields:       topLevelFields(reflect.TypeOf(zero)),
+		declarative:       declarative{scheme: scheme, versions: versions},
 	}
 	var errs []string
 	bad := func(name, sig string) {
@@ -165,6 +168,14 @@ func newStrategy[T runtime.Object](scheme *runtime.Scheme, gr schema.GroupResour
 	default:
 		bad("Canonicalize", "func(%s)")
 		s.canonicalize = def.Canonicalize
+	}
+	switch h := hooks.(type) {
+	case interface {
+		DeclarativeValidationOptions(context.Context) map[string]bool
+	}:
+		s.declarative.options = h.DeclarativeValidationOptions
+	default:
+		bad("DeclarativeValidationOptions", "func(ctx context.Context) map[string]bool")
 	}
 	switch h := hooks.(type) {
 	case interface{ ValidateName(string, bool) []string }:
