@@ -272,9 +272,9 @@ type klogExit struct{}
 
 // guarded runs an upstream generator so that it cannot end the process: the
 // code generators of k8s.io/code-generator and kube-openapi stop on what
-// they cannot generate with klog.Fatalf, which exits. Here klog's exit
-// panics instead, and the message becomes an error naming the type, and its
-// file:line when it is one of the project's.
+// they cannot generate with klog.Fatalf, which exits, or with a panic. Here
+// klog's exit panics instead, and the message, or the panic's, becomes an
+// error naming the type, and its file:line when it is one of the project's.
 func guarded(api *State, run func() ([]files.File, error)) (out []files.File, err error) {
 	// klog's exit, its output and os.Stderr are the process's: one guarded
 	// generator at a time.
@@ -297,7 +297,9 @@ func guarded(api *State, run func() ([]files.File, error)) (out []files.File, er
 		klog.SetOutput(io.Discard)
 		if r := recover(); r != nil {
 			if _, ok := r.(klogExit); !ok {
-				panic(r)
+				// validation-gen also panics on tags it cannot read.
+				out, err = nil, fatalError(api.API, fmt.Sprint(r))
+				return
 			}
 			out, err = nil, fatalError(api.API, buf.String())
 		}

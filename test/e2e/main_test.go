@@ -186,7 +186,8 @@ func editTypes() error {
 // so TestRoundTripNamesUnconvertedFields can put it back.
 var v2Conversion string
 
-// renameInV2 renames CronSpec to Schedule in v2, as a user would, checks that
+// renameInV2 renames CronSpec to Schedule in v2, as a user would, and limits
+// its length with a +k8s: tag (declarative validation in v2 only), checks that
 // generate names the field in the stubs it writes, and fills them in.
 func renameInV2() error {
 	v2 := filepath.Join(proj, "pkg", "apis", "stable", "v2")
@@ -198,7 +199,7 @@ func renameInV2() error {
 	src := string(b)
 	for old, new := range map[string]string{
 		"// CronSpec is the schedule, in cron format.\n": "// Schedule is when to run, in cron format.\n",
-		"CronSpec string `json:\"cronSpec,omitempty\"`":  "Schedule string `json:\"schedule,omitempty\"`",
+		"CronSpec string `json:\"cronSpec,omitempty\"`":  "// +k8s:optional\n\t// +k8s:maxLength=20\n\tSchedule string `json:\"schedule,omitempty\"`",
 		"JSONPath=.spec.cronSpec":                        "JSONPath=.spec.schedule",
 	} {
 		if !strings.Contains(src, old) {
