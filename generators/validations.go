@@ -1,6 +1,7 @@
 package generators
 
 import (
+	"bytes"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,7 +39,19 @@ func (validations) Generate(api *State, base *generator.Context) ([]files.File, 
 	defer tagKinds(api, c.Universe)()
 	defer untag(c.Universe, readonly)()
 	args := &validationgen.Args{OutputFile: "zz_generated.validations.go", GoHeaderFile: api.headerFile(), ReadOnlyPkgs: readonly}
-	return execute("validations", c, out, validationgen.GetTargets(c, args))
+	list, err := execute("validations", c, out, validationgen.GetTargets(c, args))
+	if err != nil {
+		return nil, err
+	}
+	// A package without +k8s: validation tags gets a file with nothing in
+	// it: none is written (and an earlier one is removed).
+	var kept []files.File
+	for _, f := range list {
+		if bytes.Contains(f.Content, []byte("\nfunc ")) {
+			kept = append(kept, f)
+		}
+	}
+	return kept, nil
 }
 
 // tagKinds adds validation-gen's package and kind tags to the universe,

@@ -11,7 +11,8 @@ import (
 // validation-gen into zz_generated.validations.go (again in the same
 // process: its validator registry is initialised once per run); a lint
 // failure is an error naming the type and its file:line, with nothing
-// written; a type declaring a name validation-gen declares is refused.
+// written; a type declaring a name validation-gen declares is refused; a
+// package without tags has no such file.
 func TestDeclarativeValidationTags(t *testing.T) {
 	dir := newProject(t)
 	types := filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_types.go")
@@ -92,5 +93,12 @@ func TestDeclarativeValidationTags(t *testing.T) {
 	out, err = run(t, dir, "generate")
 	if err == nil || !strings.Contains(out+err.Error(), "Validate_CronTabSpec is declared by the generated code of package v1") {
 		t.Errorf("want a clash naming Validate_CronTabSpec, got %v\n%s", err, out)
+	}
+
+	// Without tags, no file: the earlier one is removed.
+	os.WriteFile(types, src, 0o644)
+	mustRun(t, dir, "generate")
+	if _, err := os.Stat(generated); !os.IsNotExist(err) {
+		t.Errorf("zz_generated.validations.go is still there without +k8s: tags (%v)", err)
 	}
 }

@@ -94,15 +94,31 @@ func newStorage(r *builders.Resource, group string, scheme *runtime.Scheme, opts
 	if err := addFieldLabelConversions(scheme, group, r); err != nil {
 		return nil, err
 	}
+	// The store's strategies: with the kind's declarative validation, when
+	// it has some (rest.DeclarativeValidationStrategy).
+	var main interface {
+		rest.RESTCreateStrategy
+		rest.RESTUpdateStrategy
+		rest.RESTDeleteStrategy
+		rest.ResetFieldsStrategy
+	} = strategy
+	var statusStrategy interface {
+		rest.RESTUpdateStrategy
+		rest.ResetFieldsStrategy
+	} = builders.NewStatusStrategy(strategy)
+	if d := newDeclarative(scheme, group, r, strategy.ValidationOptions()); d != nil {
+		main = declarativeStrategy{strategy, d}
+		statusStrategy = declarativeStatusStrategy{builders.NewStatusStrategy(strategy), d}
+	}
 	store := &genericregistry.Store{
 		NewFunc:                   r.New,
 		NewListFunc:               r.NewList,
 		DefaultQualifiedResource:  gr,
 		SingularQualifiedResource: schema.GroupResource{Group: group, Resource: r.Singular},
-		CreateStrategy:            strategy,
-		UpdateStrategy:            strategy,
-		DeleteStrategy:            strategy,
-		ResetFieldsStrategy:       strategy,
+		CreateStrategy:            main,
+		UpdateStrategy:            main,
+		DeleteStrategy:            main,
+		ResetFieldsStrategy:       main,
 		TableConvertor:            table,
 	}
 	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: attrFunc(r)}); err != nil {
@@ -113,9 +129,8 @@ func newStorage(r *builders.Resource, group string, scheme *runtime.Scheme, opts
 	}
 	if r.StatusSubresource {
 		statusStore := *store
-		status := builders.NewStatusStrategy(strategy)
-		statusStore.UpdateStrategy = status
-		statusStore.ResetFieldsStrategy = status
+		statusStore.UpdateStrategy = statusStrategy
+		statusStore.ResetFieldsStrategy = statusStrategy
 		out[r.Plural+"/status"] = &statusREST{store: &statusStore}
 	}
 	if r.Scale != nil {

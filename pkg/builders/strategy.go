@@ -68,8 +68,9 @@ type Strategy struct {
 	nameRule         func(name string, prefix bool) []string
 	// schema validates objects against the kind's schemas; nil without.
 	schema SchemaValidation
-	// declarative is the kind's declarative validation (+k8s: tags).
-	declarative declarative
+	// validationOptions is the DeclarativeValidationOptions hook: the
+	// options the +k8s:ifEnabled / +k8s:ifDisabled tags name; nil without.
+	validationOptions func(context.Context) map[string]bool
 }
 
 // hookError reports a hook declared with a signature the framework cannot call.
@@ -101,7 +102,6 @@ func newStrategy[T runtime.Object](scheme *runtime.Scheme, gr schema.GroupResour
 		statusSubresource: statusSubresource,
 		versions:          versions,
 		resetFields:       topLevelFields(reflect.TypeOf(zero)),
-		declarative:       declarative{scheme: scheme, versions: versions},
 	}
 	var errs []string
 	bad := func(name, sig string) {
@@ -173,7 +173,7 @@ func newStrategy[T runtime.Object](scheme *runtime.Scheme, gr schema.GroupResour
 	case interface {
 		DeclarativeValidationOptions(context.Context) map[string]bool
 	}:
-		s.declarative.options = h.DeclarativeValidationOptions
+		s.validationOptions = h.DeclarativeValidationOptions
 	default:
 		bad("DeclarativeValidationOptions", "func(ctx context.Context) map[string]bool")
 	}
@@ -193,6 +193,13 @@ func newStrategy[T runtime.Object](scheme *runtime.Scheme, gr schema.GroupResour
 // prefix, metadata.generateName) follows instead of a DNS subdomain; nil
 // without the hook.
 func (s *Strategy) NameRule() func(name string, prefix bool) []string { return s.nameRule }
+
+// ValidationOptions is the DeclarativeValidationOptions hook: the options
+// of the kind's declarative validation (+k8s:ifEnabled(Option)); nil
+// without the hook.
+func (s *Strategy) ValidationOptions() func(context.Context) map[string]bool {
+	return s.validationOptions
+}
 
 // NamespaceScoped reports whether objects live in a namespace.
 func (s *Strategy) NamespaceScoped() bool { return s.namespaced }
