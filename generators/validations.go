@@ -34,7 +34,19 @@ const (
 func (validations) Name() string                 { return "validations" }
 func (validations) Packages(api *State) []string { return nil }
 func (validations) Generate(api *State, base *generator.Context) ([]files.File, error) {
-	c, out := contextFor(base, validationgen.NameSystems(), validationgen.DefaultNameSystem(), api.versionPackages())
+	// Only the packages that ask for declarative validation: validation-gen
+	// refuses shapes Kubernetes' API conventions do not allow (a map of
+	// pointers), which types written for CRDs may have.
+	var inputs []string
+	for _, p := range api.versionPackages() {
+		if pkg := base.Universe.Package(p); hasTag(pkg.Comments, validationGenTag) || hasValidationTags(pkg) {
+			inputs = append(inputs, p)
+		}
+	}
+	if len(inputs) == 0 {
+		return nil, nil
+	}
+	c, out := contextFor(base, validationgen.NameSystems(), validationgen.DefaultNameSystem(), inputs)
 	readonly := referenced(c.Universe, c.Inputs)
 	defer tagKinds(api, c.Universe)()
 	defer untag(c.Universe, readonly)()
@@ -175,6 +187,30 @@ func untag(u types.Universe, pkgs []string) (restore func()) {
 			f()
 		}
 	}
+}
+
+// hasValidationTags tells whether a type of pkg, or a field, carries a tag
+// validation-gen reads.
+func hasValidationTags(pkg *types.Package) bool {
+	tagged := func(lines []string) bool {
+		for name := range codetags.Extract("+", lines) {
+			if validationgen.IsValidationTag(name) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, t := range pkg.Types {
+		if tagged(t.CommentLines) || tagged(t.SecondClosestCommentLines) {
+			return true
+		}
+		for _, m := range t.Members {
+			if tagged(m.CommentLines) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func hasTag(comments []string, name string) bool {

@@ -150,7 +150,7 @@ func setup(m *testing.M) (int, error) {
 }
 
 // editTypes adds fields with markers, printer columns and a selectable field
-// to the scaffolded CronTab, as a user would.
+// to the scaffolded CronTab, and a field to Backup, as a user would.
 func editTypes() error {
 	path := filepath.Join(proj, "pkg", "apis", "stable", "v1", "crontab_types.go")
 	b, err := os.ReadFile(path)
@@ -179,15 +179,28 @@ func editTypes() error {
 		}
 		src = strings.Replace(src, old, new, 1)
 	}
-	return os.WriteFile(path, []byte(src), 0o644)
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		return err
+	}
+	// Backup gets a free-text field, which TestStorageVersionChange limits
+	// in v2 with a +k8s: tag.
+	path = filepath.Join(proj, "pkg", "apis", "ops", "v1", "backup_types.go")
+	if b, err = os.ReadFile(path); err != nil {
+		return err
+	}
+	const replicas = "\t// +optional\n\tReplicas int32 `json:\"replicas,omitempty\"`\n}"
+	if !strings.Contains(string(b), replicas) {
+		return fmt.Errorf("scaffolded Backup types changed: %q not found", replicas)
+	}
+	return os.WriteFile(path, []byte(strings.Replace(string(b), replicas, "\t// +optional\n\tReplicas int32 `json:\"replicas,omitempty\"`\n"+
+		"\t// Note is free text.\n\t// +optional\n\tNote string `json:\"note,omitempty\"`\n}", 1)), 0o644)
 }
 
 // v2Conversion is the stub file generate writes for the renamed field, kept
 // so TestRoundTripNamesUnconvertedFields can put it back.
 var v2Conversion string
 
-// renameInV2 renames CronSpec to Schedule in v2, as a user would, and limits
-// its length with a +k8s: tag (declarative validation in v2 only), checks that
+// renameInV2 renames CronSpec to Schedule in v2, as a user would, checks that
 // generate names the field in the stubs it writes, and fills them in.
 func renameInV2() error {
 	v2 := filepath.Join(proj, "pkg", "apis", "stable", "v2")
@@ -199,7 +212,7 @@ func renameInV2() error {
 	src := string(b)
 	for old, new := range map[string]string{
 		"// CronSpec is the schedule, in cron format.\n": "// Schedule is when to run, in cron format.\n",
-		"CronSpec string `json:\"cronSpec,omitempty\"`":  "// +k8s:optional\n\t// +k8s:maxLength=20\n\tSchedule string `json:\"schedule,omitempty\"`",
+		"CronSpec string `json:\"cronSpec,omitempty\"`":  "Schedule string `json:\"schedule,omitempty\"`",
 		"JSONPath=.spec.cronSpec":                        "JSONPath=.spec.schedule",
 	} {
 		if !strings.Contains(src, old) {

@@ -222,7 +222,9 @@ func TestStorageVersionChange(t *testing.T) {
 	defer etcd.stop(t)
 	const key = "/registry/ops.example.com/backups/default/old"
 	rl, _ := runLocal(t, "--etcd-servers", etcd.url, "--controller-manager=false", "--generate=false")
-	if r := kubectlApplyStdin(t, "create", "apiVersion: ops.example.com/v1\nkind: Backup\nmetadata:\n  name: old\nspec:\n  replicas: 3\n"); r.err != nil {
+	// The note is longer than v2 will allow (+k8s:maxLength=20, below).
+	const long, longer = "this note is too long", "this note is far too long"
+	if r := kubectlApplyStdin(t, "create", "apiVersion: ops.example.com/v1\nkind: Backup\nmetadata:\n  name: old\nspec:\n  replicas: 3\n  note: "+long+"\n"); r.err != nil {
 		t.Fatalf("create: %v %s", r.err, r.stderr)
 	}
 	if _, v := etcd.stored(t, key); v != "ops.example.com/v1" {
@@ -246,7 +248,9 @@ func TestStorageVersionChange(t *testing.T) {
 	}
 	edit("v1", func(s string) string { return strings.Replace(s, "// +storageversion\n", "", 1) })
 	edit("v2", func(s string) string {
-		return strings.Replace(s, "// +resource:path=backups", "// +storageversion\n// +resource:path=backups", 1)
+		s = strings.Replace(s, "// +resource:path=backups", "// +storageversion\n// +resource:path=backups", 1)
+		// Kubernetes' declarative validation, in v2 only.
+		return strings.Replace(s, "\t// +optional\n\tNote string", "\t// +k8s:optional\n\t// +k8s:maxLength=20\n\tNote string", 1)
 	})
 
 	// A second kind of the group stays in v1 only: the group now stores
@@ -281,6 +285,7 @@ func TestStorageVersionChange(t *testing.T) {
 	if r := kubectlApplyStdin(t, "create", "apiVersion: ops.example.com/v1\nkind: Backup\nmetadata:\n  name: new\n"); r.err != nil {
 		t.Fatalf("create: %v %s", r.err, r.stderr)
 	}
+
 	if _, v := etcd.stored(t, "/registry/ops.example.com/backups/default/new"); v != "ops.example.com/v2" {
 		t.Errorf("written after the change: stored in %s, want ops.example.com/v2", v)
 	}
@@ -308,6 +313,35 @@ func TestStorageVersionChange(t *testing.T) {
 	if got := mustKubectl(t, "get", "backups.v1.ops.example.com", "old", "-o", "jsonpath={.spec.replicas}"); got != "3" {
 		t.Errorf("after migrate storage, through v1: %q", got)
 	}
+
+	t.Run("declarative validation (+k8s: tags) in the request's version, ratcheted on update", func(t *testing.T) {
+		if _, err := os.Stat(filepath.Join(proj, "pkg", "apis", "ops", "v2", "zz_generated.validations.go")); err != nil {
+			t.Fatalf("v2 has +k8s: tags, yet: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(proj, "pkg", "apis", "ops", "v1", "zz_generated.validations.go")); err == nil {
+			t.Errorf("v1 has no +k8s: validation tags, yet validation-gen wrote a file there")
+		}
+		const tooLong = "spec.note: Too long: may not be more than 20 characters"
+		// Stored before the tag, over-long: an update through v2 that leaves
+		// the note as it is passes (ratcheting)...
+		if r := kubectl("patch", "backups.v2.ops.example.com", "old", "--type", "merge", "-p", `{"spec":{"replicas":4}}`); r.err != nil {
+			t.Errorf("an update leaving the stored over-long note unchanged was refused: %v\n%s", r.err, r.stderr)
+		}
+		// ...changing it to another over-long value does not.
+		if r := kubectl("patch", "backups.v2.ops.example.com", "old", "--type", "merge", "-p", `{"spec":{"note":"`+longer+`"}}`); r.err == nil || !strings.Contains(r.stderr, tooLong) {
+			t.Errorf("changing the note to another over-long value: want %q, got err=%v %s", tooLong, r.err, r.stderr)
+		}
+		if r := kubectlApplyStdin(t, "create", "apiVersion: ops.example.com/v2\nkind: Backup\nmetadata:\n  name: long\nspec:\n  note: "+long+"\n"); r.err == nil || !strings.Contains(r.stderr, tooLong) {
+			t.Errorf("create through v2: want %q, got err=%v %s", tooLong, r.err, r.stderr)
+		}
+		// v1 has no such tag: the same note is taken there.
+		if r := kubectlApplyStdin(t, "create", "apiVersion: ops.example.com/v1\nkind: Backup\nmetadata:\n  name: long\nspec:\n  note: "+long+"\n"); r.err != nil {
+			t.Errorf("create through v1: %v %s", r.err, r.stderr)
+		}
+		if got := mustKubectl(t, "get", "backups.v1.ops.example.com", "old", "-o", "jsonpath={.spec.replicas} {.spec.note}"); got != "4 "+long {
+			t.Errorf("after the updates: %q", got)
+		}
+	})
 }
 
 // etcdProcess is an etcd built from go.etcd.io/etcd/server/v3, on free loopback ports.

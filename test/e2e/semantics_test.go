@@ -121,32 +121,6 @@ func TestResourceSemantics(t *testing.T) {
 		}
 	})
 
-	t.Run("declarative validation (+k8s: tags) in the request's version, ratcheted on update", func(t *testing.T) {
-		// v2's schedule is +k8s:maxLength=20 (validation-gen); v1's cronSpec
-		// has no such limit, so v1 stores what v2 would refuse.
-		const long, longer = "0 0 1,2,3,4,5,6,7 * *", "0 0 1,2,3,4,5,6,7,8 * *"
-		create("apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: long\nspec:\n  cronSpec: '" + long + "'\n")
-		if got := mustKubectl(t, "get", "crontabs.v2.stable.example.com", "long", "-o", "jsonpath={.spec.schedule}"); got != long {
-			t.Fatalf("read through v2: %q", got)
-		}
-		const tooLong = "spec.schedule: Too long: may not be more than 20 characters"
-		// An update through v2 that leaves the schedule as it is passes.
-		if r := kubectl("patch", "crontabs.v2.stable.example.com", "long", "--type", "merge", "-p", `{"spec":{"replicas":3}}`); r.err != nil {
-			t.Errorf("an update leaving the over-long schedule unchanged was refused: %v\n%s", r.err, r.stderr)
-		}
-		// Changing it to another over-long value does not.
-		if r := kubectl("patch", "crontabs.v2.stable.example.com", "long", "--type", "merge", "-p", `{"spec":{"schedule":"`+longer+`"}}`); r.err == nil || !strings.Contains(r.stderr, tooLong) {
-			t.Errorf("changing the schedule to another over-long value: want %q, got err=%v %s", tooLong, r.err, r.stderr)
-		}
-		// Neither does a create through v2, while v1 takes the same value.
-		if r := kubectlApplyStdin(t, "create", "apiVersion: stable.example.com/v2\nkind: CronTab\nmetadata:\n  name: long2\nspec:\n  schedule: '"+long+"'\n"); r.err == nil || !strings.Contains(r.stderr, tooLong) {
-			t.Errorf("create through v2: want %q, got err=%v %s", tooLong, r.err, r.stderr)
-		}
-		if got := mustKubectl(t, "get", "crontabs.v1.stable.example.com", "long", "-o", "jsonpath={.spec.replicas} {.spec.cronSpec}"); got != "3 "+long {
-			t.Errorf("after the updates: %q", got)
-		}
-	})
-
 	t.Run("printer columns and a table hook", func(t *testing.T) {
 		out := mustKubectl(t, "get", "crontabs")
 		if !strings.HasPrefix(out, "NAME") || !strings.Contains(out, "SCHEDULE") || !strings.Contains(out, "REPLICAS") || !strings.Contains(out, "AGE") || strings.Contains(out, "IMAGE") {

@@ -3,11 +3,15 @@ package validationgen
 import (
 	"fmt"
 	"reflect"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
 	"k8s.io/code-generator/cmd/validation-gen/validators"
 	"k8s.io/gengo/v2/generator"
+	"k8s.io/gengo/v2/namer"
+	"k8s.io/gengo/v2/types"
 )
 
 // registry is validation-gen's global validator registry, once initialised.
@@ -87,4 +91,24 @@ func clearSharedMaps(tv reflect.Value) {
 			f.Clear() // a map is a reference: this empties the validator's map
 		}
 	}
+}
+
+var (
+	tagNamesOnce sync.Once
+	tagNames     map[string]bool
+)
+
+// IsValidationTag tells whether name (without the "+", such as
+// "k8s:minimum") is a tag validation-gen's validators read.
+func IsValidationTag(name string) bool {
+	tagNamesOnce.Do(func() {
+		// The validators' documentation, as validation-gen --docs reads it:
+		// an init over an empty context.
+		c := &generator.Context{Namers: namer.NameSystems{}, Universe: types.Universe{}, FileTypes: map[string]generator.FileType{}}
+		tagNames = map[string]bool{}
+		for _, d := range initValidators(c, nil).Docs() {
+			tagNames[strings.TrimPrefix(d.Tag, "+")] = true
+		}
+	})
+	return tagNames[name]
 }
