@@ -90,6 +90,9 @@ func TestCreateBadInputWritesNothing(t *testing.T) {
 		{[]string{"--group", "stable", "--version", "v1", "--kind", "cronTab"}, "--kind"},
 		{[]string{"--group", "stable", "--version", "v1"}, "--kind is required"},
 		{[]string{"--group", "stable", "--version", "v1", "--kind", "Crontabs"}, "clashes"},
+		{[]string{"--group", "func", "--version", "v1", "--kind", "CronTab"}, `--group "func" is not valid: it is a Go keyword`},
+		{[]string{"--group", "any", "--version", "v1", "--kind", "CronTab"}, `--group "any" is not valid: it is a predeclared Go identifier`},
+		{[]string{"--group", "stable", "--version", "v1", "--kind", "Error"}, `--kind "Error" is not valid`},
 	} {
 		_, err := run(t, dir, append([]string{"create", "group", "version", "resource"}, tc.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

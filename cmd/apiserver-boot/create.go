@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -145,6 +147,33 @@ func (o *createOptions) resource() *project.Resource {
 	return r
 }
 
+// sameAs refuses flags given for an existing kind that differ from what its
+// markers say: create does not change a kind, and saying nothing would leave
+// the user believing it did. Flags left out are not compared.
+func (o *createOptions) sameAs(cmd *cobra.Command, existing *project.Resource) error {
+	types := project.APIs(existing.Group, existing.Version, project.ControllerPackage(existing.Kind)) + "_types.go"
+	has := func(sub string) bool { return slices.Contains(existing.Subresources, sub) }
+	var diffs []string
+	differ := func(flag string, given, is any, how string) {
+		if cmd.Flags().Changed(flag) && fmt.Sprint(given) != fmt.Sprint(is) {
+			diffs = append(diffs, fmt.Sprintf("--%s %v: %s/%s %s has %v; %s", flag, given, existing.Group, existing.Version, existing.Kind, is, how))
+		}
+	}
+	marker := "edit the +resource (or +kubebuilder:resource) marker in " + types + " and run generate"
+	differ("resource", o.plural, existing.Plural, "to rename the resource, "+marker+" (path=)")
+	differ("singular", o.singular, existing.Singular, "to change it, "+marker+" (singular=)")
+	differ("short-names", strings.Join(o.shortNames, ","), strings.Join(existing.ShortNames, ","), "to change them, "+marker+" (shortName=)")
+	differ("categories", strings.Join(o.categories, ","), strings.Join(existing.Categories, ","), "to change them, "+marker+" (categories=)")
+	differ("non-namespaced", o.nonNamespaced, existing.Scope == project.Cluster, "to change the scope, "+marker+" (scope=Cluster or scope=Namespaced); objects already stored keep their keys")
+	differ("with-status-subresource", o.status, has("status"), "add or remove +subresource:status in "+types+" and run generate")
+	differ("with-scale-subresource", o.scale, has("scale"), "add or remove +subresource:scale in "+types+" (or run create subresource --subresource scale) and run generate")
+	differ("controller", o.controller, existing.Controller, "add one with create controller, or remove pkg/controller/"+project.ControllerPackage(existing.Kind)+" and its entry in PROJECT")
+	if len(diffs) > 0 {
+		return fmt.Errorf("%s/%s %s exists, and create does not change it; these flags differ from it:\n  %s", existing.Group, existing.Version, existing.Kind, strings.Join(diffs, "\n  "))
+	}
+	return nil
+}
+
 func (o *createOptions) run(cmd *cobra.Command) error {
 	root, p, err := loadProject()
 	if err != nil {
@@ -201,6 +230,9 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 			}
 			p.Resources = append(p.Resources, r)
 		} else {
+			if err := o.sameAs(cmd, existing); err != nil {
+				return err
+			}
 			r = existing
 		}
 		data.Kind, data.Plural, data.Scope, data.Resource = r.Kind, r.Plural, string(r.Scope), r

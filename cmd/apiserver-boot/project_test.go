@@ -312,3 +312,41 @@ func TestMarkersAreTheRecord(t *testing.T) {
 		t.Errorf("create's clash check should see the marker's plural, got %v", err)
 	}
 }
+
+// TestCreateWithOtherFlagsIsAnError: create for an existing kind with flags
+// that differ from its markers names each flag and how to change it, and
+// writes nothing; the same flags stay a no-op.
+func TestCreateWithOtherFlagsIsAnError(t *testing.T) {
+	dir := newProject(t)
+	create := []string{"create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "CronTab"}
+	before := tree(t, dir)
+	_, err := run(t, dir, append(create, "--non-namespaced", "--resource", "crons", "--with-scale-subresource", "--controller=true")...)
+	if err == nil {
+		t.Fatal("create with other flags for an existing kind succeeded")
+	}
+	for _, want := range []string{
+		"stable/v1 CronTab exists, and create does not change it",
+		"--non-namespaced true: stable/v1 CronTab has false; to change the scope, edit the +resource (or +kubebuilder:resource) marker in pkg/apis/stable/v1/crontab_types.go",
+		"--resource crons: stable/v1 CronTab has crontabs; to rename the resource",
+		"--with-scale-subresource true: stable/v1 CronTab has false; add or remove +subresource:scale",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("want %q in:\n%v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "--controller") {
+		t.Errorf("--controller=true is what the kind has, yet named:\n%v", err)
+	}
+	after := tree(t, dir)
+	for path, content := range before {
+		if after[path] != content {
+			t.Errorf("%s changed by a refused create", path)
+		}
+	}
+	if len(after) != len(before) {
+		t.Errorf("a refused create wrote files")
+	}
+	if out, err := run(t, dir, append(create, "--with-status-subresource", "--controller")...); err != nil || !strings.Contains(out, "Nothing to do") {
+		t.Errorf("the same flags: want a no-op, got %v\n%s", err, out)
+	}
+}

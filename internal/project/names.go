@@ -2,6 +2,8 @@ package project
 
 import (
 	"fmt"
+	"go/token"
+	gotypes "go/types"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -31,10 +33,26 @@ func ValidateDomain(domain string) error {
 // reservedGroups would shadow packages that generated code imports by name.
 var reservedGroups = map[string]bool{"runtime": true, "schema": true, "builders": true, "apis": true, "openapi": true, "field": true, "metav1": true, "controllers": true, "conformance": true, "testing": true}
 
+// goReserved tells why name cannot name a Go package or identifier of the
+// generated code: a Go keyword, or a predeclared identifier (a package
+// named string would shadow the type in every file that imports it), or "".
+func goReserved(name string) string {
+	if token.IsKeyword(name) {
+		return "a Go keyword"
+	}
+	if gotypes.Universe.Lookup(name) != nil {
+		return "a predeclared Go identifier"
+	}
+	return ""
+}
+
 // ValidateGroup checks --group (it becomes a Go package name and the first label of <group>.<domain>).
 func ValidateGroup(group, domain string) error {
 	if !groupRE.MatchString(group) {
 		return fmt.Errorf("--group %q is not valid: want lowercase letters and digits starting with a letter, such as stable or batch2", group)
+	}
+	if why := goReserved(group); why != "" {
+		return fmt.Errorf("--group %q is not valid: it is %s, and the group names a Go package; choose another group", group, why)
 	}
 	if reservedGroups[group] {
 		return fmt.Errorf("--group %q is reserved: generated code imports a package of that name; choose another group", group)
@@ -55,6 +73,9 @@ func ValidateVersion(version string) error {
 	if !versionRE.MatchString(version) {
 		return fmt.Errorf("--version %q is not valid: want a Kubernetes API version such as v1, v1alpha1 or v2beta3", version)
 	}
+	if why := goReserved(version); why != "" {
+		return fmt.Errorf("--version %q is not valid: it is %s, and the version names a Go package", version, why)
+	}
 	return nil
 }
 
@@ -62,6 +83,10 @@ func ValidateVersion(version string) error {
 func ValidateKind(kind string) error {
 	if !kindRE.MatchString(kind) {
 		return fmt.Errorf("--kind %q is not valid: want an UpperCamelCase Go identifier such as CronTab", kind)
+	}
+	// The lowercased kind names the controller's package and the files.
+	if why := goReserved(strings.ToLower(kind)); why != "" {
+		return fmt.Errorf("--kind %q is not valid: its lowercase form %q is %s, and it names the controller's Go package; choose another kind", kind, strings.ToLower(kind), why)
 	}
 	if strings.HasSuffix(kind, "List") {
 		return fmt.Errorf("--kind %q is not valid: a kind may not end in List (the list kind %sList is generated)", kind, kind)

@@ -21,6 +21,8 @@ func TestValidation(t *testing.T) {
 		{"group reserved", ValidateGroup("runtime", "example.com"), "reserved"},
 		{"group ends in a version", ValidateGroup("stablev1", "example.com"), "may not end in a version"},
 		{"group with digits", ValidateGroup("batch2", "example.com"), ""},
+		{"group a Go keyword", ValidateGroup("func", "example.com"), `--group "func" is not valid: it is a Go keyword`},
+		{"group a predeclared identifier", ValidateGroup("string", "example.com"), `--group "string" is not valid: it is a predeclared Go identifier`},
 		{"version v1", ValidateVersion("v1"), ""},
 		{"version v1alpha1", ValidateVersion("v1alpha1"), ""},
 		{"version v2beta3", ValidateVersion("v2beta3"), ""},
@@ -30,6 +32,8 @@ func TestValidation(t *testing.T) {
 		{"kind ok", ValidateKind("CronTab"), ""},
 		{"kind lower", ValidateKind("cronTab"), "--kind"},
 		{"kind list", ValidateKind("CronTabList"), "List"},
+		{"kind a Go keyword lowercased", ValidateKind("Func"), `--kind "Func" is not valid: its lowercase form "func" is a Go keyword`},
+		{"kind a predeclared identifier lowercased", ValidateKind("Error"), `--kind "Error" is not valid: its lowercase form "error" is a predeclared Go identifier`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			switch {
