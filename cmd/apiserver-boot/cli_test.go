@@ -153,3 +153,18 @@ func TestCLIDoesNotLinkTheServer(t *testing.T) {
 		}
 	}
 }
+
+// TestRunLocalKeepsFilesItDidNotWrite: a --kubeconfig path holding anything
+// but this project's kubeconfig is refused before anything is built, and
+// left as it is.
+func TestRunLocalKeepsFilesItDidNotWrite(t *testing.T) {
+	dir := newProject(t)
+	gomod, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
+	_, err := run(t, dir, "run", "local", "--kubeconfig", "go.mod", "--generate=false", "--controller-manager=false", "--secure-port", "0")
+	if err == nil || !strings.Contains(err.Error(), "--kubeconfig "+filepath.Join(dir, "go.mod")+" exists and is not a kubeconfig") {
+		t.Errorf("want an error naming the file, got %v", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "go.mod")); string(after) != string(gomod) {
+		t.Errorf("go.mod changed")
+	}
+}

@@ -20,6 +20,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	ownkubeconfig "github.com/apiserver-boot/apiserver-boot/internal/kubeconfig"
 )
 
 func newRunCommand() *cobra.Command {
@@ -91,6 +93,15 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 			l.Close()
 		}
 	}
+	kubeconfig := o.kubeconfig
+	if !filepath.IsAbs(kubeconfig) {
+		kubeconfig = filepath.Join(root, kubeconfig)
+	}
+	// The apiserver writes the kubeconfig anew once it serves. Never remove a
+	// kubeconfig this project did not write (say, ~/.kube/config).
+	if err := ownkubeconfig.Replaceable("--kubeconfig", kubeconfig, filepath.Base(p.Module)); err != nil {
+		return err
+	}
 	if o.generate {
 		if err := generate(root, io.Discard, false); err != nil {
 			return err
@@ -105,15 +116,6 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 	}
 	fmt.Fprintf(out, "Built in %s.\n", time.Since(start).Round(time.Millisecond))
 
-	kubeconfig := o.kubeconfig
-	if !filepath.IsAbs(kubeconfig) {
-		kubeconfig = filepath.Join(root, kubeconfig)
-	}
-	// The apiserver writes the kubeconfig anew once it serves. Never remove a
-	// kubeconfig this project did not write (say, ~/.kube/config).
-	if existing, err := clientcmd.LoadFromFile(kubeconfig); err == nil && existing.CurrentContext != filepath.Base(p.Module) {
-		return fmt.Errorf("--kubeconfig %s is not this project's (its current context is %q): choose another path", kubeconfig, existing.CurrentContext)
-	}
 	_ = os.Remove(kubeconfig)
 	logs := &prefixedOutput{w: out}
 	args := []string{"--secure-port", strconv.Itoa(o.securePort), "--write-kubeconfig", kubeconfig}

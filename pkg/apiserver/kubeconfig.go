@@ -8,6 +8,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	certutil "k8s.io/client-go/util/cert"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/kubeconfig"
 )
 
 // caFromChain returns the CA certificates of a PEM chain (the self-signed
@@ -35,6 +37,9 @@ func caFromChain(chainFile string) ([]byte, error) {
 
 // writeKubeconfig writes a kubeconfig that reaches this server as the local administrator.
 func writeKubeconfig(path, server string, ca []byte, token, name string) error {
+	if err := kubeconfig.Replaceable("--write-kubeconfig", path, name); err != nil {
+		return err
+	}
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
 	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: token}
