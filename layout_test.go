@@ -13,7 +13,7 @@ import (
 // layers lists, per package of the CLI's pipeline, the packages of this
 // module it may import: imports run down the layers only (docs/design.md).
 var layers = map[string][]string{
-	"generators":                 {"generators/model", "generators/protobuf", "generators/crdschema", "generators/driver", "internal/files", "internal/project", "templates", "third_party/validation-gen"},
+	"generators":                 {"generators/model", "generators/protobuf", "generators/crdschema", "generators/driver", "internal/files", "internal/private", "internal/project", "templates", "third_party/validation-gen"},
 	"third_party/validation-gen": {},
 	"generators/crdschema":       {"generators/model"},
 	"generators/protobuf":        {"generators/model", "internal/files", "internal/project", "templates"},

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/files"
+	"github.com/apiserver-boot/apiserver-boot/internal/private"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 )
 
@@ -27,7 +28,7 @@ import (
 // type-checking the packages again (seconds). Anything else is a full run.
 
 // CacheFile is the record of the last run, relative to the project root.
-var CacheFile = filepath.Join(".apiserver-boot", "generate-cache.json")
+var CacheFile = filepath.Join(private.StateDir, "generate-cache.json")
 
 // CacheRecord is what a run leaves for the next one.
 type CacheRecord struct {
@@ -181,5 +182,8 @@ func SaveCache(root, inputs string, reads, outputs, warnings []string) error {
 	if err != nil {
 		return err
 	}
-	return files.WriteAtomic(filepath.Join(root, CacheFile), append(b, '\n'), 0o644)
+	if err := private.Dir(filepath.Join(root, private.StateDir)); err != nil {
+		return err
+	}
+	return files.WriteAtomic(filepath.Join(root, CacheFile), append(b, '\n'), 0o600)
 }

@@ -350,3 +350,13 @@ func TestCreateWithOtherFlagsIsAnError(t *testing.T) {
 		t.Errorf("the same flags: want a no-op, got %v\n%s", err, out)
 	}
 }
+
+// TestStateDirIsPrivate: the project's .apiserver-boot/ is its owner's only.
+func TestStateDirIsPrivate(t *testing.T) {
+	dir := newProject(t)
+	for path, want := range map[string]os.FileMode{".apiserver-boot": 0o700, ".apiserver-boot/generate-cache.json": 0o600} {
+		if st, err := os.Stat(filepath.Join(dir, path)); err != nil || st.Mode().Perm() != want {
+			t.Errorf("%s: %v, want mode %04o", path, err, want)
+		}
+	}
+}

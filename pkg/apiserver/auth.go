@@ -17,6 +17,8 @@ import (
 	"k8s.io/apiserver/pkg/authentication/request/union"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/private"
 )
 
 // Standalone mode: no kube-apiserver to delegate to. Requests must carry the
@@ -26,6 +28,9 @@ import (
 // loadOrCreateToken reads the token file, creating it with a random token first if missing.
 func loadOrCreateToken(path string) (string, error) {
 	if b, err := os.ReadFile(path); err == nil {
+		if err := private.Check("--token-file", path); err != nil {
+			return "", err
+		}
 		tok := strings.TrimSpace(string(b))
 		if tok == "" {
 			return "", fmt.Errorf("--token-file %s is empty", path)
@@ -39,7 +44,7 @@ func loadOrCreateToken(path string) (string, error) {
 		return "", err
 	}
 	tok := hex.EncodeToString(raw)
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if err := private.Dir(filepath.Dir(path)); err != nil {
 		return "", fmt.Errorf("--token-file: %w", err)
 	}
 	if err := os.WriteFile(path, []byte(tok+"\n"), 0o600); err != nil {

@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"time"
 
 	"github.com/spf13/pflag"
 	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/private"
 )
 
 // EmbeddedEtcdOptions configure the etcd started in-process when no
@@ -40,7 +41,7 @@ func FreePort() (int, error) {
 
 // Start runs etcd in this process and returns its client URL.
 func (o *EmbeddedEtcdOptions) Start() (*embed.Etcd, string, error) {
-	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
+	if err := private.Dir(o.DataDir); err != nil {
 		return nil, "", fmt.Errorf("--embedded-etcd-data-dir: %w", err)
 	}
 	ports := []*int{&o.ClientPort, &o.PeerPort}

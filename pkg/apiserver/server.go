@@ -37,6 +37,7 @@ import (
 	openapicommon "k8s.io/kube-openapi/pkg/common"
 	netutils "k8s.io/utils/net"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/private"
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
 )
 
@@ -79,13 +80,13 @@ func NewOptions() *Options {
 	o := &Options{
 		SecureServing:  genericoptions.NewSecureServingOptions().WithLoopback(),
 		Etcd:           genericoptions.NewEtcdOptions(storagebackend.NewDefaultConfig("/registry", nil)),
-		EmbeddedEtcd:   EmbeddedEtcdOptions{DataDir: filepath.Join(".apiserver-boot", "etcd")},
+		EmbeddedEtcd:   EmbeddedEtcdOptions{DataDir: filepath.Join(private.StateDir, "etcd")},
 		Features:       genericoptions.NewFeatureOptions(),
 		Authentication: genericoptions.NewDelegatingAuthenticationOptions(),
 		Authorization:  genericoptions.NewDelegatingAuthorizationOptions(),
 		CoreAPI:        genericoptions.NewCoreAPIOptions(),
 		Admission:      genericoptions.NewAdmissionOptions(),
-		TokenFile:      filepath.Join(".apiserver-boot", "token"),
+		TokenFile:      filepath.Join(private.StateDir, "token"),
 	}
 	// As k8s.io/apiserver's RecommendedOptions: an aggregated server's client
 	// is kube-apiserver's proxy, multiplexing many requests (watches among
@@ -93,7 +94,7 @@ func NewOptions() *Options {
 	o.SecureServing.HTTP2MaxStreamsPerConnection = 1000
 	o.SecureServing.BindAddress = netutils.ParseIPSloppy("127.0.0.1")
 	o.SecureServing.BindPort = 9443
-	o.SecureServing.ServerCert.CertDirectory = filepath.Join(".apiserver-boot", "certs")
+	o.SecureServing.ServerCert.CertDirectory = filepath.Join(private.StateDir, "certs")
 	o.SecureServing.ServerCert.PairName = "apiserver"
 	return o
 }
@@ -239,6 +240,24 @@ func NewScheme(groups []*builders.APIGroup) (*runtime.Scheme, error) {
 	return scheme, nil
 }
 
+// selfSignedCerts makes, without --tls-cert-file, a self-signed serving
+// certificate in --cert-dir (0700), and refuses its key when group or
+// others may read it.
+func (o *Options) selfSignedCerts() error {
+	if o.SecureServing.ServerCert.CertKey.CertFile != "" {
+		return nil // the user's certificate (in cluster, a mounted Secret)
+	}
+	if dir := o.SecureServing.ServerCert.CertDirectory; dir != "" {
+		if err := private.Dir(dir); err != nil {
+			return fmt.Errorf("--cert-dir: %w", err)
+		}
+	}
+	if err := o.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{netutils.ParseIPSloppy("127.0.0.1")}); err != nil {
+		return fmt.Errorf("creating self-signed certificates in --cert-dir: %w", err)
+	}
+	return private.Check("--cert-dir", o.SecureServing.ServerCert.CertKey.KeyFile)
+}
+
 // portInUse tells whether err is a failed listen on a taken port.
 func portInUse(err error) bool {
 	return errors.Is(err, syscall.EADDRINUSE)
@@ -283,8 +302,8 @@ func Run(ctx context.Context, cfg Config, o *Options) error {
 	serverConfig.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(definitions, namer)
 	serverConfig.OpenAPIV3Config.Info.Title = cfg.Name
 
-	if err := o.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{netutils.ParseIPSloppy("127.0.0.1")}); err != nil {
-		return fmt.Errorf("creating self-signed certificates in --cert-dir: %w", err)
+	if err := o.selfSignedCerts(); err != nil {
+		return err
 	}
 	if err := o.SecureServing.ApplyTo(&serverConfig.SecureServing, &serverConfig.LoopbackClientConfig); err != nil {
 		if portInUse(err) {
