@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/private"
@@ -39,17 +40,25 @@ func FreePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// Start runs etcd in this process and returns its client URL.
-func (o *EmbeddedEtcdOptions) Start() (*embed.Etcd, string, error) {
+// Start runs etcd in this process, for the apiserver only: its client and
+// peer listeners are on loopback and take only TLS clients with a
+// certificate of its own CA, made in certDir at each start (etcd-*.crt,
+// .key). It returns the client URL and the TLS files the apiserver connects
+// with.
+func (o *EmbeddedEtcdOptions) Start(certDir string) (*embed.Etcd, string, *etcdPKI, error) {
 	if err := private.Dir(o.DataDir); err != nil {
-		return nil, "", fmt.Errorf("--embedded-etcd-data-dir: %w", err)
+		return nil, "", nil, fmt.Errorf("--embedded-etcd-data-dir: %w", err)
+	}
+	pki, err := newEtcdPKI(certDir)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("the embedded etcd's certificates in %s: %w", certDir, err)
 	}
 	ports := []*int{&o.ClientPort, &o.PeerPort}
 	for _, p := range ports {
 		if *p == 0 {
 			port, err := FreePort()
 			if err != nil {
-				return nil, "", err
+				return nil, "", nil, err
 			}
 			*p = port
 		}
@@ -60,23 +69,25 @@ func (o *EmbeddedEtcdOptions) Start() (*embed.Etcd, string, error) {
 	// etcd logs errors from its own listeners when closed on shutdown; start-up
 	// failures are returned by Start and runtime failures surface as storage errors.
 	cfg.LogLevel = "fatal"
-	client := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", o.ClientPort)}
-	peer := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", o.PeerPort)}
+	client := url.URL{Scheme: "https", Host: fmt.Sprintf("127.0.0.1:%d", o.ClientPort)}
+	peer := url.URL{Scheme: "https", Host: fmt.Sprintf("127.0.0.1:%d", o.PeerPort)}
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
+	tls := transport.TLSInfo{CertFile: pki.ServerCert, KeyFile: pki.ServerKey, TrustedCAFile: pki.CA, ClientCertAuth: true}
+	cfg.ClientTLSInfo, cfg.PeerTLSInfo = tls, tls
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
-		return nil, "", fmt.Errorf("starting embedded etcd (ports from --embedded-etcd-client-port=%d, --embedded-etcd-peer-port=%d): %w", o.ClientPort, o.PeerPort, err)
+		return nil, "", nil, fmt.Errorf("starting embedded etcd (ports from --embedded-etcd-client-port=%d, --embedded-etcd-peer-port=%d): %w", o.ClientPort, o.PeerPort, err)
 	}
 	select {
 	case <-e.Server.ReadyNotify():
 	case err := <-e.Err():
 		e.Close()
-		return nil, "", fmt.Errorf("embedded etcd: %w", err)
+		return nil, "", nil, fmt.Errorf("embedded etcd: %w", err)
 	case <-time.After(60 * time.Second):
 		e.Close()
-		return nil, "", fmt.Errorf("embedded etcd in %s did not become ready in 60s", o.DataDir)
+		return nil, "", nil, fmt.Errorf("embedded etcd in %s did not become ready in 60s", o.DataDir)
 	}
-	return e, client.String(), nil
+	return e, client.String(), pki, nil
 }

@@ -280,12 +280,18 @@ func Run(ctx context.Context, cfg Config, o *Options) error {
 	o.Etcd.StorageConfig.Codec = StorageCodec(codecs, schema.GroupVersions(storageVersions))
 
 	if len(o.Etcd.StorageConfig.Transport.ServerList) == 0 {
-		etcd, url, err := o.EmbeddedEtcd.Start()
+		// The embedded etcd's certificates go beside the serving ones.
+		certDir := o.SecureServing.ServerCert.CertDirectory
+		if certDir == "" {
+			certDir = o.EmbeddedEtcd.DataDir + "-certs"
+		}
+		etcd, url, pki, err := o.EmbeddedEtcd.Start(certDir)
 		if err != nil {
 			return err
 		}
 		defer etcd.Close()
-		o.Etcd.StorageConfig.Transport.ServerList = []string{url}
+		t := &o.Etcd.StorageConfig.Transport
+		t.ServerList, t.CertFile, t.KeyFile, t.TrustedCAFile = []string{url}, pki.ClientCert, pki.ClientKey, pki.CA
 	}
 	if errs := o.Etcd.Validate(); len(errs) > 0 {
 		return utilerrors.NewAggregate(errs)

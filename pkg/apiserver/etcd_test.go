@@ -1,0 +1,109 @@
+package apiserver
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	certutil "k8s.io/client-go/util/cert"
+)
+
+// TestEmbeddedEtcdAcceptsOnlyTheApiserver: the embedded etcd takes no plain
+// HTTP client, no TLS client without a certificate of its own CA, over HTTP
+// or gRPC, on its client or its peer port; the apiserver's certificate
+// reads and writes. Its keys are the owner's only.
+func TestEmbeddedEtcdAcceptsOnlyTheApiserver(t *testing.T) {
+	dir := t.TempDir()
+	o := &EmbeddedEtcdOptions{DataDir: filepath.Join(dir, "etcd")}
+	e, url, pki, err := o.Start(filepath.Join(dir, "certs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if !strings.HasPrefix(url, "https://127.0.0.1:") {
+		t.Errorf("client URL %s: want https on loopback", url)
+	}
+	for _, key := range []string{pki.ServerKey, pki.ClientKey} {
+		if st, err := os.Stat(key); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, want mode 0600", key, err)
+		}
+	}
+	peer := fmt.Sprintf("https://127.0.0.1:%d", o.PeerPort)
+
+	// Plain HTTP, on either port (etcd's gRPC gateway serves /v3/kv/range over HTTP).
+	plain := &http.Client{Timeout: 5 * time.Second}
+	for _, base := range []string{url, peer} {
+		httpURL := "http://" + strings.TrimPrefix(base, "https://")
+		if resp, err := plain.Post(httpURL+"/v3/kv/range", "application/json", strings.NewReader(`{"key":"Lw=="}`)); err == nil {
+			if resp.StatusCode == http.StatusOK {
+				t.Errorf("plain HTTP to %s: 200", httpURL)
+			}
+			resp.Body.Close()
+		}
+	}
+	// TLS that trusts etcd but has no client certificate.
+	caOnly, err := transport.TLSInfo{TrustedCAFile: pki.CA}.ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	noCert := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: caOnly}}
+	for _, base := range []string{url, peer} {
+		if resp, err := noCert.Post(base+"/v3/kv/range", "application/json", strings.NewReader(`{"key":"Lw=="}`)); err == nil {
+			resp.Body.Close()
+			t.Errorf("HTTPS without a client certificate to %s: %s", base, resp.Status)
+		}
+	}
+	// A certificate of another CA (the apiserver's self-signed serving pair).
+	otherCert, otherKey, err := certutil.GenerateSelfSignedCertKey("localhost", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := tls.X509KeyPair(otherCert, otherKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherCfg := caOnly.Clone()
+	otherCfg.Certificates = []tls.Certificate{other}
+	for name, cfg := range map[string]*tls.Config{"no client certificate": caOnly, "another CA's certificate": otherCfg, "no TLS": nil} {
+		cli, err := clientv3.New(clientv3.Config{Endpoints: []string{url}, TLS: cfg, DialTimeout: 2 * time.Second})
+		if err != nil {
+			continue // refused at dial: what we want
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		if _, err := cli.Put(ctx, "/registry/x", "y"); err == nil {
+			t.Errorf("gRPC with %s wrote to etcd", name)
+		}
+		if _, err := cli.Get(ctx, "/registry/", clientv3.WithPrefix()); err == nil {
+			t.Errorf("gRPC with %s read etcd", name)
+		}
+		cancel()
+		cli.Close()
+	}
+
+	// The apiserver's certificate reads and writes.
+	apiserverTLS, err := transport.TLSInfo{CertFile: pki.ClientCert, KeyFile: pki.ClientKey, TrustedCAFile: pki.CA}.ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{url}, TLS: apiserverTLS, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := cli.Put(ctx, "/registry/x", "y"); err != nil {
+		t.Fatalf("the apiserver's certificate: %v", err)
+	}
+	if resp, err := cli.Get(ctx, "/registry/x"); err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("the apiserver's certificate: %v %v", resp, err)
+	}
+}
