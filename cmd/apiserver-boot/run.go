@@ -42,6 +42,8 @@ type runLocalOptions struct {
 	controllerManagerAddress string
 	generate                 bool
 	timeout                  time.Duration
+	// auditPolicy and auditLog turn on the apiserver's audit log.
+	auditPolicy, auditLog string
 }
 
 func newRunLocalCommand() *cobra.Command {
@@ -69,6 +71,8 @@ controller-manager. Logs are prefixed per process. Ctrl-C stops everything.`,
 	f.StringVar(&o.controllerManagerAddress, "controller-manager-address", o.controllerManagerAddress, "Address of the controller-manager's /healthz, /readyz and /metrics")
 	f.BoolVar(&o.generate, "generate", o.generate, "Run `apiserver-boot generate` before building")
 	f.DurationVar(&o.timeout, "timeout", o.timeout, "How long to wait for the apiserver to become ready")
+	f.StringVar(&o.auditPolicy, "audit-policy-file", "", "Audit policy of the apiserver (audit.k8s.io/v1 Policy), relative to the project root; with --audit-log-path, requests are logged as it says")
+	f.StringVar(&o.auditLog, "audit-log-path", "", "Where the apiserver writes its audit log (JSON lines), relative to the project root; - for its standard output")
 	return cmd
 }
 
@@ -102,6 +106,15 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 	if err := ownkubeconfig.Replaceable("--kubeconfig", kubeconfig, filepath.Base(p.Module)); err != nil {
 		return err
 	}
+	if o.auditPolicy != "" {
+		policy := o.auditPolicy
+		if !filepath.IsAbs(policy) {
+			policy = filepath.Join(root, policy)
+		}
+		if _, err := os.Stat(policy); err != nil {
+			return fmt.Errorf("--audit-policy-file: %w", err)
+		}
+	}
 	if o.generate {
 		if err := generate(root, io.Discard, false); err != nil {
 			return err
@@ -121,6 +134,12 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 	args := []string{"--secure-port", strconv.Itoa(o.securePort), "--write-kubeconfig", kubeconfig}
 	if o.etcdServers != "" {
 		args = append(args, "--etcd-servers", o.etcdServers)
+	}
+	if o.auditPolicy != "" {
+		args = append(args, "--audit-policy-file", o.auditPolicy)
+	}
+	if o.auditLog != "" {
+		args = append(args, "--audit-log-path", o.auditLog)
 	}
 	started := time.Now()
 	apiserver, err := startChild(root, "apiserver", filepath.Join(root, "bin", "apiserver"), args, logs)

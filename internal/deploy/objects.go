@@ -334,6 +334,10 @@ func (o *Options) apiserverArgs() []string {
 		// ServiceAccount (in-cluster configuration): no kubeconfig needed.
 		"--delegated-auth",
 		"--etcd-servers=" + strings.Join(o.EtcdURLs(), ","),
+		// The audit log, as the policy of the ConfigMap says, on standard
+		// output (kubectl logs; a node's log collector).
+		"--audit-policy-file=" + auditDir + "/" + auditPolicyFile,
+		"--audit-log-path=-",
 	}
 	if o.etcd() {
 		args = append(args,
@@ -346,8 +350,10 @@ func (o *Options) apiserverArgs() []string {
 
 func (o *Options) apiserverDeployment() *appsv1.Deployment {
 	https := intstr.FromString("https")
-	volumes := []corev1.Volume{secretVolume("serving-cert", ServingSecretName(o.Name)), tmpVolume()}
-	mounts := []corev1.VolumeMount{{Name: "serving-cert", MountPath: servingCertDir, ReadOnly: true}, {Name: "tmp", MountPath: "/tmp"}}
+	volumes := []corev1.Volume{secretVolume("serving-cert", ServingSecretName(o.Name)), tmpVolume(),
+		{Name: "audit-policy", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: AuditPolicyName(o.Name)}}}}}
+	mounts := []corev1.VolumeMount{{Name: "serving-cert", MountPath: servingCertDir, ReadOnly: true}, {Name: "tmp", MountPath: "/tmp"},
+		{Name: "audit-policy", MountPath: auditDir, ReadOnly: true}}
 	if o.etcd() {
 		volumes = append(volumes, secretVolume("etcd-client-cert", EtcdClientSecretName(o.Name)))
 		mounts = append(mounts, corev1.VolumeMount{Name: "etcd-client-cert", MountPath: etcdClientDir, ReadOnly: true})

@@ -68,7 +68,11 @@ func Render(o *Options, certs *Certificates) ([]File, error) {
 	if o.etcd() {
 		parts = append(parts, part{name: EtcdFile, objs: o.etcdObjects()})
 	}
-	parts = append(parts, part{name: APIServerFile, objs: []runtime.Object{o.service(), o.apiserverDeployment()}})
+	policy, err := o.auditPolicyConfigMap()
+	if err != nil {
+		return nil, err
+	}
+	parts = append(parts, part{name: APIServerFile, objs: []runtime.Object{policy, o.service(), o.apiserverDeployment()}})
 	if o.hasControllers() {
 		parts = append(parts, part{name: ControllerManagerFile, objs: []runtime.Object{o.controllerManagerDeployment()}})
 	}

@@ -72,6 +72,11 @@ type Options struct {
 	// Standalone authentication.
 	TokenFile       string
 	WriteKubeconfig string
+
+	// Audit is k8s.io/apiserver's audit logging (--audit-policy-file,
+	// --audit-log-path, the rotation flags, --audit-webhook-config-file), in
+	// either mode.
+	Audit *genericoptions.AuditOptions
 }
 
 // NewOptions returns defaults fit for a developer machine: loopback only,
@@ -87,6 +92,7 @@ func NewOptions() *Options {
 		CoreAPI:        genericoptions.NewCoreAPIOptions(),
 		Admission:      genericoptions.NewAdmissionOptions(),
 		TokenFile:      filepath.Join(private.StateDir, "token"),
+		Audit:          genericoptions.NewAuditOptions(),
 	}
 	// As k8s.io/apiserver's RecommendedOptions: an aggregated server's client
 	// is kube-apiserver's proxy, multiplexing many requests (watches among
@@ -106,6 +112,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) (delegatedOnly []string) {
 	o.Etcd.AddFlags(fs)
 	o.EmbeddedEtcd.AddFlags(fs)
 	o.Features.AddFlags(fs)
+	o.Audit.AddFlags(fs)
 
 	delegated := pflag.NewFlagSet("delegated", pflag.ContinueOnError)
 	o.Authentication.AddFlags(delegated)
@@ -159,6 +166,7 @@ func (o *Options) Validate() error {
 	var errs []error
 	errs = append(errs, o.SecureServing.Validate()...)
 	errs = append(errs, o.Features.Validate()...)
+	errs = append(errs, o.Audit.Validate()...)
 	if o.delegated() {
 		errs = append(errs, o.Authentication.Validate()...)
 		errs = append(errs, o.Authorization.Validate()...)
@@ -340,6 +348,9 @@ func Run(ctx context.Context, cfg Config, o *Options) error {
 		}
 	}
 
+	if err := o.Audit.ApplyTo(&serverConfig.Config); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
 	server, err := serverConfig.Complete().New(cfg.Name, genericapiserver.NewEmptyDelegate())
 	if err != nil {
 		return err

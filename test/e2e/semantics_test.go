@@ -26,7 +26,17 @@ import (
 // OpenAPI validation, apply), with kubectl and, where kubectl has no verb,
 // raw HTTP through the kubeconfig's credentials.
 func TestResourceSemantics(t *testing.T) {
-	rl, _ := runLocal(t, "--generate=true", "--controller-manager=false")
+	// The audit log, as a user turns it on (docs/security.md).
+	policy := "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n" +
+		"- level: None\n  nonResourceURLs: ['/healthz*', '/livez*', '/readyz*']\n" +
+		"- level: RequestResponse\n  verbs: [create, update, patch, delete]\n  resources: [{group: stable.example.com}]\n" +
+		"- level: Metadata\n"
+	if err := os.WriteFile(filepath.Join(proj, "audit-policy.yaml"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	auditLog := filepath.Join(proj, ".apiserver-boot", "audit.log")
+	os.Remove(auditLog)
+	rl, _ := runLocal(t, "--generate=true", "--controller-manager=false", "--audit-policy-file", "audit-policy.yaml", "--audit-log-path", filepath.Join(".apiserver-boot", "audit.log"))
 	defer rl.stop(t)
 	create := func(manifest string) {
 		t.Helper()
@@ -118,6 +128,49 @@ func TestResourceSemantics(t *testing.T) {
 		}
 		if out := mustKubectl(t, "explain", "crontab.spec.cronSpec", "--api-version", "stable.example.com/v1"); !strings.Contains(out, "the schedule, in cron format") {
 			t.Errorf("explain: %s", out)
+		}
+	})
+
+	t.Run("audit log: a create and a delete with user, verb, resource and response code", func(t *testing.T) {
+		create("apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: audited\nspec:\n  replicas: 1\n")
+		mustKubectl(t, "delete", "crontab", "audited")
+		found := map[string]bool{}
+		deadline := time.Now().Add(30 * time.Second)
+		for len(found) < 2 && time.Now().Before(deadline) {
+			b, _ := os.ReadFile(auditLog)
+			for _, line := range strings.Split(string(b), "\n") {
+				var ev struct {
+					Stage     string                    `json:"stage"`
+					Verb      string                    `json:"verb"`
+					User      struct{ Username string } `json:"user"`
+					ObjectRef *struct {
+						Resource, Name, APIGroup string
+					} `json:"objectRef"`
+					ResponseStatus *struct{ Code int } `json:"responseStatus"`
+					RequestObject  json.RawMessage     `json:"requestObject"`
+				}
+				if json.Unmarshal([]byte(line), &ev) != nil || ev.Stage != "ResponseComplete" || ev.ObjectRef == nil || ev.ObjectRef.Name != "audited" {
+					continue
+				}
+				if ev.ObjectRef.Resource != "crontabs" || ev.ObjectRef.APIGroup != "stable.example.com" || ev.User.Username == "" || ev.ResponseStatus == nil {
+					t.Errorf("audit event without resource, user or response code: %s", line)
+					continue
+				}
+				switch {
+				case ev.Verb == "create" && ev.ResponseStatus.Code == 201 && len(ev.RequestObject) > 0:
+					found["create"] = true
+				case ev.Verb == "delete" && ev.ResponseStatus.Code == 200:
+					found["delete"] = true
+				}
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if !found["create"] || !found["delete"] {
+			b, _ := os.ReadFile(auditLog)
+			t.Errorf("audit log lacks the create (201, with its request body) or the delete (200) of crontab audited: found %v\n%s", found, b)
+		}
+		if st, err := os.Stat(auditLog); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("audit log: %v, want mode 0600", err)
 		}
 	})
 
