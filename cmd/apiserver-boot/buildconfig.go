@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -28,6 +30,7 @@ type configOptions struct {
 	name, namespace, image, output string
 	etcdServers                    []string
 	etcdImage                      string
+	metricsReader                  string
 	force                          bool
 }
 
@@ -40,6 +43,7 @@ func (o *configOptions) addFlags(f *pflag.FlagSet, withImage bool) {
 	f.StringVar(&o.output, "output", "config", "Folder of the configuration (build config), relative to the project root")
 	f.StringSliceVar(&o.etcdServers, "etcd-servers", nil, "URLs of an existing etcd cluster (comma separated): no etcd StatefulSet is written")
 	f.StringVar(&o.etcdImage, "etcd-image", "", "Image of the etcd StatefulSet; default "+deploy.EtcdRepository+":<the go.etcd.io/etcd/server/v3 version in go.mod>")
+	f.StringVar(&o.metricsReader, "metrics-reader", "monitoring/prometheus-k8s", "ServiceAccount (namespace/name) that may read the controller-manager's /metrics, the monitoring system's; empty binds none")
 	f.BoolVar(&o.force, "force", false, "Issue new certificates even if those in <output>/"+deploy.CertificatesFile+" are still valid")
 }
 
@@ -93,6 +97,13 @@ func (o *configOptions) deployOptions(root string, p *project.Project, img strin
 		return nil, err
 	}
 	d := &deploy.Options{Name: o.name, Namespace: o.namespace, Image: ref.String(), EtcdServers: o.etcdServers, EtcdImage: o.etcdImage, Project: p, Versions: versions, Kinds: kinds}
+	if o.metricsReader != "" {
+		ns, name, ok := strings.Cut(o.metricsReader, "/")
+		if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
+			return nil, fmt.Errorf("--metrics-reader %q is not valid: want a ServiceAccount as namespace/name, such as monitoring/prometheus-k8s", o.metricsReader)
+		}
+		d.MetricsReaders = []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}}
+	}
 	if d.Name == "" {
 		d.Name = filepath.Base(p.Module)
 		if errs := validation.IsDNS1035Label(d.Name); len(errs) > 0 {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -139,18 +140,25 @@ func TestBuildConfig(t *testing.T) {
 	}
 	for kind, n := range map[string]int{
 		"Namespace": 1, "ServiceAccount": 1, "Secret": 3, "Service": 2, "Deployment": 2, "StatefulSet": 1,
-		"ClusterRole": 2, "ClusterRoleBinding": 3, "Role": 1, "RoleBinding": 2, "APIService": 4,
+		"ClusterRole": 3, "ClusterRoleBinding": 4, "Role": 1, "RoleBinding": 2, "APIService": 4, "ConfigMap": 1,
 	} {
 		if len(byKind[kind]) != n {
 			t.Errorf("%d %s objects, want %d", len(byKind[kind]), kind, n)
 		}
 	}
 
-	// Every binding names the ServiceAccount in --namespace.
+	// Every binding names the ServiceAccount in --namespace, but the
+	// metrics reader's, which names the monitoring system's (--metrics-reader).
 	var subjects []rbacv1.Subject
 	for _, o := range objs {
 		switch b := o.(type) {
 		case *rbacv1.ClusterRoleBinding:
+			if b.Name == "crontab-metrics-reader" {
+				if want := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "prometheus-k8s", Namespace: "monitoring"}}; !reflect.DeepEqual(b.Subjects, want) || b.RoleRef.Name != "crontab-metrics-reader" {
+					t.Errorf("metrics reader binding: %+v to %s", b.Subjects, b.RoleRef.Name)
+				}
+				continue
+			}
 			subjects = append(subjects, b.Subjects...)
 		case *rbacv1.RoleBinding:
 			subjects = append(subjects, b.Subjects...)
@@ -366,6 +374,7 @@ func TestBuildConfigBadInputWritesNothing(t *testing.T) {
 		{[]string{"--image", "r.example.com/x:v1", "--namespace", "a_b"}, "--namespace"},
 		{[]string{"--image", "r.example.com/x:v1", "--namespace", "kube-system"}, "--namespace"},
 		{[]string{"--image", "r.example.com/x:v1", "--etcd-servers", "etcd:2379"}, "--etcd-servers"},
+		{[]string{"--image", "r.example.com/x:v1", "--metrics-reader", "prometheus"}, "--metrics-reader \"prometheus\" is not valid"},
 		{[]string{"--image", "r.example.com/x:v1", "--etcd-image", "BAD IMAGE"}, "--etcd-image"},
 	} {
 		_, err := run(t, dir, append([]string{"build", "config"}, tc.args...)...)

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"strings"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/semver"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -41,7 +43,14 @@ type Options struct {
 	// Versions are the served versions per full group name, most preferred
 	// first (the apiserver's discovery order): one APIService each.
 	Versions map[string][]string
+	// MetricsReaders may get the controller-manager's /metrics (the
+	// monitoring system's identity).
+	MetricsReaders []rbacv1.Subject
 }
+
+// MetricsReaderName names the ClusterRole allowed to get the
+// controller-manager's /metrics, and its binding.
+func MetricsReaderName(name string) string { return name + "-metrics-reader" }
 
 // Kind is a kind of the project, as its markers declare it.
 type Kind struct {
@@ -56,8 +65,10 @@ const (
 	// SecurePort is the apiserver container's HTTPS port; the Service maps 443 to it.
 	SecurePort  = 9443
 	ServicePort = 443
-	// MetricsPort serves the controller-manager's /healthz, /readyz and /metrics.
-	MetricsPort = 8080
+	// MetricsPort serves the controller-manager's /healthz, /readyz and
+	// /metrics over TLS (its --secure-port): /metrics to clients
+	// kube-apiserver authenticates and authorizes (MetricsReaderName).
+	MetricsPort = 8443
 	EtcdPort    = 2379
 	// EtcdMetricsPort serves etcd's /livez, /readyz, /health and /metrics over plain HTTP (no data).
 	EtcdMetricsPort = 2381

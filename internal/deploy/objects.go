@@ -2,9 +2,10 @@ package deploy
 
 import (
 	"fmt"
-	apiserverrbac "github.com/apiserver-boot/apiserver-boot/pkg/apiserver/rbac"
 	"sort"
 	"strings"
+
+	apiserverrbac "github.com/apiserver-boot/apiserver-boot/pkg/apiserver/rbac"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -169,6 +170,19 @@ func (o *Options) rbac() []runtime.Object {
 			ObjectMeta: o.meta(cm+"-leader-election", componentControllerManager),
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: cm + "-leader-election"},
 			Subjects:   o.subjects(),
+		},
+		// Who may read the controller-manager's /metrics (a non-resource
+		// URL, authorized by kube-apiserver through SubjectAccessReview).
+		&rbacv1.ClusterRole{
+			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
+			ObjectMeta: metav1.ObjectMeta{Name: MetricsReaderName(o.Name), Labels: o.labels(componentControllerManager)},
+			Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}},
+		},
+		&rbacv1.ClusterRoleBinding{
+			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+			ObjectMeta: metav1.ObjectMeta{Name: MetricsReaderName(o.Name), Labels: o.labels(componentControllerManager)},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: MetricsReaderName(o.Name)},
+			Subjects:   o.MetricsReaders,
 		},
 	)
 }
@@ -402,7 +416,7 @@ func (o *Options) service() *corev1.Service {
 }
 
 func (o *Options) controllerManagerDeployment() *appsv1.Deployment {
-	metrics := intstr.FromString("metrics")
+	metrics := intstr.FromString("https-metrics")
 	return &appsv1.Deployment{
 		TypeMeta:   typeMeta("apps/v1", "Deployment"),
 		ObjectMeta: o.meta(ControllerManagerName(o.Name), componentControllerManager),
@@ -420,14 +434,18 @@ func (o *Options) controllerManagerDeployment() *appsv1.Deployment {
 						Command: []string{"/controller-manager"},
 						// In-cluster configuration (no --kubeconfig); the Lease
 						// lives in the pod's namespace.
-						Args:  []string{"--leader-elect=true", fmt.Sprintf("--bind-address=:%d", MetricsPort)},
-						Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP}},
+						// Health and metrics over TLS, /metrics for clients
+						// kube-apiserver authenticates and authorizes (the
+						// ServiceAccount may review tokens and access); the
+						// plain port stays on the pod's loopback.
+						Args:  []string{"--leader-elect=true", fmt.Sprintf("--secure-port=%d", MetricsPort), "--cert-dir=/tmp/certificates"},
+						Ports: []corev1.ContainerPort{{Name: "https-metrics", ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP}},
 						// /readyz answers 503 until this replica leads and its
 						// informers synced: probing it would keep standby
 						// replicas, and a rolling update's new pod, unready
 						// forever. /healthz says the process serves.
-						ReadinessProbe:  probe("/healthz", metrics, corev1.URISchemeHTTP, 10, 3),
-						LivenessProbe:   probe("/healthz", metrics, corev1.URISchemeHTTP, 10, 3),
+						ReadinessProbe:  probe("/healthz", metrics, corev1.URISchemeHTTPS, 10, 3),
+						LivenessProbe:   probe("/healthz", metrics, corev1.URISchemeHTTPS, 10, 3),
 						Resources:       requests("50m", "64Mi"),
 						SecurityContext: containerSecurity(),
 						VolumeMounts:    []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
@@ -449,7 +467,7 @@ const EtcdStorage = "1Gi"
 func (o *Options) etcdObjects() []runtime.Object {
 	svc := EtcdName(o.Name)
 	advertise := fmt.Sprintf("https://%s-0.%s.%s.svc:%d", svc, svc, o.Namespace, EtcdPort)
-	metrics := intstr.FromString("metrics")
+	metrics := intstr.FromString("https-metrics")
 	args := []string{
 		"--name=" + svc + "-0",
 		"--data-dir=" + etcdDataDir + "/data",

@@ -38,6 +38,9 @@ type ManagerOptions struct {
 	LeaseNS     string
 	// LeaseDuration defaults to 15s; renewal and retries scale with it.
 	LeaseDuration time.Duration
+	// Secure serves the endpoints over TLS to authenticated, authorized
+	// clients (--secure-port; off by default).
+	Secure *SecureServingOptions
 }
 
 // serviceAccountNamespace is where an in-cluster pod runs.
@@ -46,7 +49,7 @@ const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/n
 // NewManagerCommand returns the controller-manager command running controllers.
 func NewManagerCommand(name string, newInformers NewInformers, controllers []Controller) *cobra.Command {
 	o := &ManagerOptions{
-		Name: name, Workers: map[string]*int{}, Resync: 10 * time.Minute, BindAddress: ":8080",
+		Name: name, Workers: map[string]*int{}, Resync: 10 * time.Minute, BindAddress: "127.0.0.1:8080", Secure: NewSecureServingOptions(),
 		LeaderElect: true, LeaseName: name + "-controller-manager", LeaseNS: "default",
 	}
 	if b, err := os.ReadFile(serviceAccountNamespace); err == nil {
@@ -70,7 +73,8 @@ func NewManagerCommand(name string, newInformers NewInformers, controllers []Con
 		f.IntVar(o.Workers[c.Name()], "concurrent-"+c.Name()+"-syncs", n, fmt.Sprintf("Objects the %s controller reconciles in parallel.", c.Name()))
 	}
 	f.DurationVar(&o.Resync, "resync-period", o.Resync, "How often every object is reconciled again even without changes.")
-	f.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "Address of the /healthz, /readyz and /metrics endpoints.")
+	f.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "Address of the plain-HTTP /healthz, /readyz and /metrics endpoints, without authentication: keep it on loopback (empty turns it off; --secure-port serves them to other hosts).")
+	o.Secure.AddFlags(f)
 	f.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Run controllers only while holding a Lease, so that replicas take over from each other; needs a kube-apiserver (off for `apiserver-boot run local`).")
 	f.StringVar(&o.LeaseName, "leader-elect-lease", o.LeaseName, "Name of the leader election Lease.")
 	f.StringVar(&o.LeaseNS, "leader-elect-namespace", o.LeaseNS, "Namespace of the leader election Lease; default the pod's namespace in cluster.")
@@ -85,22 +89,32 @@ func RunManager(ctx context.Context, o *ManagerOptions, newInformers NewInformer
 		return fmt.Errorf("--kubeconfig: %w", err)
 	}
 	var ready atomic.Bool
-	ln, err := net.Listen("tcp", o.BindAddress)
-	if err != nil {
-		return fmt.Errorf("--bind-address %s: %w", o.BindAddress, err)
-	}
-	srv := &http.Server{Handler: endpoints(&ready), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			klog.ErrorS(err, "Health and metrics endpoints stopped")
+	if o.BindAddress != "" {
+		ln, err := net.Listen("tcp", o.BindAddress)
+		if err != nil {
+			return fmt.Errorf("--bind-address %s: %w", o.BindAddress, err)
 		}
-	}()
-	klog.InfoS("Serving /healthz, /readyz and /metrics", "address", ln.Addr().String())
-	defer func() {
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdown)
-	}()
+		srv := &http.Server{Handler: endpoints(&ready), ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				klog.ErrorS(err, "Health and metrics endpoints stopped")
+			}
+		}()
+		klog.InfoS("Serving /healthz, /readyz and /metrics", "address", ln.Addr().String())
+		defer func() {
+			shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(shutdown)
+		}()
+	}
+	if o.Secure != nil && o.Secure.enabled() {
+		secureCtx, stop := context.WithCancel(ctx)
+		defer stop()
+		if err := o.Secure.serve(secureCtx, endpoints(&ready)); err != nil {
+			return err
+		}
+		klog.InfoS("Serving /healthz, /readyz and /metrics over TLS", "port", o.Secure.Serving.BindPort)
+	}
 
 	run := func(ctx context.Context) {
 		if err := runControllers(ctx, o, config, newInformers, controllers, &ready); err != nil {

@@ -519,6 +519,49 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: devs}]
 		}
 	})
 
+	t.Run("controller-manager: /metrics over TLS for clients kube-apiserver authorizes, health for all", func(t *testing.T) {
+		// As build config runs it: the secure port with delegated
+		// authentication and authorization (the apiserver's ServiceAccount
+		// has the rights to review tokens and access), the plain port off;
+		// the metrics reader ClusterRole bound to dev.
+		applyAs(t, admin, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: e2e-metrics-reader}\nrules: [{nonResourceURLs: [/metrics], verbs: [get]}]\n---\n"+
+			"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: e2e-metrics-reader}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-metrics-reader}\nsubjects: [{kind: User, name: dev}]\n")
+		port := freePort(t)
+		p := start(t, t.TempDir(), filepath.Join(proj, "bin", "controller-manager"),
+			"--kubeconfig", cmKubeconfig, "--leader-elect=false", "--bind-address=",
+			"--secure-port", fmt.Sprint(port), "--secure-bind-address", "127.0.0.1",
+			"--authentication-kubeconfig", apiserverKubeconfig, "--authorization-kubeconfig", apiserverKubeconfig)
+		defer func() { p.signal(syscall.SIGTERM); <-p.done }()
+		insecure := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+		base := fmt.Sprintf("https://127.0.0.1:%d", port)
+		if !waitUntil(time.Minute, func() bool { code, _ := get(insecure, base+"/healthz", nil); return code == 200 }) {
+			code, body := get(insecure, base+"/healthz", nil)
+			t.Fatalf("secure /healthz: %d %s\n%s", code, body, p.out.String())
+		}
+		for _, tc := range []struct {
+			name, token string
+			want        int
+		}{
+			{"anonymous", "", http.StatusForbidden},
+			{"a bad token", "wrong", http.StatusUnauthorized},
+			{"nobody", nobodyToken, http.StatusForbidden},
+			{"dev, a metrics reader", devToken, http.StatusOK},
+		} {
+			headers := map[string]string{}
+			if tc.token != "" {
+				headers["Authorization"] = "Bearer " + tc.token
+			}
+			code, body := get(insecure, base+"/metrics", headers)
+			if code != tc.want || tc.want == 200 && !strings.Contains(body, "rest_client_requests_total") {
+				t.Errorf("/metrics as %s: %d, want %d\n%.300s", tc.name, code, tc.want, body)
+			}
+		}
+		// Nothing listens on the default plain port of this process.
+		if out := p.out.String(); strings.Contains(out, "Serving /healthz, /readyz and /metrics\"") {
+			t.Errorf("the plain port serves although --bind-address is empty:\n%s", out)
+		}
+	})
+
 	t.Run("controller-manager: leader election on a Lease, reconciling through the aggregator", func(t *testing.T) {
 		hostname, err := os.Hostname()
 		if err != nil {
