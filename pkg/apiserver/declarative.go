@@ -73,6 +73,14 @@ func (d *declarative) DeclarativeValidationConfig(ctx context.Context, obj, oldO
 	return rest.DeclarativeValidationConfig{Options: d.options(ctx)}
 }
 
+// VersionsForGroupKind are the kind's versions in priority order: with it
+// the strategy tells the registry's test tooling (generic/testing.Tester,
+// the conformance tests) which version a request without RequestInfo
+// stands for, as declarative validation needs one.
+func (d *declarative) VersionsForGroupKind(gk schema.GroupKind) []schema.GroupVersion {
+	return d.scheme.VersionsForGroupKind(gk)
+}
+
 // declarativeStrategy is a kind's strategy with its declarative validation.
 type declarativeStrategy struct {
 	*builders.Strategy
