@@ -71,3 +71,21 @@ func TestSecureHandler(t *testing.T) {
 		}
 	}
 }
+
+// TestEndpointsOnLoopbackByDefault: without flags, health and metrics are
+// served on loopback only, and the secure port is off (it needs a
+// kube-apiserver to authenticate and authorize through).
+func TestEndpointsOnLoopbackByDefault(t *testing.T) {
+	f := NewManagerCommand("crontab", nil, nil).Flags()
+	if got := f.Lookup("bind-address").DefValue; got != "127.0.0.1:8080" {
+		t.Errorf("--bind-address defaults to %q, want 127.0.0.1:8080", got)
+	}
+	if got := f.Lookup("secure-port").DefValue; got != "0" {
+		t.Errorf("--secure-port defaults to %q, want 0 (off)", got)
+	}
+	for _, name := range []string{"secure-bind-address", "authentication-kubeconfig", "authorization-kubeconfig", "tls-cert-file"} {
+		if f.Lookup(name) == nil {
+			t.Errorf("no --%s", name)
+		}
+	}
+}
