@@ -48,13 +48,27 @@ func TestDeclarativeValidationTags(t *testing.T) {
 			t.Errorf("zz_generated.validations.go lacks %q:\n%s", want, b)
 		}
 	}
-	// Once more in this process, with a change.
-	edit("\t// +k8s:optional\n\t// +k8s:maxLength=5\n\tTarget string `json:\"target\"`\n")
+	// Once more in this process, with a change: everything validation-gen
+	// records between types starts afresh (a list map seen by the first run
+	// is validated again).
+	os.WriteFile(filepath.Join(filepath.Dir(types), "item_types.go"), []byte("package v1\n\n// Item is an item.\ntype Item struct {\n\t// Name of the item.\n\t// +k8s:required\n\tName string `json:\"name\"`\n}\n"), 0o644)
+	list := "\t// +k8s:optional\n\t// +k8s:listType=map\n\t// +k8s:listMapKey=name\n\tItems []Item `json:\"items,omitempty\"`\n"
+	edit(list)
+	mustRun(t, dir, "generate")
+	first, _ := os.ReadFile(generated)
+	if !strings.Contains(string(first), "validate.ValSliceUnique(") {
+		t.Fatalf("no uniqueness check for the list map:\n%s", first)
+	}
+	edit("\t// +k8s:optional\n\t// +k8s:maxLength=5\n\tTarget string `json:\"target\"`\n" + list)
 	mustRun(t, dir, "generate")
 	b, _ = os.ReadFile(generated)
 	if !strings.Contains(string(b), "validate.MaxLength(ctx, op, fldPath, obj, oldObj, 5)") || strings.Contains(string(b), "validate.Minimum(") {
-		t.Errorf("the second generate in the process did not follow the tags:\n%s", b)
+		t.Errorf("the next generate in the process did not follow the tags:\n%s", b)
 	}
+	if !strings.Contains(string(b), "validate.ValSliceUnique(") {
+		t.Errorf("the next generate in the process lost the list map's uniqueness check:\n%s", b)
+	}
+	os.Remove(filepath.Join(filepath.Dir(types), "item_types.go"))
 
 	// A pointer with a validation but neither +k8s:optional nor +k8s:required.
 	edit("\t// +k8s:minimum=1\n\tKeep *int32 `json:\"keep,omitempty\"`\n")

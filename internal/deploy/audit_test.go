@@ -3,6 +3,12 @@ package deploy
 import (
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
+
 	auditinternal "k8s.io/apiserver/pkg/apis/audit"
 	"k8s.io/apiserver/pkg/audit/policy"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -38,6 +44,41 @@ func TestAuditPolicy(t *testing.T) {
 	} {
 		if got := eval.EvaluatePolicyRule(tc.attrs).Level; got != tc.want {
 			t.Errorf("%s %s/%s %s: level %s, want %s", tc.attrs.Verb, tc.attrs.APIGroup, tc.attrs.Resource, tc.attrs.Path, got, tc.want)
+		}
+	}
+}
+
+// TestProbesNameTheirContainersPorts: every probe's named port is a port of
+// its container (the API server does not check it; the kubelet would fail
+// the probe forever).
+func TestProbesNameTheirContainersPorts(t *testing.T) {
+	o := &Options{Name: "crontab", Namespace: "crontab-system", Image: "r.example.com/c:v1", EtcdImage: "gcr.io/etcd-development/etcd:v3.7.0",
+		Project: &project.Project{Resources: []*project.Resource{{Group: "stable", Version: "v1", Kind: "CronTab", Controller: true}}},
+		Kinds:   []Kind{{Group: "stable.example.com", Plural: "crontabs"}}}
+	var specs []corev1.PodSpec
+	specs = append(specs, o.apiserverDeployment().Spec.Template.Spec, o.controllerManagerDeployment().Spec.Template.Spec)
+	for _, obj := range o.etcdObjects() {
+		if s, ok := obj.(*appsv1.StatefulSet); ok {
+			specs = append(specs, s.Spec.Template.Spec)
+		}
+	}
+	if len(specs) != 3 {
+		t.Fatalf("%d pod specs, want 3 (apiserver, controller-manager, etcd)", len(specs))
+	}
+	for _, spec := range specs {
+		for _, c := range spec.Containers {
+			ports := map[string]bool{}
+			for _, p := range c.Ports {
+				ports[p.Name] = true
+			}
+			for name, p := range map[string]*corev1.Probe{"startup": c.StartupProbe, "readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
+				if p == nil || p.HTTPGet == nil || p.HTTPGet.Port.Type != intstr.String {
+					continue
+				}
+				if !ports[p.HTTPGet.Port.StrVal] {
+					t.Errorf("container %s: %s probe names port %q, which it does not have", c.Name, name, p.HTTPGet.Port.StrVal)
+				}
+			}
 		}
 	}
 }

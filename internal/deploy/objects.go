@@ -467,7 +467,7 @@ const EtcdStorage = "1Gi"
 func (o *Options) etcdObjects() []runtime.Object {
 	svc := EtcdName(o.Name)
 	advertise := fmt.Sprintf("https://%s-0.%s.%s.svc:%d", svc, svc, o.Namespace, EtcdPort)
-	metrics := intstr.FromString("https-metrics")
+	metrics := intstr.FromString("metrics")
 	args := []string{
 		"--name=" + svc + "-0",
 		"--data-dir=" + etcdDataDir + "/data",

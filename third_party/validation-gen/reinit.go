@@ -14,6 +14,14 @@ import (
 	"k8s.io/gengo/v2/types"
 )
 
+// listsGenerated is the validators' record of the list types whose
+// validation was already generated (validators/list.go), a package-level
+// map no registry field reaches: a second run must start without it, or it
+// skips every list the first run saw.
+//
+//go:linkname listsGenerated k8s.io/code-generator/cmd/validation-gen/validators.listsGenerated
+var listsGenerated map[string]bool
+
 // registry is validation-gen's global validator registry, once initialised.
 var registry validators.ValidationExtractor
 
@@ -23,7 +31,7 @@ var registry validators.ValidationExtractor
 // written, then generated again; tests). Before a second init, the registry
 // is returned to what it was before the first: not initialised, no tag
 // index, and the maps the tag validators share between the types of a run
-// (unions, list metadata) emptied. Init then gives every tag validator the
+// (unions, list metadata, modes) and the record of generated lists emptied. Init then gives every tag validator the
 // new context, as the first time.
 func initValidators(c *generator.Context, inputToCanonicalPkg map[string]string) validators.ValidationExtractor {
 	if registry != nil {
@@ -69,6 +77,7 @@ func reset(ext validators.ValidationExtractor) error {
 	for iter.Next() {
 		clearSharedMaps(iter.Value())
 	}
+	clear(listsGenerated)
 	index.Set(reflect.Zero(index.Type()))
 	flag.Store(false)
 	return nil
