@@ -43,7 +43,7 @@ func (o *configOptions) addFlags(f *pflag.FlagSet, withImage bool) {
 	f.StringVar(&o.output, "output", "config", "Folder of the configuration (build config), relative to the project root")
 	f.StringSliceVar(&o.etcdServers, "etcd-servers", nil, "URLs of an existing etcd cluster (comma separated): no etcd StatefulSet is written")
 	f.StringVar(&o.etcdImage, "etcd-image", "", "Image of the etcd StatefulSet; default "+deploy.EtcdRepository+":<the go.etcd.io/etcd/server/v3 version in go.mod>")
-	f.StringVar(&o.metricsReader, "metrics-reader", "monitoring/prometheus-k8s", "ServiceAccount (namespace/name) that may read the controller-manager's /metrics, the monitoring system's; empty binds none")
+	f.StringVar(&o.metricsReader, "metrics-reader", "", "ServiceAccount (namespace/name) of the monitoring system, bound to the <name>-metrics-reader ClusterRole (get /metrics), e.g. monitoring/prometheus-k8s; empty binds none")
 	f.BoolVar(&o.force, "force", false, "Issue new certificates even if those in <output>/"+deploy.CertificatesFile+" are still valid")
 }
 

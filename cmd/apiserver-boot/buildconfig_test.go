@@ -126,7 +126,7 @@ func kustomize(t *testing.T, dir string) []runtime.Object {
 func TestBuildConfig(t *testing.T) {
 	dir := deployProject(t)
 	const img = "registry.example.com/crontab:v0.1.0"
-	out, err := run(t, dir, "build", "config", "--name", "crontab", "--namespace", "crontab-system", "--image", img)
+	out, err := run(t, dir, "build", "config", "--name", "crontab", "--namespace", "crontab-system", "--image", img, "--metrics-reader", "monitoring/prometheus-k8s")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

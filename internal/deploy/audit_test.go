@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
@@ -80,5 +81,34 @@ func TestProbesNameTheirContainersPorts(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestMetricsReaderBoundOnlyWhenAsked: the metrics-reader ClusterRole is
+// always written; it is bound only to the identity --metrics-reader names.
+func TestMetricsReaderBoundOnlyWhenAsked(t *testing.T) {
+	o := &Options{Name: "crontab", Namespace: "crontab-system",
+		Project: &project.Project{Resources: []*project.Resource{{Group: "stable", Version: "v1", Kind: "CronTab", Controller: true}}}}
+	count := func() (roles, bindings int) {
+		for _, obj := range o.rbac() {
+			switch r := obj.(type) {
+			case *rbacv1.ClusterRole:
+				if r.Name == MetricsReaderName(o.Name) {
+					roles++
+				}
+			case *rbacv1.ClusterRoleBinding:
+				if r.Name == MetricsReaderName(o.Name) {
+					bindings++
+				}
+			}
+		}
+		return
+	}
+	if roles, bindings := count(); roles != 1 || bindings != 0 {
+		t.Errorf("without --metrics-reader: %d roles, %d bindings; want 1 and 0", roles, bindings)
+	}
+	o.MetricsReaders = []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: "monitoring", Name: "prometheus-k8s"}}
+	if roles, bindings := count(); roles != 1 || bindings != 1 {
+		t.Errorf("with --metrics-reader: %d roles, %d bindings; want 1 and 1", roles, bindings)
 	}
 }

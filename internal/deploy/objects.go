@@ -145,7 +145,7 @@ func (o *Options) rbac() []runtime.Object {
 		return objs
 	}
 	cm := ControllerManagerName(o.Name)
-	return append(objs,
+	objs = append(objs,
 		&rbacv1.ClusterRole{
 			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
 			ObjectMeta: metav1.ObjectMeta{Name: cm, Labels: o.labels(componentControllerManager)},
@@ -172,19 +172,24 @@ func (o *Options) rbac() []runtime.Object {
 			Subjects:   o.subjects(),
 		},
 		// Who may read the controller-manager's /metrics (a non-resource
-		// URL, authorized by kube-apiserver through SubjectAccessReview).
+		// URL, authorized by kube-apiserver through SubjectAccessReview;
+		// like any such rule, it also covers the /metrics of the other
+		// components that authorize that way, kube-apiserver's among them).
 		&rbacv1.ClusterRole{
 			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
 			ObjectMeta: metav1.ObjectMeta{Name: MetricsReaderName(o.Name), Labels: o.labels(componentControllerManager)},
 			Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}},
 		},
-		&rbacv1.ClusterRoleBinding{
+	)
+	if len(o.MetricsReaders) > 0 {
+		objs = append(objs, &rbacv1.ClusterRoleBinding{
 			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
 			ObjectMeta: metav1.ObjectMeta{Name: MetricsReaderName(o.Name), Labels: o.labels(componentControllerManager)},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: MetricsReaderName(o.Name)},
 			Subjects:   o.MetricsReaders,
-		},
-	)
+		})
+	}
+	return objs
 }
 
 // controllerRules: full rights on the project's own kinds, per group, and

@@ -35,7 +35,7 @@ func newDeclarative(scheme *runtime.Scheme, group string, r *builders.Resource, 
 // ValidateDeclaratively runs the kind's declarative validation on the
 // object in the request's version, as kube-apiserver runs it for built-in
 // kinds (rest.DeclarativeValidation): tags without a lifecycle prefix are
-// enforced, +k8s:beta ones with the DeclarativeValidationBeta feature gate,
+// enforced, +k8s:beta ones too (the DeclarativeValidationBeta gate, on by default),
 // +k8s:alpha ones are only compared; on update, values left unchanged are
 // not validated again (the generated code's ratcheting). An error of the
 // schema or of the Validate hooks on the same field, of the same type, as

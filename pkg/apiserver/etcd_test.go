@@ -72,8 +72,12 @@ func TestEmbeddedEtcdAcceptsOnlyTheApiserver(t *testing.T) {
 	}
 	otherCfg := caOnly.Clone()
 	otherCfg.Certificates = []tls.Certificate{other}
-	for name, cfg := range map[string]*tls.Config{"no client certificate": caOnly, "another CA's certificate": otherCfg, "no TLS": nil} {
-		cli, err := clientv3.New(clientv3.Config{Endpoints: []string{url}, TLS: cfg, DialTimeout: 2 * time.Second})
+	plaintext := "http://" + strings.TrimPrefix(url, "https://") // gRPC without TLS
+	for name, c := range map[string]struct {
+		endpoint string
+		tls      *tls.Config
+	}{"no client certificate": {url, caOnly}, "another CA's certificate": {url, otherCfg}, "no TLS": {plaintext, nil}} {
+		cli, err := clientv3.New(clientv3.Config{Endpoints: []string{c.endpoint}, TLS: c.tls, DialTimeout: 2 * time.Second})
 		if err != nil {
 			continue // refused at dial: what we want
 		}
@@ -105,5 +109,29 @@ func TestEmbeddedEtcdAcceptsOnlyTheApiserver(t *testing.T) {
 	}
 	if resp, err := cli.Get(ctx, "/registry/x"); err != nil || len(resp.Kvs) != 1 {
 		t.Fatalf("the apiserver's certificate: %v %v", resp, err)
+	}
+
+	// Another start in the same project (a second apiserver, a restart)
+	// keeps the valid PKI: the running etcd and its clients go on.
+	ca, _ := os.ReadFile(pki.CA)
+	if _, err := newEtcdPKI(filepath.Join(dir, "certs")); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.ReadFile(pki.CA); string(again) != string(ca) {
+		t.Errorf("a second start replaced the valid CA the running etcd trusts")
+	}
+	if _, err := cli.Get(ctx, "/registry/x"); err != nil {
+		t.Errorf("after a second start: %v", err)
+	}
+	// An incomplete or opened PKI is made anew.
+	os.Chmod(pki.ClientKey, 0o644)
+	if _, err := newEtcdPKI(filepath.Join(dir, "certs")); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.ReadFile(pki.CA); string(again) == string(ca) {
+		t.Errorf("a client key others may read was kept")
+	}
+	if st, _ := os.Stat(pki.ClientKey); st.Mode().Perm() != 0o600 {
+		t.Errorf("the new client key has mode %04o", st.Mode().Perm())
 	}
 }

@@ -3,12 +3,12 @@ package apiserver
 import (
 	"bytes"
 	"fmt"
-	"os"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	certutil "k8s.io/client-go/util/cert"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/files"
 	"github.com/apiserver-boot/apiserver-boot/internal/kubeconfig"
 )
 
@@ -49,9 +49,8 @@ func writeKubeconfig(path, server string, ca []byte, token, name string) error {
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+	if err := files.WriteAtomic(path, b, 0o600); err != nil {
 		return fmt.Errorf("--write-kubeconfig: %w", err)
 	}
-	return os.Rename(tmp, path)
+	return nil
 }
