@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -297,7 +298,12 @@ func guarded(api *State, run func() ([]files.File, error)) (out []files.File, er
 		klog.SetOutput(io.Discard)
 		if r := recover(); r != nil {
 			if _, ok := r.(klogExit); !ok {
-				// validation-gen also panics on tags it cannot read.
+				// validation-gen also panics on tags it cannot read; a
+				// runtime error is a bug, reported with where it happened.
+				if rerr, bug := r.(runtime.Error); bug {
+					out, err = nil, fmt.Errorf("internal error: %v\n%s", rerr, debug.Stack())
+					return
+				}
 				out, err = nil, fatalError(api.API, fmt.Sprint(r))
 				return
 			}

@@ -30,7 +30,7 @@ func TestSecureHandler(t *testing.T) {
 		}
 		return nil, false, nil
 	})
-	health, err := path.NewAuthorizer(healthPaths)
+	health, err := path.NewAuthorizer(NewSecureServingOptions().Authorization.AlwaysAllowPaths)
 	if err != nil {
 		t.Fatal(err)
 	}
