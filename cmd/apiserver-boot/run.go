@@ -155,7 +155,9 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 	fmt.Fprintf(out, "apiserver ready in %s\n", time.Since(started).Round(time.Millisecond))
 	if o.controllerManager {
 		// No Leases on a standalone apiserver: leader election is for clusters.
-		cmArgs := []string{"--kubeconfig", kubeconfig, "--leader-elect=false", "--bind-address", o.controllerManagerAddress}
+		// The standalone apiserver serves no built-in kinds: the informers of
+		// their controllers never sync, and must not stop the others.
+		cmArgs := []string{"--kubeconfig", kubeconfig, "--leader-elect=false", "--bind-address", o.controllerManagerAddress, "--cache-sync-timeout=0"}
 		cm, err := startChild(root, "controller-manager", filepath.Join(root, "bin", "controller-manager"), cmArgs, logs)
 		if err != nil {
 			return err

@@ -41,6 +41,9 @@ type ManagerOptions struct {
 	// Secure serves the endpoints over TLS to authenticated, authorized
 	// clients (--secure-port; off by default).
 	Secure *SecureServingOptions
+	// CacheSyncTimeout bounds the wait for the informers' first sync; the
+	// process exits when they do not sync in time (0 waits for ever).
+	CacheSyncTimeout time.Duration
 }
 
 // serviceAccountNamespace is where an in-cluster pod runs.
@@ -50,6 +53,7 @@ const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/n
 func NewManagerCommand(name string, newInformers NewInformers, controllers []Controller) *cobra.Command {
 	o := &ManagerOptions{
 		Name: name, Workers: map[string]*int{}, Resync: 10 * time.Minute, BindAddress: "127.0.0.1:8080", Secure: NewSecureServingOptions(),
+		CacheSyncTimeout: 2 * time.Minute,
 		LeaderElect: true, LeaseName: name + "-controller-manager", LeaseNS: "default",
 	}
 	if b, err := os.ReadFile(serviceAccountNamespace); err == nil {
@@ -73,6 +77,7 @@ func NewManagerCommand(name string, newInformers NewInformers, controllers []Con
 		f.IntVar(o.Workers[c.Name()], "concurrent-"+c.Name()+"-syncs", n, fmt.Sprintf("Objects the %s controller reconciles in parallel.", c.Name()))
 	}
 	f.DurationVar(&o.Resync, "resync-period", o.Resync, "How often every object is reconciled again even without changes.")
+	f.DurationVar(&o.CacheSyncTimeout, "cache-sync-timeout", o.CacheSyncTimeout, "How long the informers may take to sync at start before the process exits, so that it is restarted (0 waits for ever: run local, whose apiserver serves no built-in kinds, uses it).")
 	f.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "Address of the plain-HTTP /healthz, /readyz and /metrics endpoints, without authentication: keep it on loopback (empty turns it off; --secure-port serves them to other hosts).")
 	o.Secure.AddFlags(f)
 	f.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Run controllers only while holding a Lease, so that replicas take over from each other; needs a kube-apiserver (off for `apiserver-boot run local`).")
@@ -116,14 +121,14 @@ func RunManager(ctx context.Context, o *ManagerOptions, newInformers NewInformer
 		klog.InfoS("Serving /healthz, /readyz and /metrics over TLS", "port", o.Secure.Serving.BindPort)
 	}
 
-	run := func(ctx context.Context) {
-		if err := runControllers(ctx, o, config, newInformers, controllers, &ready); err != nil {
-			klog.ErrorS(err, "Controllers failed")
-		}
+	// A controller that cannot start, informers that do not sync, a lost
+	// Lease: the process exits non-zero, the kubelet restarts it, and the
+	// other replica takes over meanwhile.
+	run := func(ctx context.Context) error {
+		return runControllers(ctx, o, config, newInformers, controllers, &ready)
 	}
 	if !o.LeaderElect {
-		run(ctx)
-		return nil
+		return run(ctx)
 	}
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
@@ -150,7 +155,9 @@ func endpoints(ready *atomic.Bool) http.Handler {
 	return mux
 }
 
-// runControllers starts the informers and every controller, and blocks until ctx is done.
+// runControllers starts the informers and every controller, and blocks
+// until ctx is done. It fails when a controller cannot start, or when the
+// informers do not sync within --cache-sync-timeout.
 func runControllers(ctx context.Context, o *ManagerOptions, config *rest.Config, newInformers NewInformers, controllers []Controller, ready *atomic.Bool) error {
 	si, err := newInformers(config, o.Resync)
 	if err != nil {
@@ -161,13 +168,25 @@ func runControllers(ctx context.Context, o *ManagerOptions, config *rest.Config,
 			return fmt.Errorf("initialising controller %s: %w", c.Name(), err)
 		}
 	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	si.Start(ctx)
 	// Each controller waits for its own informer; readiness waits for all.
-	// (A controller of a built-in kind never syncs against a standalone
-	// apiserver; the others must not wait for it.)
+	var syncErr error
+	synced := make(chan struct{})
 	go func() {
-		if si.WaitForCacheSync(ctx) {
+		defer close(synced)
+		syncCtx := ctx
+		if o.CacheSyncTimeout > 0 {
+			var cancel context.CancelFunc
+			syncCtx, cancel = context.WithTimeout(ctx, o.CacheSyncTimeout)
+			defer cancel()
+		}
+		if si.WaitForCacheSync(syncCtx) {
 			ready.Store(true)
+		} else if ctx.Err() == nil {
+			syncErr = fmt.Errorf("the informers did not sync within --cache-sync-timeout=%s", o.CacheSyncTimeout)
+			stop()
 		}
 	}()
 	defer ready.Store(false)
@@ -181,25 +200,63 @@ func runControllers(ctx context.Context, o *ManagerOptions, config *rest.Config,
 	}
 	klog.InfoS("Controller manager started", "controllers", len(controllers))
 	wg.Wait()
-	return nil
+	stop()
+	<-synced
+	return syncErr
 }
 
 // leaderElect runs run while holding the Lease, releasing it on shutdown so
-// a replica takes over at once.
-func leaderElect(ctx context.Context, o *ManagerOptions, client kubernetes.Interface, id string, run func(context.Context)) error {
+// a replica takes over at once. It returns run's error, and an error when
+// the Lease is lost while ctx is not done: another replica leads then, and
+// this process must stop its controllers and exit.
+func leaderElect(ctx context.Context, o *ManagerOptions, client kubernetes.Interface, id string, run func(context.Context) error) error {
 	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, o.LeaseNS, o.LeaseName, client.CoreV1(), client.CoordinationV1(),
 		resourcelock.ResourceLockConfig{Identity: id})
 	if err != nil {
 		return err
 	}
-	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu     sync.Mutex
+		runErr error
+		lost   bool
+	)
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock: lock, ReleaseOnCancel: true, Name: o.LeaseName,
 		LeaseDuration: o.leaseDuration(), RenewDeadline: o.leaseDuration() * 2 / 3, RetryPeriod: o.leaseDuration() / 7,
 		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: run,
-			OnStoppedLeading: func() { klog.InfoS("Stopped leading", "lease", o.LeaseNS+"/"+o.LeaseName) },
+			OnStartedLeading: func(ctx context.Context) {
+				if err := run(ctx); err != nil {
+					mu.Lock()
+					runErr = err
+					mu.Unlock()
+					cancel()
+				}
+			},
+			OnStoppedLeading: func() {
+				mu.Lock()
+				defer mu.Unlock()
+				if ctx.Err() == nil {
+					lost = true
+					cancel()
+				}
+				klog.InfoS("Stopped leading", "lease", o.LeaseNS+"/"+o.LeaseName)
+			},
 		},
 	})
+	if err != nil {
+		return err
+	}
+	elector.Run(ctx)
+	mu.Lock()
+	defer mu.Unlock()
+	if runErr != nil {
+		return runErr
+	}
+	if lost {
+		return fmt.Errorf("lost the Lease %s/%s: another replica leads", o.LeaseNS, o.LeaseName)
+	}
 	return nil
 }
 
