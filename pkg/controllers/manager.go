@@ -54,7 +54,7 @@ func NewManagerCommand(name string, newInformers NewInformers, controllers []Con
 	o := &ManagerOptions{
 		Name: name, Workers: map[string]*int{}, Resync: 10 * time.Minute, BindAddress: "127.0.0.1:8080", Secure: NewSecureServingOptions(),
 		CacheSyncTimeout: 2 * time.Minute,
-		LeaderElect: true, LeaseName: name + "-controller-manager", LeaseNS: "default",
+		LeaderElect:      true, LeaseName: name + "-controller-manager", LeaseNS: "default",
 	}
 	if b, err := os.ReadFile(serviceAccountNamespace); err == nil {
 		o.LeaseNS = strings.TrimSpace(string(b))
