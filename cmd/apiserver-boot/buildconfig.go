@@ -31,6 +31,7 @@ type configOptions struct {
 	etcdServers                    []string
 	etcdImage                      string
 	metricsReader                  string
+	replicas, etcdMembers          int32
 	force                          bool
 }
 
@@ -44,6 +45,8 @@ func (o *configOptions) addFlags(f *pflag.FlagSet, withImage bool) {
 	f.StringSliceVar(&o.etcdServers, "etcd-servers", nil, "URLs of an existing etcd cluster (comma separated): no etcd StatefulSet is written")
 	f.StringVar(&o.etcdImage, "etcd-image", "", "Image of the etcd StatefulSet; default "+deploy.EtcdRepository+":<the go.etcd.io/etcd/server/v3 version in go.mod>")
 	f.StringVar(&o.metricsReader, "metrics-reader", "", "ServiceAccount (namespace/name) of the monitoring system, bound to the <name>-metrics-reader ClusterRole (get /metrics), e.g. monitoring/prometheus-k8s; empty binds none")
+	f.Int32Var(&o.replicas, "replicas", deploy.DefaultReplicas, "Replicas of the apiserver and of the controller-manager (which lead in turn on a Lease)")
+	f.Int32Var(&o.etcdMembers, "etcd-members", deploy.DefaultEtcdMembers, "Members of the etcd StatefulSet: 1, 3, 5 or 7 (a quorum survives the loss of (n-1)/2); ignored with --etcd-servers")
 	f.BoolVar(&o.force, "force", false, "Issue new certificates even if those in <output>/"+deploy.CertificatesFile+" are still valid")
 }
 
@@ -97,6 +100,13 @@ func (o *configOptions) deployOptions(root string, p *project.Project, img strin
 		return nil, err
 	}
 	d := &deploy.Options{Name: o.name, Namespace: o.namespace, Image: ref.String(), EtcdServers: o.etcdServers, EtcdImage: o.etcdImage, Project: p, Versions: versions, Kinds: kinds}
+	if o.replicas < 1 {
+		return nil, fmt.Errorf("--replicas %d is not valid: want 1 or more (2 or more for a rolling update without downtime)", o.replicas)
+	}
+	if o.etcdMembers < 1 || o.etcdMembers > 7 || o.etcdMembers%2 == 0 {
+		return nil, fmt.Errorf("--etcd-members %d is not valid: want 1, 3, 5 or 7 (an even number adds no fault tolerance)", o.etcdMembers)
+	}
+	d.Replicas, d.EtcdMembers = o.replicas, o.etcdMembers
 	if o.metricsReader != "" {
 		ns, name, ok := strings.Cut(o.metricsReader, "/")
 		if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
@@ -167,6 +177,9 @@ func (o *configOptions) write(out io.Writer, root string, p *project.Project, im
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
 		return "", fmt.Errorf("--output %s is a file: give a folder", o.output)
 	}
+	if err := keepsEtcdMembership(dir, d); err != nil {
+		return "", err
+	}
 	certs, note, err := o.certificates(dir, d)
 	if err != nil {
 		return "", err
@@ -185,6 +198,33 @@ func (o *configOptions) write(out io.Writer, root string, p *project.Project, im
 		fmt.Fprintf(out, "etcd: external, %s (no StatefulSet).\n", strings.Join(d.EtcdServers, ","))
 	}
 	return dir, nil
+}
+
+// keepsEtcdMembership refuses to change the number of members of an etcd
+// StatefulSet an earlier run wrote: members with data do not join a new
+// cluster by a changed --initial-cluster, and the new ones would form
+// another cluster beside them. Membership changes with etcdctl member add
+// or remove, one member at a time (docs/deploy.md).
+func keepsEtcdMembership(dir string, d *deploy.Options) error {
+	if len(d.EtcdServers) > 0 {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(dir, deploy.EtcdFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	members, ok, err := deploy.EtcdMembersIn(b)
+	if err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(dir, deploy.EtcdFile), err)
+	}
+	if ok && members != d.EtcdMembers {
+		return fmt.Errorf("%s runs %d etcd member(s), and --etcd-members is %d: the members that hold the data would not join a new cluster. "+
+			"Pass --etcd-members %d to keep it, or change the membership first (etcdctl member add/remove, one at a time: docs/deploy.md)",
+			filepath.Join(dir, deploy.EtcdFile), members, d.EtcdMembers, members)
+	}
+	return nil
 }
 
 // certificates keeps those of an earlier run when they still fit, else issues new ones.

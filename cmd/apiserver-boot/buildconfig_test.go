@@ -14,8 +14,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/deploy"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -375,6 +377,8 @@ func TestBuildConfigBadInputWritesNothing(t *testing.T) {
 		{[]string{"--image", "r.example.com/x:v1", "--namespace", "kube-system"}, "--namespace"},
 		{[]string{"--image", "r.example.com/x:v1", "--etcd-servers", "etcd:2379"}, "--etcd-servers"},
 		{[]string{"--image", "r.example.com/x:v1", "--metrics-reader", "prometheus"}, "--metrics-reader \"prometheus\" is not valid"},
+		{[]string{"--image", "r.example.com/x:v1", "--replicas", "0"}, "--replicas 0 is not valid"},
+		{[]string{"--image", "r.example.com/x:v1", "--etcd-members", "2"}, "--etcd-members 2 is not valid"},
 		{[]string{"--image", "r.example.com/x:v1", "--etcd-image", "BAD IMAGE"}, "--etcd-image"},
 	} {
 		_, err := run(t, dir, append([]string{"build", "config"}, tc.args...)...)
@@ -389,5 +393,95 @@ func TestBuildConfigBadInputWritesNothing(t *testing.T) {
 	}
 	if after := listFiles(t, dir); len(after) != len(before) {
 		t.Errorf("files written on error: %v", after)
+	}
+}
+
+// TestBuildConfigHA: by default a 3-member etcd (stable names, client and
+// peer mutual TLS, members started together, spread over nodes, a budget
+// keeping the quorum), two apiserver replicas (budget, spread, readiness
+// and liveness, graceful shutdown) and two controller-managers on a Lease;
+// --replicas 1 --etcd-members 1 keeps a small setup; the etcd membership of
+// an earlier run is not changed by a flag.
+func TestBuildConfigHA(t *testing.T) {
+	dir := deployProject(t)
+	const img = "registry.example.com/crontab:v0.1.0"
+	mustRun(t, dir, "build", "config", "--name", "crontab", "--namespace", "crontab-system", "--image", img)
+	objs := kustomize(t, filepath.Join(dir, "config"))
+	var etcd *appsv1.StatefulSet
+	deployments := map[string]*appsv1.Deployment{}
+	budgets := map[string]int32{}
+	for _, o := range objs {
+		switch x := o.(type) {
+		case *appsv1.StatefulSet:
+			etcd = x
+		case *appsv1.Deployment:
+			deployments[x.Name] = x
+		case *policyv1.PodDisruptionBudget:
+			budgets[x.Name] = x.Spec.MinAvailable.IntVal
+		}
+	}
+	if etcd == nil || *etcd.Spec.Replicas != 3 || etcd.Spec.PodManagementPolicy != appsv1.ParallelPodManagement || etcd.Spec.Template.Spec.Affinity == nil {
+		t.Fatalf("etcd: %+v", etcd)
+	}
+	args := strings.Join(etcd.Spec.Template.Spec.Containers[0].Args, " ")
+	for _, want := range []string{
+		"--name=$(POD_NAME)",
+		"--initial-cluster=crontab-etcd-0=https://crontab-etcd-0.crontab-etcd.crontab-system.svc:2380,crontab-etcd-1=https://crontab-etcd-1.crontab-etcd.crontab-system.svc:2380,crontab-etcd-2=https://crontab-etcd-2.crontab-etcd.crontab-system.svc:2380",
+		"--initial-advertise-peer-urls=https://$(POD_NAME).crontab-etcd.crontab-system.svc:2380",
+		"--client-cert-auth=true", "--peer-client-cert-auth=true", "--peer-trusted-ca-file=",
+	} {
+		if !strings.Contains(args, want) {
+			t.Errorf("etcd args lack %s:\n%s", want, args)
+		}
+	}
+	if budgets["crontab-etcd"] != 2 || budgets["crontab-apiserver"] != 1 {
+		t.Errorf("disruption budgets (minAvailable): %v, want etcd 2 and apiserver 1", budgets)
+	}
+	api, cm := deployments["crontab-apiserver"], deployments["crontab-controller-manager"]
+	if *api.Spec.Replicas != 2 || *cm.Spec.Replicas != 2 {
+		t.Errorf("replicas: apiserver %d, controller-manager %d; want 2 and 2", *api.Spec.Replicas, *cm.Spec.Replicas)
+	}
+	pod := api.Spec.Template.Spec
+	c := pod.Containers[0]
+	if len(pod.TopologySpreadConstraints) == 0 || c.Lifecycle == nil || c.Lifecycle.PreStop == nil || c.Lifecycle.PreStop.Sleep == nil ||
+		c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.LivenessProbe.HTTPGet.Path != "/livez" || !slices.Contains(c.Args, "--shutdown-delay-duration=10s") ||
+		*pod.TerminationGracePeriodSeconds < 15 {
+		t.Errorf("apiserver pod: spread %v, lifecycle %+v, probes %s %s, args %v, grace %v", pod.TopologySpreadConstraints, c.Lifecycle,
+			c.ReadinessProbe.HTTPGet.Path, c.LivenessProbe.HTTPGet.Path, c.Args, pod.TerminationGracePeriodSeconds)
+	}
+	if !slices.Contains(cm.Spec.Template.Spec.Containers[0].Args, "--leader-elect=true") {
+		t.Errorf("controller-manager without leader election: %v", cm.Spec.Template.Spec.Containers[0].Args)
+	}
+	// The etcd server certificate is also its peer certificate.
+	certsYAML, _ := os.ReadFile(filepath.Join(dir, "config", deploy.CertificatesFile))
+	if !strings.Contains(string(certsYAML), "crontab-etcd-server-tls") {
+		t.Fatalf("no etcd server certificate")
+	}
+
+	// Another member count on an existing etcd: refused, nothing written.
+	before, _ := os.ReadFile(filepath.Join(dir, "config", deploy.EtcdFile))
+	_, err := run(t, dir, "build", "config", "--name", "crontab", "--namespace", "crontab-system", "--image", img, "--etcd-members", "1")
+	if err == nil || !strings.Contains(err.Error(), "runs 3 etcd member(s), and --etcd-members is 1") || !strings.Contains(err.Error(), "--etcd-members 3") {
+		t.Errorf("changing the etcd membership: %v", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "config", deploy.EtcdFile)); string(after) != string(before) {
+		t.Errorf("etcd.yaml changed by a refused run")
+	}
+
+	// Small: one of each, no budgets.
+	mustRun(t, dir, "build", "config", "--name", "crontab", "--namespace", "crontab-system", "--image", img, "--replicas", "1", "--etcd-members", "1", "--output", "small")
+	for _, o := range kustomize(t, filepath.Join(dir, "small")) {
+		switch x := o.(type) {
+		case *policyv1.PodDisruptionBudget:
+			t.Errorf("a budget in the small setup: %s", x.Name)
+		case *appsv1.StatefulSet:
+			if *x.Spec.Replicas != 1 || !strings.Contains(strings.Join(x.Spec.Template.Spec.Containers[0].Args, " "), "--initial-cluster=crontab-etcd-0=https://crontab-etcd-0.crontab-etcd.crontab-system.svc:2380 ") {
+				t.Errorf("small etcd: %d members, %v", *x.Spec.Replicas, x.Spec.Template.Spec.Containers[0].Args)
+			}
+		case *appsv1.Deployment:
+			if *x.Spec.Replicas != 1 {
+				t.Errorf("small %s: %d replicas", x.Name, *x.Spec.Replicas)
+			}
+		}
 	}
 }

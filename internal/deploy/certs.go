@@ -84,16 +84,17 @@ func NewCertificates(name, namespace string, etcd bool, now time.Time) (*Certifi
 	}
 	c := &Certificates{CA: caPEM}
 	serviceNames := ServiceDNSNames(name, namespace)
-	if c.Serving, err = issue(ca, caKey, serviceNames[2], serviceNames, nil, x509.ExtKeyUsageServerAuth, now); err != nil {
+	if c.Serving, err = issue(ca, caKey, serviceNames[2], serviceNames, nil, now, x509.ExtKeyUsageServerAuth); err != nil {
 		return nil, err
 	}
 	if etcd {
+		// Served to clients and presented to the other members (peer TLS).
 		server, err := issue(ca, caKey, EtcdName(name)+"."+namespace+".svc", etcdDNSNames(EtcdName(name), namespace),
-			[]net.IP{net.IPv4(127, 0, 0, 1)}, x509.ExtKeyUsageServerAuth, now)
+			[]net.IP{net.IPv4(127, 0, 0, 1)}, now, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
 		if err != nil {
 			return nil, err
 		}
-		client, err := issue(ca, caKey, APIServerName(name), nil, nil, x509.ExtKeyUsageClientAuth, now)
+		client, err := issue(ca, caKey, APIServerName(name), nil, nil, now, x509.ExtKeyUsageClientAuth)
 		if err != nil {
 			return nil, err
 		}
@@ -102,7 +103,7 @@ func NewCertificates(name, namespace string, etcd bool, now time.Time) (*Certifi
 	return c, nil
 }
 
-func issue(ca *x509.Certificate, caKey crypto.Signer, cn string, dns []string, ips []net.IP, usage x509.ExtKeyUsage, now time.Time) (KeyPair, error) {
+func issue(ca *x509.Certificate, caKey crypto.Signer, cn string, dns []string, ips []net.IP, now time.Time, usages ...x509.ExtKeyUsage) (KeyPair, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), cryptorand.Reader)
 	if err != nil {
 		return KeyPair{}, err
@@ -119,7 +120,7 @@ func issue(ca *x509.Certificate, caKey crypto.Signer, cn string, dns []string, i
 		NotBefore:    now.Add(-time.Hour),
 		NotAfter:     now.Add(ServingValidity),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
+		ExtKeyUsage:  usages,
 	}
 	der, err := x509.CreateCertificate(cryptorand.Reader, tmpl, ca, key.Public(), caKey)
 	if err != nil {
@@ -165,6 +166,10 @@ func (c *Certificates) Check(name, namespace string, etcd bool, now time.Time) e
 	if etcd {
 		if err := verify(*c.EtcdServer, roots, EtcdName(name)+"."+namespace+".svc", x509.ExtKeyUsageServerAuth, now); err != nil {
 			return fmt.Errorf("the etcd server certificate: %w", err)
+		}
+		// Members present it to each other (peer TLS): client use too.
+		if err := verify(*c.EtcdServer, roots, "", x509.ExtKeyUsageClientAuth, now); err != nil {
+			return fmt.Errorf("the etcd server certificate, as a member's peer certificate: %w", err)
 		}
 		if err := verify(*c.EtcdClient, roots, "", x509.ExtKeyUsageClientAuth, now); err != nil {
 			return fmt.Errorf("the etcd client certificate: %w", err)

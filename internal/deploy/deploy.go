@@ -46,7 +46,19 @@ type Options struct {
 	// MetricsReaders may get the controller-manager's /metrics (the
 	// monitoring system's identity).
 	MetricsReaders []rbacv1.Subject
+	// Replicas of the apiserver and of the controller-manager (0: DefaultReplicas).
+	Replicas int32
+	// EtcdMembers of the etcd StatefulSet (0: DefaultEtcdMembers).
+	EtcdMembers int32
 }
+
+// The HA topology build config writes by default: two replicas of each
+// binary (the controller-manager's on a leader election Lease), three etcd
+// members (a quorum that survives the loss of one).
+const (
+	DefaultReplicas    int32 = 2
+	DefaultEtcdMembers int32 = 3
+)
 
 // MetricsReaderName names the ClusterRole allowed to get the
 // controller-manager's /metrics, and its binding.
@@ -70,6 +82,8 @@ const (
 	// kube-apiserver authenticates and authorizes (MetricsReaderName).
 	MetricsPort = 8443
 	EtcdPort    = 2379
+	// EtcdPeerPort is where etcd members talk to each other (mutual TLS).
+	EtcdPeerPort = 2380
 	// EtcdMetricsPort serves etcd's /livez, /readyz, /health and /metrics over plain HTTP (no data).
 	EtcdMetricsPort = 2381
 	// GroupPriorityMinimum orders our groups among the cluster's: well after

@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -353,6 +354,11 @@ func (o *Options) apiserverArgs() []string {
 		// ServiceAccount (in-cluster configuration): no kubeconfig needed.
 		"--delegated-auth",
 		"--etcd-servers=" + strings.Join(o.EtcdURLs(), ","),
+		// A rolling update drops no request: on SIGTERM (after the preStop
+		// pause) /readyz fails while requests are still served for 10s, then
+		// in-flight requests drain and late ones get 429 with Retry-After.
+		"--shutdown-delay-duration=10s",
+		"--shutdown-send-retry-after=true",
 		// The audit log, as the policy of the ConfigMap says, on standard
 		// output (kubectl logs; a node's log collector).
 		"--audit-policy-file=" + auditDir + "/" + auditPolicyFile,
@@ -382,23 +388,36 @@ func (o *Options) apiserverDeployment() *appsv1.Deployment {
 		TypeMeta:   typeMeta("apps/v1", "Deployment"),
 		ObjectMeta: o.meta(APIServerName(o.Name), componentAPIServer),
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](1),
+			Replicas: ptr.To(o.replicas()),
 			Selector: &metav1.LabelSelector{MatchLabels: o.selector(componentAPIServer)},
+			// A new pod is ready before an old one goes.
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{
+				MaxUnavailable: ptr.To(intstr.FromInt32(0)), MaxSurge: ptr.To(intstr.FromInt32(1))}},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: o.labels(componentAPIServer)},
 				Spec: corev1.PodSpec{
 					ServiceAccountName: o.Name,
 					SecurityContext:    podSecurity(true),
+					// Replicas on different nodes (and zones) where there are some.
+					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{
+						{MaxSkew: 1, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: &metav1.LabelSelector{MatchLabels: o.selector(componentAPIServer)}},
+						{MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone, WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: &metav1.LabelSelector{MatchLabels: o.selector(componentAPIServer)}},
+					},
+					// preStop pause + shutdown delay + draining.
+					TerminationGracePeriodSeconds: ptr.To[int64](60),
 					Containers: []corev1.Container{{
 						Name:  "apiserver",
 						Image: o.Image,
 						// The image's entrypoint is /apiserver.
-						Args:            o.apiserverArgs(),
-						Ports:           []corev1.ContainerPort{{Name: "https", ContainerPort: SecurePort, Protocol: corev1.ProtocolTCP}},
-						VolumeMounts:    mounts,
-						StartupProbe:    startup,
-						ReadinessProbe:  probe("/readyz", https, corev1.URISchemeHTTPS, 10, 3),
-						LivenessProbe:   probe("/livez", https, corev1.URISchemeHTTPS, 10, 3),
+						Args:           o.apiserverArgs(),
+						Ports:          []corev1.ContainerPort{{Name: "https", ContainerPort: SecurePort, Protocol: corev1.ProtocolTCP}},
+						VolumeMounts:   mounts,
+						StartupProbe:   startup,
+						ReadinessProbe: probe("/readyz", https, corev1.URISchemeHTTPS, 5, 1),
+						LivenessProbe:  probe("/livez", https, corev1.URISchemeHTTPS, 10, 3),
+						// Endpoints and kube-proxy learn of the deletion
+						// while the server still serves normally.
+						Lifecycle:       &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 5}}},
 						Resources:       requests("100m", "128Mi"),
 						SecurityContext: containerSecurity(),
 					}},
@@ -426,11 +445,13 @@ func (o *Options) controllerManagerDeployment() *appsv1.Deployment {
 		TypeMeta:   typeMeta("apps/v1", "Deployment"),
 		ObjectMeta: o.meta(ControllerManagerName(o.Name), componentControllerManager),
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](1),
+			// Replicas on one Lease: one leads, the others take over.
+			Replicas: ptr.To(o.replicas()),
 			Selector: &metav1.LabelSelector{MatchLabels: o.selector(componentControllerManager)},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: o.labels(componentControllerManager)},
 				Spec: corev1.PodSpec{
+					Affinity:           o.spread(componentControllerManager),
 					ServiceAccountName: o.Name,
 					SecurityContext:    podSecurity(false),
 					Containers: []corev1.Container{{
@@ -471,31 +492,53 @@ const EtcdStorage = "1Gi"
 // its peer URL on loopback, health and metrics on a plain-HTTP port for probes.
 func (o *Options) etcdObjects() []runtime.Object {
 	svc := EtcdName(o.Name)
-	advertise := fmt.Sprintf("https://%s-0.%s.%s.svc:%d", svc, svc, o.Namespace, EtcdPort)
+	members := o.etcdMembers()
 	metrics := intstr.FromString("metrics")
+	// Each member is <svc>-<i>, reachable as <svc>-<i>.<svc>.<namespace>.svc
+	// through the headless Service (before it is ready too: the members
+	// find each other to form the quorum that makes them ready).
+	peer := func(member string) string {
+		return fmt.Sprintf("https://%s.%s.%s.svc:%d", member, svc, o.Namespace, EtcdPeerPort)
+	}
+	var cluster []string
+	for i := range members {
+		m := fmt.Sprintf("%s-%d", svc, i)
+		cluster = append(cluster, m+"="+peer(m))
+	}
+	self := fmt.Sprintf("$(POD_NAME).%s.%s.svc", svc, o.Namespace)
 	args := []string{
-		"--name=" + svc + "-0",
+		"--name=$(POD_NAME)",
 		"--data-dir=" + etcdDataDir + "/data",
 		fmt.Sprintf("--listen-client-urls=https://0.0.0.0:%d", EtcdPort),
-		"--advertise-client-urls=" + advertise,
-		"--listen-peer-urls=http://127.0.0.1:2380",
-		"--initial-advertise-peer-urls=http://127.0.0.1:2380",
-		"--initial-cluster=" + svc + "-0=http://127.0.0.1:2380",
+		fmt.Sprintf("--advertise-client-urls=https://%s:%d", self, EtcdPort),
+		fmt.Sprintf("--listen-peer-urls=https://0.0.0.0:%d", EtcdPeerPort),
+		fmt.Sprintf("--initial-advertise-peer-urls=https://%s:%d", self, EtcdPeerPort),
+		"--initial-cluster=" + strings.Join(cluster, ","),
+		"--initial-cluster-state=new",
+		"--initial-cluster-token=" + svc,
 		fmt.Sprintf("--listen-metrics-urls=http://0.0.0.0:%d", EtcdMetricsPort),
+		// Clients and peers: TLS with a certificate of the configuration's CA.
 		"--client-cert-auth=true",
 		"--trusted-ca-file=" + etcdTLSDir + "/" + corev1.ServiceAccountRootCAKey,
 		"--cert-file=" + etcdTLSDir + "/" + corev1.TLSCertKey,
 		"--key-file=" + etcdTLSDir + "/" + corev1.TLSPrivateKeyKey,
+		"--peer-client-cert-auth=true",
+		"--peer-trusted-ca-file=" + etcdTLSDir + "/" + corev1.ServiceAccountRootCAKey,
+		"--peer-cert-file=" + etcdTLSDir + "/" + corev1.TLSCertKey,
+		"--peer-key-file=" + etcdTLSDir + "/" + corev1.TLSPrivateKeyKey,
 	}
-	return []runtime.Object{
+	objs := []runtime.Object{
 		&corev1.Service{
 			TypeMeta:   typeMeta("v1", "Service"),
 			ObjectMeta: o.meta(svc, componentEtcd),
 			Spec: corev1.ServiceSpec{
-				ClusterIP:                corev1.ClusterIPNone, // headless: DNS names the pod
+				ClusterIP:                corev1.ClusterIPNone, // headless: DNS names the pods
 				PublishNotReadyAddresses: true,
 				Selector:                 o.selector(componentEtcd),
-				Ports:                    []corev1.ServicePort{{Name: "client", Port: EtcdPort, TargetPort: intstr.FromString("client"), Protocol: corev1.ProtocolTCP}},
+				Ports: []corev1.ServicePort{
+					{Name: "client", Port: EtcdPort, TargetPort: intstr.FromString("client"), Protocol: corev1.ProtocolTCP},
+					{Name: "peer", Port: EtcdPeerPort, TargetPort: intstr.FromString("peer"), Protocol: corev1.ProtocolTCP},
+				},
 			},
 		},
 		&appsv1.StatefulSet{
@@ -503,20 +546,27 @@ func (o *Options) etcdObjects() []runtime.Object {
 			ObjectMeta: o.meta(svc, componentEtcd),
 			Spec: appsv1.StatefulSetSpec{
 				ServiceName: svc,
-				Replicas:    ptr.To[int32](1),
-				Selector:    &metav1.LabelSelector{MatchLabels: o.selector(componentEtcd)},
+				Replicas:    ptr.To(members),
+				// Every member starts at once: one alone never becomes ready
+				// without the quorum the others make.
+				PodManagementPolicy: appsv1.ParallelPodManagement,
+				Selector:            &metav1.LabelSelector{MatchLabels: o.selector(componentEtcd)},
 				Template: corev1.PodTemplateSpec{
 					ObjectMeta: metav1.ObjectMeta{Labels: o.labels(componentEtcd)},
 					Spec: corev1.PodSpec{
 						SecurityContext:              podSecurity(true),
 						AutomountServiceAccountToken: ptr.To(false),
+						Affinity:                     o.spread(componentEtcd),
 						Containers: []corev1.Container{{
 							Name:    "etcd",
 							Image:   o.EtcdImage,
 							Command: []string{"/usr/local/bin/etcd"},
 							Args:    args,
+							Env: []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
+								FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}}},
 							Ports: []corev1.ContainerPort{
 								{Name: "client", ContainerPort: EtcdPort, Protocol: corev1.ProtocolTCP},
+								{Name: "peer", ContainerPort: EtcdPeerPort, Protocol: corev1.ProtocolTCP},
 								{Name: "metrics", ContainerPort: EtcdMetricsPort, Protocol: corev1.ProtocolTCP},
 							},
 							VolumeMounts: []corev1.VolumeMount{
@@ -541,6 +591,55 @@ func (o *Options) etcdObjects() []runtime.Object {
 					},
 				}},
 			},
+		},
+	}
+	// A voluntary disruption (a node drain) may take one member at a time
+	// while the others keep the quorum.
+	if members > 1 {
+		objs = append(objs, o.disruptionBudget(svc, componentEtcd, intstr.FromInt32(members/2+1)))
+	}
+	return objs
+}
+
+// etcdMembers is the size of the etcd StatefulSet (default 3).
+func (o *Options) etcdMembers() int32 {
+	if o.EtcdMembers > 0 {
+		return o.EtcdMembers
+	}
+	return DefaultEtcdMembers
+}
+
+// replicas is the number of apiserver and controller-manager pods (default 2).
+func (o *Options) replicas() int32 {
+	if o.Replicas > 0 {
+		return o.Replicas
+	}
+	return DefaultReplicas
+}
+
+// spread prefers the component's pods on different nodes: a node lost
+// takes one of them (preferred, so a one-node cluster still runs them).
+func (o *Options) spread(component string) *corev1.Affinity {
+	return &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+			Weight: 100,
+			PodAffinityTerm: corev1.PodAffinityTerm{
+				LabelSelector: &metav1.LabelSelector{MatchLabels: o.selector(component)},
+				TopologyKey:   corev1.LabelHostname,
+			},
+		}},
+	}}
+}
+
+// disruptionBudget keeps minAvailable pods of the component through
+// voluntary disruptions (node drains, cluster upgrades).
+func (o *Options) disruptionBudget(name, component string, minAvailable intstr.IntOrString) *policyv1.PodDisruptionBudget {
+	return &policyv1.PodDisruptionBudget{
+		TypeMeta:   typeMeta("policy/v1", "PodDisruptionBudget"),
+		ObjectMeta: o.meta(name, component),
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MinAvailable: &minAvailable,
+			Selector:     &metav1.LabelSelector{MatchLabels: o.selector(component)},
 		},
 	}
 }

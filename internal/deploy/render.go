@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
@@ -72,7 +73,12 @@ func Render(o *Options, certs *Certificates) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	parts = append(parts, part{name: APIServerFile, objs: []runtime.Object{policy, o.service(), o.apiserverDeployment()}})
+	apiserver := []runtime.Object{policy, o.service(), o.apiserverDeployment()}
+	if o.replicas() > 1 {
+		// One replica at a time may go in a drain; the others serve.
+		apiserver = append(apiserver, o.disruptionBudget(APIServerName(o.Name), componentAPIServer, intstr.FromInt32(o.replicas()-1)))
+	}
+	parts = append(parts, part{name: APIServerFile, objs: apiserver})
 	if o.hasControllers() {
 		parts = append(parts, part{name: ControllerManagerFile, objs: []runtime.Object{o.controllerManagerDeployment()}})
 	}
@@ -239,4 +245,27 @@ func ReadCertificates(content []byte, name string) (*Certificates, error) {
 	c.EtcdServer, _ = pair(EtcdServerSecretName(name))
 	c.EtcdClient, _ = pair(EtcdClientSecretName(name))
 	return c, nil
+}
+
+// EtcdMembersIn returns the number of members of the etcd StatefulSet in
+// the content of an etcd.yaml build config wrote (false without one).
+func EtcdMembersIn(content []byte) (int32, bool, error) {
+	for _, doc := range strings.Split(string(content), "\n---\n") {
+		var obj struct {
+			Kind string `json:"kind"`
+			Spec struct {
+				Replicas *int32 `json:"replicas"`
+			} `json:"spec"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			return 0, false, err
+		}
+		if obj.Kind == "StatefulSet" {
+			if obj.Spec.Replicas == nil {
+				return 1, true, nil
+			}
+			return *obj.Spec.Replicas, true, nil
+		}
+	}
+	return 0, false, nil
 }

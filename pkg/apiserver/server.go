@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -73,6 +74,14 @@ type Options struct {
 	TokenFile       string
 	WriteKubeconfig string
 
+	// ShutdownDelay and ShutdownSendRetryAfter are kube-apiserver's graceful
+	// shutdown: on SIGTERM, /readyz fails at once while requests are served
+	// for the delay (load balancers and Service endpoints drop the replica
+	// meanwhile), then in-flight requests drain; with ShutdownSendRetryAfter,
+	// late requests get 429 and Retry-After, which clients retry elsewhere.
+	ShutdownDelay          time.Duration
+	ShutdownSendRetryAfter bool
+
 	// Audit is k8s.io/apiserver's audit logging (--audit-policy-file,
 	// --audit-log-path, the rotation flags, --audit-webhook-config-file), in
 	// either mode.
@@ -113,6 +122,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) (delegatedOnly []string) {
 	o.EmbeddedEtcd.AddFlags(fs)
 	o.Features.AddFlags(fs)
 	o.Audit.AddFlags(fs)
+	fs.DurationVar(&o.ShutdownDelay, "shutdown-delay-duration", o.ShutdownDelay,
+		"Time to delay the termination: /readyz fails at once, requests are served normally meanwhile, then graceful termination starts (so that load balancers stop sending traffic first).")
+	fs.BoolVar(&o.ShutdownSendRetryAfter, "shutdown-send-retry-after", o.ShutdownSendRetryAfter,
+		"During graceful termination, answer new requests with 429 and Retry-After (clients retry another replica) until in-flight requests drained.")
 
 	delegated := pflag.NewFlagSet("delegated", pflag.ContinueOnError)
 	o.Authentication.AddFlags(delegated)
@@ -167,6 +180,9 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.SecureServing.Validate()...)
 	errs = append(errs, o.Features.Validate()...)
 	errs = append(errs, o.Audit.Validate()...)
+	if o.ShutdownDelay < 0 {
+		errs = append(errs, errors.New("--shutdown-delay-duration may not be negative"))
+	}
 	if o.delegated() {
 		errs = append(errs, o.Authentication.Validate()...)
 		errs = append(errs, o.Authorization.Validate()...)
@@ -348,6 +364,8 @@ func Run(ctx context.Context, cfg Config, o *Options) error {
 		}
 	}
 
+	serverConfig.ShutdownDelayDuration = o.ShutdownDelay
+	serverConfig.ShutdownSendRetryAfter = o.ShutdownSendRetryAfter
 	if err := o.Audit.ApplyTo(&serverConfig.Config); err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
