@@ -5,19 +5,22 @@ BIN := bin/apiserver-boot
 EXAMPLE_INIT := init repo --module example.com/crontab --domain example.com --owner "The apiserver-boot Authors"
 EXAMPLE_CREATE := create group version resource --group stable --version v1
 
-.PHONY: all build test test-unit test-e2e test-tools bench example demo fmt vet clean
+.PHONY: all build test test-unit test-e2e test-faults test-tools bench example demo fmt vet clean
 all: build
 
 build: ## Build bin/apiserver-boot.
 	$(GO) build -o $(BIN) ./cmd/apiserver-boot
 
-test: test-unit test-e2e ## Everything CI runs.
+test: test-unit test-e2e test-faults ## Everything CI runs.
 
 test-unit: vet ## Fast tests: naming, templates, markers, generators (goldens), strategies, CLI input checks, example/ in sync.
 	$(GO) test ./...
 
 test-e2e: test-tools ## Slow tier: scaffold, build and run a project; drive it with kubectl on embedded and external etcd, and aggregated behind kube-apiserver.
 	$(GO) test -tags e2e -count=1 -v -timeout 60m ./test/e2e/
+
+test-faults: ## Fault tier: two apiserver replicas on a 3-member etcd on loopback, under writing clients, while processes are killed; writes docs/reliability.md.
+	$(GO) test -tags faults -count=1 -v -timeout 30m ./test/faults/
 
 test-tools: ## Build kube-apiserver and kube-controller-manager (test/tools) into .cache/bin; skipped when up to date.
 	./hack/test-tools.sh
@@ -29,6 +32,7 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./test/e2e/
+	$(GO) vet -tags faults ./test/faults/
 
 # example/pkg/apis/testdata holds the releases recorded with `apiserver-boot api snapshot`
 # (v0.1.0): history, kept across regenerations; its fixtures must stay readable by
