@@ -79,7 +79,7 @@ func setup(m *testing.M) (int, error) {
 type load struct {
 	mu       sync.Mutex
 	acked    map[string]bool
-	times    []time.Time // when each write was acknowledged
+	times    []time.Time    // when each write was acknowledged
 	failures map[string]int // per replica
 	server   map[string]int // 5xx per replica
 	stop     chan struct{}
