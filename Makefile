@@ -5,7 +5,7 @@ BIN := bin/apiserver-boot
 EXAMPLE_INIT := init repo --module example.com/crontab --domain example.com --owner "The apiserver-boot Authors"
 EXAMPLE_CREATE := create group version resource --group stable --version v1
 
-.PHONY: all build test test-unit test-e2e test-faults test-tools bench example demo fmt vet clean
+.PHONY: all build test test-unit test-e2e test-faults soak test-tools bench example demo fmt vet clean
 all: build
 
 build: ## Build bin/apiserver-boot.
@@ -21,6 +21,9 @@ test-e2e: test-tools ## Slow tier: scaffold, build and run a project; drive it w
 
 test-faults: ## Fault tier: two apiserver replicas on a 3-member etcd on loopback, under writing clients, while processes are killed; writes docs/reliability.md.
 	$(GO) test -tags faults -count=1 -v -timeout 30m ./test/faults/
+
+soak: ## Not in CI: 32 clients of mixed CRUD and 8 watches on two replicas for 10 minutes (SOAK_DURATION, SOAK_CLIENTS, SOAK_WATCHES); no 5xx, no RSS or goroutine growth; writes its part of docs/reliability.md.
+	SOAK=1 $(GO) test -tags faults -run TestSoak -count=1 -v -timeout 60m ./test/faults/
 
 test-tools: ## Build kube-apiserver and kube-controller-manager (test/tools) into .cache/bin; skipped when up to date.
 	./hack/test-tools.sh

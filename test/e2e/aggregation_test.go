@@ -613,11 +613,18 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: devs}]
 			t.Errorf("the follower runs controllers:\n%s", out)
 		}
 
-		// Killed without releasing the Lease: the follower takes over when it expires.
+		// Killed without releasing the Lease: the follower takes over when it
+		// expires (15 s after the last renewal), within a retry period.
+		killed := time.Now()
 		managers[leader].signal(syscall.SIGKILL)
 		<-managers[leader].done
 		if !waitUntil(2*time.Minute, func() bool { return holder() == follower }) {
 			t.Fatalf("the follower %s did not take over the Lease: holder %q", follower, holder())
+		}
+		takeover := time.Since(killed)
+		t.Logf("the follower took over the Lease %.1f s after the leader was killed (lease duration 15 s)", takeover.Seconds())
+		if takeover > 15*time.Second+5*time.Second {
+			t.Errorf("the follower took over after %s: more than the lease duration and a retry period", takeover)
 		}
 		applyAs(t, admin, "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: after-failover, namespace: e2e-agg}\nspec: {replicas: 2}\n")
 		if !waitUntil(time.Minute, func() bool { return status("after-failover") == "2" }) {
