@@ -103,28 +103,39 @@ func (l *load) write(t *testing.T, r *replica, id string, max int) {
 			default:
 			}
 			name := fmt.Sprintf("%s-%d", id, i)
-			obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "ops.example.com/v1", "kind": "Task", "metadata": map[string]any{"name": name}}}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			_, err := client.Create(ctx, obj, metav1.CreateOptions{})
-			cancel()
-			l.mu.Lock()
-			switch {
-			case err == nil:
-				l.acked[name] = true
-				l.times = append(l.times, time.Now())
-			default:
-				l.failures[r.name]++
-				var status apierrors.APIStatus
-				if errors.As(err, &status) && status.Status().Code >= 500 {
-					l.server[r.name]++
-				}
-			}
-			l.mu.Unlock()
+			err := create(client, name)
+			l.record(r.name, name, err)
 			if err != nil {
 				time.Sleep(50 * time.Millisecond) // the replica is down: do not spin
 			}
 		}
 	}()
+}
+
+// create creates the Task name, waiting at most 10 s for the answer.
+func create(client dynamic.ResourceInterface, name string) error {
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "ops.example.com/v1", "kind": "Task", "metadata": map[string]any{"name": name}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := client.Create(ctx, obj, metav1.CreateOptions{})
+	return err
+}
+
+// record counts a write of name by the clients of who: acknowledged, or
+// failed (and whether with a 5xx).
+func (l *load) record(who, name string, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err == nil {
+		l.acked[name] = true
+		l.times = append(l.times, time.Now())
+		return
+	}
+	l.failures[who]++
+	var status apierrors.APIStatus
+	if errors.As(err, &status) && status.Status().Code >= 500 {
+		l.server[who]++
+	}
 }
 
 func (l *load) finish() {
@@ -467,10 +478,7 @@ func failoverWriter(t *testing.T, l *load, replicas []*replica, id string, max i
 			name := fmt.Sprintf("%s-%d", id, i)
 			var err error
 			for attempt := range 10 {
-				obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "ops.example.com/v1", "kind": "Task", "metadata": map[string]any{"name": name}}}
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				_, err = clients[attempt%len(clients)].Create(ctx, obj, metav1.CreateOptions{})
-				cancel()
+				err = create(clients[attempt%len(clients)], name)
 				if err == nil || apierrors.IsAlreadyExists(err) && attempt > 0 {
 					err = nil // an earlier attempt got through
 					break
@@ -479,17 +487,7 @@ func failoverWriter(t *testing.T, l *load, replicas []*replica, id string, max i
 					break
 				}
 			}
-			l.mu.Lock()
-			if err == nil {
-				l.acked[name] = true
-			} else {
-				l.failures["failover"]++
-				var status apierrors.APIStatus
-				if errors.As(err, &status) && status.Status().Code >= 500 {
-					l.server["failover"]++
-				}
-			}
-			l.mu.Unlock()
+			l.record("failover", name, err)
 		}
 	}()
 	return &wg
