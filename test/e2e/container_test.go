@@ -102,7 +102,7 @@ func TestBuildContainer(t *testing.T) {
 	if !waitUntil(2*time.Minute, func() bool { _, err := os.Stat(kubeconfig); return err == nil }) {
 		t.Fatalf("the image's apiserver wrote no kubeconfig:\n%s", p.out.String())
 	}
-	got, err := exec.Command("kubectl", "--kubeconfig", kubeconfig, "get", "crontabs", "-A").CombinedOutput()
+	got, err := exec.Command("kubectl", "--cache-dir", t.TempDir(), "--kubeconfig", kubeconfig, "get", "crontabs", "-A").CombinedOutput()
 	if err != nil {
 		t.Fatalf("kubectl get crontabs through the image's apiserver: %v\n%s\n%s", err, got, p.out.String())
 	}

@@ -53,7 +53,7 @@ func TestRunLocalWithKubectl(t *testing.T) {
 	}
 
 	// A watch started before the writes sees them, in order.
-	watch := exec.Command("kubectl", "--kubeconfig", filepath.Join(proj, "kubeconfig"), "get", "crontabs", "--watch",
+	watch := exec.Command("kubectl", "--cache-dir", t.TempDir(), "--kubeconfig", filepath.Join(proj, "kubeconfig"), "get", "crontabs", "--watch",
 		"--output-watch-events", "-o", `jsonpath={.type} {.object.metadata.name}{"\n"}`)
 	watchOut := &syncBuffer{}
 	watch.Stdout, watch.Stderr = watchOut, watchOut
@@ -108,7 +108,7 @@ func TestRunLocalWithKubectl(t *testing.T) {
 		t.Errorf("after status patch: %q, want %q", got, "2 5 [7]")
 	}
 	// kubectl edit, with a non-interactive editor.
-	edit := exec.Command("kubectl", "--kubeconfig", filepath.Join(proj, "kubeconfig"), "edit", "crontab", "alpha")
+	edit := exec.Command("kubectl", "--cache-dir", t.TempDir(), "--kubeconfig", filepath.Join(proj, "kubeconfig"), "edit", "crontab", "alpha")
 	edit.Env = append(os.Environ(), "KUBE_EDITOR=sed -i 's/replicas: 5$/replicas: 6/'") // run through sh by kubectl
 	if out, err := edit.CombinedOutput(); err != nil {
 		t.Fatalf("kubectl edit: %v\n%s", err, out)

@@ -142,13 +142,21 @@ func kubectl(args ...string) result {
 
 // kubectlWith runs kubectl with a kubeconfig and, when not empty, stdin.
 func kubectlWith(kubeconfig, stdin string, args ...string) result {
-	cmd := exec.Command("kubectl", append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	// No discovery cache across calls: kubectl keys it by host:port, and a
+	// port freed by one test's server is taken by another serving other
+	// versions (kubectl then asks for a version that is not there).
+	cache, err := os.MkdirTemp("", "kubectl-cache-")
+	if err != nil {
+		return result{"", "", err}
+	}
+	defer os.RemoveAll(cache)
+	cmd := exec.Command("kubectl", append([]string{"--kubeconfig", kubeconfig, "--cache-dir", cache}, args...)...)
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	err = cmd.Run()
 	return result{stdout.String(), stderr.String(), err}
 }
 
