@@ -284,7 +284,7 @@ func TestBuildConfig(t *testing.T) {
 		}
 	}
 	api := deployments["crontab-apiserver"].Spec.Template.Spec.Containers[0]
-	for _, flag := range []string{"--delegated-auth", "--etcd-servers=https://crontab-etcd.crontab-system.svc:2379", "--tls-cert-file=/var/run/apiserver/serving/tls.crt", "--bind-address=0.0.0.0", "--secure-port=9443"} {
+	for _, flag := range []string{"--delegated-auth", "--etcd-servers=https://crontab-etcd-0.crontab-etcd.crontab-system.svc:2379,https://crontab-etcd-1.crontab-etcd.crontab-system.svc:2379,https://crontab-etcd-2.crontab-etcd.crontab-system.svc:2379", "--tls-cert-file=/var/run/apiserver/serving/tls.crt", "--bind-address=0.0.0.0", "--secure-port=9443"} {
 		if !slices.Contains(api.Args, flag) {
 			t.Errorf("apiserver args %v lack %s", api.Args, flag)
 		}

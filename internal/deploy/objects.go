@@ -340,7 +340,14 @@ func (o *Options) EtcdURLs() []string {
 	if !o.etcd() {
 		return o.EtcdServers
 	}
-	return []string{fmt.Sprintf("https://%s.%s.svc:%d", EtcdName(o.Name), o.Namespace, EtcdPort)}
+	// Every member: the client balances over them and fails over when one
+	// goes (one name of the headless Service would pin it to one address).
+	svc := EtcdName(o.Name)
+	var urls []string
+	for i := range o.etcdMembers() {
+		urls = append(urls, fmt.Sprintf("https://%s-%d.%s.%s.svc:%d", svc, i, svc, o.Namespace, EtcdPort))
+	}
+	return urls
 }
 
 // apiserverArgs: the flags of pkg/apiserver for running aggregated in a cluster.
