@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
 	certutil "k8s.io/client-go/util/cert"
 )
 
@@ -133,5 +135,59 @@ func TestEmbeddedEtcdAcceptsOnlyTheApiserver(t *testing.T) {
 	}
 	if st, _ := os.Stat(pki.ClientKey); st.Mode().Perm() != 0o600 {
 		t.Errorf("the new client key has mode %04o", st.Mode().Perm())
+	}
+}
+
+// TestEmbeddedEtcdKeepsDataOfPlainHTTPBuilds: a data folder an earlier
+// build's embedded etcd wrote (plain HTTP listeners, peer on another port)
+// is read by this build's, TLS only.
+func TestEmbeddedEtcdKeepsDataOfPlainHTTPBuilds(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "etcd")
+	// As the earlier build configured it.
+	cfg := embed.NewConfig()
+	cfg.Name, cfg.Dir, cfg.LogLevel = "apiserver-boot", data, "fatal"
+	clientPort, _ := FreePort()
+	peerPort, _ := FreePort()
+	client := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", clientPort)}
+	peer := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", peerPort)}
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	old, err := embed.StartEtcd(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-old.Server.ReadyNotify()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{client.String()}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := cli.Put(ctx, "/registry/stable.example.com/crontabs/default/old", "stored before TLS"); err != nil {
+		t.Fatal(err)
+	}
+	cli.Close()
+	old.Close()
+
+	o := &EmbeddedEtcdOptions{DataDir: data}
+	e, endpoint, pki, err := o.Start(filepath.Join(dir, "certs"))
+	if err != nil {
+		t.Fatalf("this build on the earlier build's data: %v", err)
+	}
+	defer e.Close()
+	tlsConfig, err := transport.TLSInfo{CertFile: pki.ClientCert, KeyFile: pki.ClientKey, TrustedCAFile: pki.CA}.ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err = clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, TLS: tlsConfig, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	resp, err := cli.Get(ctx, "/registry/stable.example.com/crontabs/default/old")
+	if err != nil || len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != "stored before TLS" {
+		t.Fatalf("the earlier build's data, read by this one: %v %v", resp, err)
 	}
 }
