@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,7 +21,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/flowcontrol"
-	"k8s.io/client-go/util/keyutil"
 )
 
 // Item 4: the generated apiserver against a CRD of the same schema on
@@ -62,6 +59,13 @@ func (b *bench) servingProject() (*servingProject, error) {
 		return nil, err
 	}
 	p.buildTime = d
+	// The typed-client load of item 4 (not timed).
+	if err := writeTypedLoad(p.dir, "example.com/serve"); err != nil {
+		return nil, err
+	}
+	if _, err := command(b.ctx, p.dir, nil, "go", "build", "-o", "bin/", "./cmd/benchload"); err != nil {
+		return nil, err
+	}
 	b.serve = p
 	return p, nil
 }
@@ -132,14 +136,18 @@ func waitFor(ctx context.Context, s *server, timeout time.Duration, ok func() bo
 
 // target is one server under load.
 type target struct {
-	name   string
-	srv    *server
-	cfg    *rest.Config
-	client *dynamic.DynamicClient
-	http   *http.Client
+	name       string
+	srv        *server   // the server answering (its exit fails the waits)
+	cpu        []*server // whose CPU time a request costs (default srv)
+	cfg        *rest.Config
+	client     *dynamic.DynamicClient
+	http       *http.Client
+	gvr        schema.GroupVersionResource // its Widgets
+	kubeconfig string                      // for the typed clientset
+	direct     *target                     // the server itself when t reaches it through another (for /debug/pprof)
 }
 
-func newTarget(name string, srv *server, cfg *rest.Config) (*target, error) {
+func newTarget(name string, srv *server, cfg *rest.Config, gvr schema.GroupVersionResource, dir string) (*target, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
 	cfg.Timeout = time.Minute
@@ -151,7 +159,20 @@ func newTarget(name string, srv *server, cfg *rest.Config) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &target{name: name, srv: srv, cfg: cfg, client: client, http: hc}, nil
+	kubeconfig := filepath.Join(dir, "bench-client.kubeconfig")
+	if err := writeKubeconfig(kubeconfig, cfg); err != nil {
+		return nil, err
+	}
+	return &target{name: name, srv: srv, cpu: []*server{srv}, cfg: cfg, client: client, http: hc, gvr: gvr, kubeconfig: kubeconfig}, nil
+}
+
+// cpuTimes is the CPU time each of t's servers has used.
+func (t *target) cpuTimes() []time.Duration {
+	var ds []time.Duration
+	for _, s := range t.cpu {
+		ds = append(ds, cpuTime(s.pid()))
+	}
+	return ds
 }
 
 // ready waits for GET /readyz to answer 200.
@@ -166,7 +187,7 @@ func (t *target) ready(ctx context.Context, timeout time.Duration) error {
 	})
 }
 
-// generatedServer starts the serving project's apiserver on etcd.
+// generatedServer starts the serving project's apiserver standalone on etcd.
 func (b *bench) generatedServer(p *servingProject, etcdURL string) (*target, error) {
 	port, err := freePort()
 	if err != nil {
@@ -185,71 +206,24 @@ func (b *bench) generatedServer(p *servingProject, etcdURL string) (*target, err
 	}); err != nil {
 		return nil, err
 	}
-	t, err := newTarget("apiserver-boot", s, cfg)
+	t, err := newTarget("apiserver-boot", s, cfg, widgets, b.tmp)
 	if err != nil {
 		return nil, err
 	}
 	return t, t.ready(b.ctx, 2*time.Minute)
 }
 
-// kubeAPIServer starts kube-apiserver on etcd under its own prefix.
-func (b *bench) kubeAPIServer(bin, etcdURL string) (*target, error) {
-	dir := filepath.Join(b.tmp, "kube-apiserver")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	tokenBytes := make([]byte, 16)
-	if _, err := rand.Read(tokenBytes); err != nil {
-		return nil, err
-	}
-	token := hex.EncodeToString(tokenBytes)
-	tokens := filepath.Join(dir, "tokens.csv")
-	if err := os.WriteFile(tokens, []byte(token+",admin,admin-uid,system:masters\n"), 0o600); err != nil {
-		return nil, err
-	}
-	key, err := keyutil.MakeEllipticPrivateKeyPEM()
-	if err != nil {
-		return nil, err
-	}
-	saKey := filepath.Join(dir, "sa.key")
-	if err := os.WriteFile(saKey, key, 0o600); err != nil {
-		return nil, err
-	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	s, err := startServer(dir, b.tmp, "kube-apiserver", bin, nil,
-		"--etcd-servers", etcdURL, "--etcd-prefix", "/kube-apiserver",
-		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", fmt.Sprint(port),
-		"--cert-dir", filepath.Join(dir, "certs"),
-		"--token-auth-file", tokens, "--authorization-mode", "RBAC",
-		"--service-account-issuer", "https://kubernetes.default.svc",
-		"--service-account-key-file", saKey, "--service-account-signing-key-file", saKey,
-		"--service-cluster-ip-range", "10.0.0.0/24",
-		// The kubernetes Service's endpoints would hold the loopback address, which endpoints refuse.
-		"--endpoint-reconciler-type", "none")
-	if err != nil {
-		return nil, err
-	}
-	cfg := &rest.Config{Host: fmt.Sprintf("https://127.0.0.1:%d", port), BearerToken: token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
-	t, err := newTarget("CRD on kube-apiserver", s, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return t, t.ready(b.ctx, 3*time.Minute)
-}
-
-// widgetCRD is the scaffolded Widget's schema as a CustomResourceDefinition:
+// widgetCRD is the scaffolded Widget's schema as a CustomResourceDefinition
+// (group crdGroup):
 // spec.replicas (int32, at least 0: the scaffolded Validate hook) and the
 // scaffolded status (replicas, observedGeneration, metav1.Condition list),
 // with a status subresource.
 const widgetCRD = `{
   "apiVersion": "apiextensions.k8s.io/v1",
   "kind": "CustomResourceDefinition",
-  "metadata": {"name": "widgets.bench.example.com"},
+  "metadata": {"name": "widgets.crd.bench.example.com"},
   "spec": {
-    "group": "bench.example.com",
+    "group": "crd.bench.example.com",
     "scope": "Namespaced",
     "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
     "versions": [{
@@ -310,14 +284,14 @@ func (t *target) installCRD(ctx context.Context, namespaces []string) error {
 	}
 	// Served once a create goes through.
 	return waitFor(ctx, t.srv, time.Minute, func() bool {
-		_, err := t.client.Resource(widgets).Namespace("default").Create(ctx, widget("probe"), metav1.CreateOptions{})
+		_, err := t.client.Resource(t.gvr).Namespace("default").Create(ctx, widget(t.gvr.Group, "probe"), metav1.CreateOptions{})
 		return err == nil
 	})
 }
 
-func widget(name string) *unstructured.Unstructured {
+func widget(group, name string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "bench.example.com/v1",
+		"apiVersion": group + "/v1",
 		"kind":       "Widget",
 		"metadata":   map[string]any{"name": name},
 		"spec":       map[string]any{"replicas": int64(1)},
@@ -327,7 +301,7 @@ func widget(name string) *unstructured.Unstructured {
 // creates makes n Widgets in namespace ns with c workers, named from index
 // from on, and returns how long it took.
 func (t *target) creates(ctx context.Context, ns string, from, n, c int) (time.Duration, error) {
-	return t.createMany(ctx, widgets, ns, from, n, c, func(i int) *unstructured.Unstructured { return widget(fmt.Sprintf("w-%06d", i)) })
+	return t.createMany(ctx, t.gvr, ns, from, n, c, func(i int) *unstructured.Unstructured { return widget(t.gvr.Group, fmt.Sprintf("w-%06d", i)) })
 }
 
 // createMany makes objects from..from+n-1 of gvr in ns with c workers and
@@ -369,7 +343,7 @@ func (t *target) createMany(ctx context.Context, gvr schema.GroupVersionResource
 // list GETs every Widget of ns with the given Accept header (and query); it
 // returns the time to the last byte, the content type answered and the size.
 func (t *target) list(ctx context.Context, ns, accept, query string) (time.Duration, string, int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/apis/%s/%s/namespaces/%s/%s%s", t.cfg.Host, widgets.Group, widgets.Version, ns, widgets.Resource, query), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/apis/%s/%s/namespaces/%s/%s%s", t.cfg.Host, t.gvr.Group, t.gvr.Version, ns, t.gvr.Resource, query), nil)
 	if err != nil {
 		return 0, "", 0, err
 	}
@@ -393,7 +367,7 @@ func (t *target) list(ctx context.Context, ns, accept, query string) (time.Durat
 
 // count lists ns through the dynamic client.
 func (t *target) count(ctx context.Context, ns string) (int, error) {
-	l, err := t.client.Resource(widgets).Namespace(ns).List(ctx, metav1.ListOptions{})
+	l, err := t.client.Resource(t.gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return 0, err
 	}
@@ -405,8 +379,12 @@ func (t *target) count(ctx context.Context, ns string) (int, error) {
 func (b *bench) profileCPU(t *target, name, bin string, d time.Duration, load func() error) (string, error) {
 	path := filepath.Join(b.tmp, "generated-apiserver."+name+".cpu.pprof")
 	errc := make(chan error, 1)
+	at := t
+	if t.direct != nil {
+		at = t.direct
+	}
 	go func() {
-		resp, err := t.http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", t.cfg.Host, int(d.Seconds())))
+		resp, err := at.http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", at.cfg.Host, int(d.Seconds())))
 		if err != nil {
 			errc <- err
 			return
@@ -505,7 +483,12 @@ func cpuTime(pid int) time.Duration {
 	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
-// serving is item 4.
+// serving is item 4: two pairings on one etcd. (a) aggregated: the
+// generated apiserver in delegated mode behind kube-apiserver, as clusters
+// run it, against a CRD on that kube-apiserver; (b) standalone: the
+// generated apiserver alone against kube-apiserver with the settings that
+// make it comparable, then the etcd ceiling, growth to 100,000 objects and
+// CPU profiles.
 func (b *bench) serving() error {
 	p, err := b.servingProject()
 	if err != nil {
@@ -515,250 +498,542 @@ func (b *bench) serving() error {
 	if err != nil {
 		return err
 	}
+	haveKAS := true
+	if _, err := os.Stat(b.kas); err != nil {
+		haveKAS = false
+		b.note("4", "SKIPPED every kube-apiserver reference and the aggregated pairing: %s is not built. Build it with `make test-tools` (kube-apiserver from k8s.io/kubernetes, into .cache/bin), then rerun `make bench`. The generated apiserver is measured alone.", b.kas)
+	} else {
+		out, _ := command(b.ctx, b.tmp, nil, b.kas, "--version")
+		b.logf("reference: %s", strings.TrimSpace(out))
+		b.note("4", "reference: %s, on the same etcd as the generated apiserver (other prefixes), serving the Widget CRD in group %s (kube-apiserver cannot serve a CRD and an APIService of one group and version)", strings.TrimSpace(out), crdGroup)
+		if err := b.aggregatedPairing(p, etcdURL); err != nil {
+			return err
+		}
+	}
+	return b.standalonePairing(p, etcdURL, etcd, haveKAS)
+}
+
+// pairing is the generated apiserver and its reference (nil when
+// kube-apiserver is not built), measured the same way.
+type pairing struct {
+	label     string
+	ours, ref *target
+	// creates/s the generated apiserver must reach, as a multiple of the reference's
+	createTarget float64
+}
+
+func (pr pairing) targets() []*target {
+	if pr.ref == nil {
+		return []*target{pr.ours}
+	}
+	return []*target{pr.ours, pr.ref}
+}
+
+// levels are the create concurrencies of item 4; n creates per level and server.
+var levels = []int{1, 8, 32}
+
+const perLevel = 1000
+
+// namespaces every server of item 4 writes to (kube-apiserver needs them).
+func benchNamespaces() []string {
+	ns := []string{"warmup", "fill", "prof", "at-1k", "at-10k", "at-100k"}
+	for _, c := range levels {
+		ns = append(ns, fmt.Sprintf("c%d", c), fmt.Sprintf("typed-json-c%d", c), fmt.Sprintf("typed-protobuf-c%d", c))
+	}
+	return ns
+}
+
+// alternate makes n objects in ns on every target with c workers, in four
+// chunks that alternate between the targets so that both see the same
+// bursts of other work, and returns each target's creates/s and the CPU
+// time of each of its servers.
+func (b *bench) alternate(targets []*target, ns string, from, n, c int) (map[*target]float64, map[*target][]time.Duration, error) {
+	const chunks = 4
+	took, cpu := map[*target]time.Duration{}, map[*target][]time.Duration{}
+	for k := 0; k < chunks; k++ {
+		for _, t := range targets {
+			c0 := t.cpuTimes()
+			d, err := t.creates(b.ctx, ns, from+k*n/chunks, n/chunks, c)
+			if err != nil {
+				return nil, nil, err
+			}
+			if cpu[t] == nil {
+				cpu[t] = make([]time.Duration, len(c0))
+			}
+			for i, c1 := range t.cpuTimes() {
+				cpu[t][i] += c1 - c0[i]
+			}
+			took[t] += d
+		}
+	}
+	rates := map[*target]float64{}
+	for _, t := range targets {
+		rates[t] = float64(n) / took[t].Seconds()
+	}
+	return rates, cpu, nil
+}
+
+// createLevels measures creates at each level; after each, then runs with
+// the level and the generated apiserver's rate. It returns the CPU time of
+// each target over all levels.
+func (b *bench) createLevels(pr pairing, then func(c int, rate float64) error) (map[*target][]time.Duration, error) {
+	cpu := map[*target][]time.Duration{}
+	for _, t := range pr.targets() {
+		if _, err := t.creates(b.ctx, "warmup", 0, 50, 8); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range levels {
+		b.logf("%s: %d creates per server, %d workers, in alternating chunks", pr.label, perLevel, c)
+		rates, used, err := b.alternate(pr.targets(), fmt.Sprintf("c%d", c), 0, perLevel, c)
+		if err != nil {
+			return nil, err
+		}
+		for t, ds := range used {
+			if cpu[t] == nil {
+				cpu[t] = make([]time.Duration, len(ds))
+			}
+			for i, d := range ds {
+				cpu[t][i] += d
+			}
+		}
+		r := row{Item: "4", Measure: fmt.Sprintf("%s: creates/s, C=%d", pr.label, c), Value: fmt.Sprintf("%.0f/s", rates[pr.ours]), Target: fmt.Sprintf("≥%gx CRD", pr.createTarget)}
+		if pr.ref != nil {
+			r.Ref = fmt.Sprintf("%.0f/s (CRD)", rates[pr.ref])
+			r.Ratio = fmt.Sprintf("%.2fx", rates[pr.ours]/rates[pr.ref])
+			r.Met = yesNo(rates[pr.ours] >= pr.createTarget*rates[pr.ref])
+		} else {
+			r.Ref, r.Ratio = "skipped", "-"
+		}
+		b.add(r)
+		if then != nil {
+			if err := then(c, rates[pr.ours]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, t := range pr.targets() {
+		got, err := t.count(b.ctx, "c1")
+		if err != nil {
+			return nil, err
+		}
+		if got != perLevel {
+			return nil, fmt.Errorf("%s: LIST of namespace c1 has %d items, want %d", t.name, got, perLevel)
+		}
+	}
+	return cpu, nil
+}
+
+const protobufType = "application/vnd.kubernetes.protobuf"
+
+// lists times LISTs of ns: one untimed each, then five alternating; it
+// returns each target's median and a description of the runs.
+func (b *bench) lists(targets []*target, ns, accept, query string) (map[*target]time.Duration, string, error) {
+	runs := map[*target][]time.Duration{}
+	answer := map[*target]string{}
+	for _, t := range targets {
+		if _, _, _, err := t.list(b.ctx, ns, accept, query); err != nil {
+			return nil, "", err
+		}
+	}
+	for i := 0; i < 5; i++ {
+		for _, t := range targets {
+			d, ct, size, err := t.list(b.ctx, ns, accept, query)
+			if err != nil {
+				return nil, "", err
+			}
+			runs[t] = append(runs[t], d)
+			answer[t] = fmt.Sprintf("%s, %d KB", ct, size/1024)
+		}
+	}
+	lat := map[*target]time.Duration{}
+	var detail []string
+	for _, t := range targets {
+		lat[t] = median(runs[t])
+		detail = append(detail, fmt.Sprintf("%s answered %s, runs %s", t.name, answer[t], millis(runs[t])))
+	}
+	return lat, strings.Join(detail, "; "), nil
+}
+
+// listRows adds the LIST rows of a pairing (the 1,000 objects of c1).
+func (b *bench) listRows(pr pairing, withRV0 bool) error {
+	cases := []struct {
+		name, header, query string
+		limit               float64 // of the CRD's latency; 0: a note, not a row
+	}{
+		{"JSON", "application/json", "", 0.3},
+		{"protobuf", protobufType + ",application/json", "", 0.2},
+	}
+	if withRV0 {
+		cases = append(cases, []struct {
+			name, header, query string
+			limit               float64
+		}{
+			{"JSON, resourceVersion=0", "application/json", "?resourceVersion=0", 0},
+			{"protobuf, resourceVersion=0", protobufType + ",application/json", "?resourceVersion=0", 0},
+		}...)
+	}
+	for _, cs := range cases {
+		lat, detail, err := b.lists(pr.targets(), "c1", cs.header, cs.query)
+		if err != nil {
+			return err
+		}
+		if cs.limit == 0 {
+			// Not a target: served from the watch cache without the
+			// consistency round trip to etcd of a plain LIST.
+			msg := fmt.Sprintf("%s: LIST %s (Accept: %s): %s median", pr.label, cs.name, cs.header, ms(lat[pr.ours]))
+			if pr.ref != nil {
+				msg += fmt.Sprintf(", CRD %s median (%.2fx)", ms(lat[pr.ref]), ratio(lat[pr.ours], lat[pr.ref]))
+			}
+			b.note("4", "%s; %s", msg, detail)
+			continue
+		}
+		r := row{Item: "4", Measure: fmt.Sprintf("%s: LIST 1,000, %s (median of 5)", pr.label, cs.name), Value: ms(lat[pr.ours]), Target: fmt.Sprintf("≤%gx CRD", cs.limit)}
+		if pr.ref != nil {
+			r.Ref = ms(lat[pr.ref]) + " (CRD"
+			if cs.name == "protobuf" {
+				r.Ref += ", JSON: CRDs have no protobuf"
+			}
+			r.Ref += ")"
+			q := ratio(lat[pr.ours], lat[pr.ref])
+			r.Ratio = fmt.Sprintf("%.2fx", q)
+			r.Met = yesNo(q <= cs.limit)
+		} else {
+			r.Ref, r.Ratio = "skipped", "-"
+		}
+		b.add(r)
+		b.note("4", "%s: LIST %s (Accept: %s): %s", pr.label, cs.name, cs.header, detail)
+	}
+	return nil
+}
+
+// cpuRow adds the server CPU per create of a pairing's levels; oursIs
+// names the generated apiserver's servers (their CPU times in order).
+func (b *bench) cpuRow(pr pairing, cpu map[*target][]time.Duration, oursIs []string, refIs string) {
+	creates := len(levels) * perLevel
+	perCreate := func(d time.Duration) string {
+		return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000/float64(creates))
+	}
+	sum := func(ds []time.Duration) (total time.Duration) {
+		for _, d := range ds {
+			total += d
+		}
+		return total
+	}
+	var parts []string
+	for i, d := range cpu[pr.ours] {
+		parts = append(parts, perCreate(d)+" "+oursIs[i])
+	}
+	r := row{Item: "4", Measure: fmt.Sprintf("%s: server CPU per create (all %d)", pr.label, creates), Value: perCreate(sum(cpu[pr.ours])) + " (" + strings.Join(parts, " + ") + ")", Target: "-"}
+	if pr.ref != nil {
+		r.Ref = perCreate(sum(cpu[pr.ref])) + " (" + refIs + ")"
+		r.Ratio = fmt.Sprintf("%.2fx", ratio(sum(cpu[pr.ours]), sum(cpu[pr.ref])))
+	} else {
+		r.Ref, r.Ratio = "skipped", "-"
+	}
+	b.add(r)
+}
+
+// typedRows compares the generated typed clientset speaking protobuf with
+// the same clientset speaking JSON, on the same server, per level.
+func (b *bench) typedRows(p *servingProject, pr pairing) error {
+	const rounds = 2
+	for _, c := range levels {
+		took := map[bool]time.Duration{}
+		for k := 0; k < rounds; k++ {
+			for _, protobuf := range []bool{false, true} {
+				enc := map[bool]string{false: "json", true: "protobuf"}[protobuf]
+				d, err := b.typedCreates(p, pr.ours, fmt.Sprintf("typed-%s-c%d", enc, c), fmt.Sprintf("r%d", k), perLevel/rounds, c, protobuf)
+				if err != nil {
+					return err
+				}
+				took[protobuf] += d
+			}
+		}
+		pb, js := float64(perLevel)/took[true].Seconds(), float64(perLevel)/took[false].Seconds()
+		b.add(row{Item: "4", Measure: fmt.Sprintf("%s: creates/s, C=%d, generated typed clientset speaking protobuf", pr.label, c),
+			Value: fmt.Sprintf("%.0f/s", pb), Ref: fmt.Sprintf("%.0f/s (the same clientset speaking JSON)", js), Ratio: fmt.Sprintf("%.2fx", pb/js)})
+	}
+	return nil
+}
+
+// aggregatedPairing is item 4 (a): kube-apiserver as clusters run it,
+// serving the CRD and proxying to the generated apiserver in delegated mode.
+func (b *bench) aggregatedPairing(p *servingProject, etcdURL string) error {
+	b.logf("aggregated: kube-apiserver (cluster settings) and the generated apiserver in delegated mode behind it")
+	kas, err := b.kubeAPIServer(b.kas, etcdURL, "/kube-apiserver-cluster", kasCluster)
+	if err != nil {
+		return err
+	}
+	defer kas.srv.stop(15 * time.Second)
+	if err := kas.installCRD(b.ctx, benchNamespaces()); err != nil {
+		return err
+	}
+	ours, err := b.delegatedServer(p, etcdURL, kas)
+	if err != nil {
+		return err
+	}
+	defer ours.srv.stop(15 * time.Second)
+	pr := pairing{label: "aggregated", ours: ours, ref: kas.target, createTarget: 1.5}
+	cpu, err := b.createLevels(pr, nil)
+	if err != nil {
+		return err
+	}
+	b.cpuRow(pr, cpu, []string{"generated apiserver", "kube-apiserver proxying"}, "kube-apiserver")
+	if err := b.listRows(pr, false); err != nil {
+		return err
+	}
+	if err := b.typedRows(p, pr); err != nil {
+		return err
+	}
+	if b.profile {
+		b.profileCreates(ours, "aggregated", filepath.Join(p.dir, "bin", "apiserver"), 10*time.Second)
+	}
+	b.note("4", "aggregated: kube-apiserver runs %s; the generated apiserver runs in delegated mode (`--authentication-kubeconfig`, `--authorization-kubeconfig`, `--kubeconfig`: requests authenticated by the front-proxy certificate, authorized by SubjectAccessReview, admitted by NamespaceLifecycle, webhooks and policies, priority and fairness from kube-apiserver's FlowSchemas), registered with an APIService; clients reach both through kube-apiserver", strings.Join(kas.flags, " "))
+	return nil
+}
+
+// standalonePairing is item 4 (b), then the ceiling, growth and profiles.
+func (b *bench) standalonePairing(p *servingProject, etcdURL string, etcd *server, haveKAS bool) error {
 	ours, err := b.generatedServer(p, etcdURL)
 	if err != nil {
 		return err
 	}
 	defer ours.srv.stop(15 * time.Second)
-
-	kasBin := b.kas
-	var crd *target
-	levels := []int{1, 8, 32}
-	namespaces := []string{"warmup", "c1", "c8", "c32", "fill", "prof"}
-	if _, err := os.Stat(kasBin); err != nil {
-		b.note("4", "SKIPPED the CRD reference: %s is not built. Build it with `make test-tools` (kube-apiserver from k8s.io/kubernetes, into .cache/bin), then rerun `make bench`. The generated apiserver is measured alone.", kasBin)
-	} else {
-		out, _ := command(b.ctx, b.tmp, nil, kasBin, "--version")
-		b.logf("starting %s", strings.TrimSpace(out))
-		if crd, err = b.kubeAPIServer(kasBin, etcdURL); err != nil {
+	pr := pairing{label: "standalone", ours: ours, createTarget: 2}
+	if haveKAS {
+		kas, err := b.kubeAPIServer(b.kas, etcdURL, "/kube-apiserver", kasComparable)
+		if err != nil {
 			return err
 		}
-		defer crd.srv.stop(15 * time.Second)
-		if err := crd.installCRD(b.ctx, namespaces); err != nil {
+		defer kas.srv.stop(15 * time.Second)
+		if err := kas.installCRD(b.ctx, benchNamespaces()); err != nil {
 			return err
 		}
-		b.note("4", "reference: %s with the Widget CRD, on the same etcd (prefix /kube-apiserver; the generated apiserver uses /apiserver-boot)", strings.TrimSpace(out))
+		pr.ref = kas.target
+		b.note("4", "standalone: kube-apiserver runs %s; what it still does that the standalone generated apiserver does not: its aggregator and built-in APIs in front of the CRD handler, its controllers (in the background), and the CRD's pruning of unknown fields", strings.Join(kas.flags, " "))
 	}
-	targets := []*target{ours}
-	if crd != nil {
-		targets = append(targets, crd)
-	}
+	targets := pr.targets()
 	idle := map[*target]float64{}
 	for _, t := range targets {
 		idle[t], _ = rssMB(t.srv.pid())
 	}
-
-	const n = 1000
-	// CPU time used by each server (and by etcd for it) per create: unlike
-	// the rates, it does not depend on how much CPU other work left us.
-	serverCPU, etcdCPU := map[*target]time.Duration{}, map[*target]time.Duration{}
-	for _, t := range targets {
-		if _, err := t.creates(b.ctx, "warmup", 0, 50, 8); err != nil {
-			return err
-		}
+	// Growth: the first point is at 1,000 stored objects.
+	points := []growthPoint{{stored: 1000, ns: "at-1k"}, {stored: 10000, ns: "at-10k"}, {stored: 100000, ns: "at-100k"}}
+	if err := b.growthPoint(pr, &points[0]); err != nil {
+		return err
 	}
-	// Each level in four chunks, alternating between the servers, so that
-	// both see the same bursts of other work on the machine.
-	const chunks = 4
+
 	var ceilings []row
-	for _, c := range levels {
-		rates := map[*target]float64{}
-		took := map[*target]time.Duration{}
-		b.logf("%d creates per server, %d workers, in %d alternating chunks", n, c, chunks)
-		for k := 0; k < chunks; k++ {
-			for _, t := range targets {
-				s0, e0 := cpuTime(t.srv.pid()), cpuTime(etcd.pid())
-				d, err := t.creates(b.ctx, fmt.Sprintf("c%d", c), k*n/chunks, n/chunks, c)
-				if err != nil {
-					return err
-				}
-				serverCPU[t] += cpuTime(t.srv.pid()) - s0
-				etcdCPU[t] += cpuTime(etcd.pid()) - e0
-				took[t] += d
-			}
-		}
-		for _, t := range targets {
-			rates[t] = float64(n) / took[t].Seconds()
-		}
+	etcdCPU := time.Duration(0)
+	e0 := cpuTime(etcd.pid())
+	cpu, err := b.createLevels(pr, func(c int, rate float64) error {
+		etcdCPU += cpuTime(etcd.pid()) - e0
 		// The ceiling: etcd's own create transactions, same value size, same
 		// concurrency, same etcd, right after.
 		size, err := storedSize(b.ctx, etcdURL, "/apiserver-boot/")
 		if err != nil {
 			return err
 		}
-		raw, err := rawCreates(b.ctx, etcdURL, fmt.Sprintf("/ceiling/c%d", c), size, n, c)
+		raw, err := rawCreates(b.ctx, etcdURL, fmt.Sprintf("/ceiling/c%d", c), size, perLevel, c)
 		if err != nil {
 			return err
 		}
-		rawRate := float64(n) / raw.Seconds()
-		ceilings = append(ceilings, row{Item: "4", Measure: fmt.Sprintf("creates/s as a share of etcd's, C=%d", c), Value: fmt.Sprintf("%.0f/s", rates[ours]),
-			Ref: fmt.Sprintf("%.0f/s (etcd txn, %d B)", rawRate, size), Ratio: fmt.Sprintf("%.2fx", rates[ours]/rawRate), Target: "≥0.6x etcd", Met: yesNo(rates[ours] >= 0.6*rawRate)})
-		r := row{Item: "4", Measure: fmt.Sprintf("creates/s, C=%d", c), Value: fmt.Sprintf("%.0f/s", rates[ours]), Target: "≥2x CRD"}
-		if crd != nil {
-			r.Ref = fmt.Sprintf("%.0f/s (CRD)", rates[crd])
-			r.Ratio = fmt.Sprintf("%.2fx", rates[ours]/rates[crd])
-			r.Met = yesNo(rates[ours] >= 2*rates[crd])
-		} else {
-			r.Ref, r.Ratio = "skipped", "-"
-		}
-		b.add(r)
+		rawRate := float64(perLevel) / raw.Seconds()
+		ceilings = append(ceilings, row{Item: "4", Measure: fmt.Sprintf("standalone: creates/s as a share of etcd's, C=%d", c), Value: fmt.Sprintf("%.0f/s", rate),
+			Ref: fmt.Sprintf("%.0f/s (etcd txn, %d B)", rawRate, size), Ratio: fmt.Sprintf("%.2fx", rate/rawRate), Target: "≥0.6x etcd", Met: yesNo(rate >= 0.6*rawRate)})
+		e0 = cpuTime(etcd.pid())
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for _, r := range ceilings {
 		b.add(r)
 	}
-	b.note("4", "the ceiling: etcd's own client (go.etcd.io/etcd/client/v3, one connection) writing %d values per level, each a transaction that puts the key if it does not exist, as the apiserver's storage does for a create, with values of the size the generated apiserver stored for a Widget; same etcd, same concurrency, right after the apiserver's creates", n)
-	creates := len(levels) * n
-	perCreate := func(d time.Duration) string {
-		return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000/float64(creates))
+	b.note("4", "the ceiling: etcd's own client (go.etcd.io/etcd/client/v3, one connection) writing %d values per level, each a transaction that puts the key if it does not exist, as the apiserver's storage does for a create, with values of the size the generated apiserver stored for a Widget; same etcd, same concurrency, right after the apiserver's creates", perLevel)
+	b.cpuRow(pr, cpu, []string{"generated apiserver"}, "kube-apiserver")
+	b.note("4", "standalone: etcd CPU during the creates of both servers: %.2f ms per create", float64(etcdCPU.Microseconds())/1000/float64(2*len(levels)*perLevel))
+	if err := b.listRows(pr, true); err != nil {
+		return err
 	}
-	r := row{Item: "4", Measure: fmt.Sprintf("server CPU per create (all %d)", creates), Value: perCreate(serverCPU[ours]), Target: "-"}
-	if crd != nil {
-		r.Ref = perCreate(serverCPU[crd]) + " (kube-apiserver)"
-		r.Ratio = fmt.Sprintf("%.2fx", ratio(serverCPU[ours], serverCPU[crd]))
-		b.note("4", "etcd CPU per create: %s for the generated apiserver, %s for the CRD", perCreate(etcdCPU[ours]), perCreate(etcdCPU[crd]))
-	} else {
-		r.Ref, r.Ratio = "skipped", "-"
-	}
-	b.add(r)
-	for _, t := range targets {
-		got, err := t.count(b.ctx, "c1")
-		if err != nil {
-			return err
-		}
-		if got != n {
-			return fmt.Errorf("%s: LIST of namespace c1 has %d items, want %d", t.name, got, n)
-		}
+	if err := b.typedRows(p, pr); err != nil {
+		return err
 	}
 
-	const protobuf = "application/vnd.kubernetes.protobuf"
-	for _, accept := range []struct{ name, header, query, target string }{
-		{"JSON", "application/json", "", "≤0.5x CRD"},
-		{"protobuf", protobuf + ",application/json", "", "≤0.3x CRD"},
-		{"JSON, resourceVersion=0", "application/json", "?resourceVersion=0", ""},
-		{"protobuf, resourceVersion=0", protobuf + ",application/json", "?resourceVersion=0", ""},
-	} {
-		lat := map[*target]time.Duration{}
-		runs := map[*target][]time.Duration{}
-		answer := map[*target]string{}
-		for _, t := range targets { // one untimed warm-up LIST each
-			if _, _, _, err := t.list(b.ctx, "c1", accept.header, accept.query); err != nil {
+	// Growth: 10,000 and 100,000 stored objects.
+	rss := map[int]map[*target]float64{}
+	for i := 1; i < len(points); i++ {
+		if err := b.growthPoint(pr, &points[i]); err != nil {
+			return err
+		}
+		rss[points[i].stored] = map[*target]float64{}
+		for _, t := range targets {
+			if rss[points[i].stored][t], err = rssMB(t.srv.pid()); err != nil {
 				return err
 			}
 		}
-		for i := 0; i < 5; i++ {
-			for _, t := range targets {
-				d, ct, size, err := t.list(b.ctx, "c1", accept.header, accept.query)
-				if err != nil {
-					return err
-				}
-				runs[t] = append(runs[t], d)
-				answer[t] = fmt.Sprintf("%s, %d KB", ct, size/1024)
-			}
-		}
-		var detail []string
-		for _, t := range targets {
-			lat[t] = median(runs[t])
-			detail = append(detail, fmt.Sprintf("%s answered %s, runs %s", t.name, answer[t], millis(runs[t])))
-		}
-		if accept.target == "" {
-			// Not a target: served from the watch cache without the
-			// consistency round trip to etcd of a plain LIST.
-			msg := fmt.Sprintf("LIST %s (Accept: %s): %s median", accept.name, accept.header, ms(lat[ours]))
-			if crd != nil {
-				msg += fmt.Sprintf(", CRD %s median (%.2fx)", ms(lat[crd]), ratio(lat[ours], lat[crd]))
-			}
-			b.note("4", "%s; %s", msg, strings.Join(detail, "; "))
-			continue
-		}
-		r := row{Item: "4", Measure: fmt.Sprintf("LIST 1,000, %s (median of 5)", accept.name), Value: ms(lat[ours]), Target: accept.target}
-		if crd != nil {
-			r.Ref = ms(lat[crd]) + " (CRD"
-			if accept.name == "protobuf" {
-				r.Ref += ", JSON: CRDs have no protobuf"
-			}
-			r.Ref += ")"
-			q := ratio(lat[ours], lat[crd])
-			r.Ratio = fmt.Sprintf("%.2fx", q)
-			limit := 0.5
-			if accept.name == "protobuf" {
-				limit = 0.3
-			}
-			r.Met = yesNo(q <= limit)
+	}
+	b.growthRows(pr, points)
+	for _, m := range []struct {
+		stored int
+		target string
+		met    func(ours, ref float64) bool
+	}{
+		{10000, "≤150 MB", func(ours, ref float64) bool { return ours <= 150 }},
+		{100000, "≤0.3x kube-apiserver", func(ours, ref float64) bool { return ref > 0 && ours <= 0.3*ref }},
+	} {
+		o := rss[m.stored][ours]
+		r := row{Item: "4", Measure: fmt.Sprintf("standalone: RSS at %s objects", thousands(m.stored)), Value: fmt.Sprintf("%.0f MB", o), Target: m.target}
+		if pr.ref != nil {
+			ref := rss[m.stored][pr.ref]
+			r.Ref = fmt.Sprintf("%.0f MB (all of kube-apiserver)", ref)
+			r.Ratio = fmt.Sprintf("%.2fx", o/ref)
+			r.Met = yesNo(m.met(o, ref))
 		} else {
 			r.Ref, r.Ratio = "skipped", "-"
+			if m.stored == 10000 {
+				r.Met = yesNo(m.met(o, 0))
+			}
 		}
 		b.add(r)
-		b.note("4", "LIST %s (Accept: %s): %s", accept.name, accept.header, strings.Join(detail, "; "))
 	}
-
-	// Fill to 10,000 objects, then read the resident set.
-	const total = 10000
-	filled := 50 + len(levels)*n
-	for _, t := range targets {
-		b.logf("%s: filling to %d objects", t.name, total)
-		if _, err := t.creates(b.ctx, "fill", 0, total-filled, 32); err != nil {
-			return err
-		}
-	}
-	rss := map[*target]float64{}
-	for _, t := range targets {
-		if rss[t], err = rssMB(t.srv.pid()); err != nil {
-			return err
-		}
-	}
-	r = row{Item: "4", Measure: "RSS at 10,000 objects", Value: fmt.Sprintf("%.0f MB", rss[ours]), Target: "≤150 MB", Met: yesNo(rss[ours] <= 150)}
-	if crd != nil {
-		r.Ref = fmt.Sprintf("%.0f MB (all of kube-apiserver)", rss[crd])
-		r.Ratio = fmt.Sprintf("%.2fx", rss[ours]/rss[crd])
-	} else {
-		r.Ref, r.Ratio = "skipped", "-"
-	}
-	b.add(r)
-	r = row{Item: "4", Measure: "RSS idle, before the load", Value: fmt.Sprintf("%.0f MB", idle[ours]), Ratio: "-"}
-	if crd != nil {
-		r.Ref = fmt.Sprintf("%.0f MB (all of kube-apiserver)", idle[crd])
-		r.Ratio = fmt.Sprintf("%.2fx", idle[ours]/idle[crd])
+	r := row{Item: "4", Measure: "standalone: RSS idle, before the load", Value: fmt.Sprintf("%.0f MB", idle[ours]), Ratio: "-"}
+	if pr.ref != nil {
+		r.Ref = fmt.Sprintf("%.0f MB (all of kube-apiserver)", idle[pr.ref])
+		r.Ratio = fmt.Sprintf("%.2fx", idle[ours]/idle[pr.ref])
 	} else {
 		r.Ref = "skipped"
 	}
 	b.add(r)
-
-	// Where the generated apiserver spends its time under create and list load.
+	// Where the generated apiserver spends its time under create and list
+	// load (last: its creates would count as stored objects above).
 	if b.profile {
-		const d = 10 * time.Second
-		bin := filepath.Join(p.dir, "bin", "apiserver")
-		b.logf("profiling the generated apiserver under create load (C=32)")
-		top, err := b.profileCPU(ours, "create", bin, d, func() error {
-			ctx, cancel := context.WithTimeout(b.ctx, d)
-			defer cancel()
-			_, err := ours.creates(ctx, "prof", 0, 1000000, 32)
-			if ctx.Err() != nil {
-				return nil // the profile's time is up
-			}
-			return err
-		})
-		if err != nil {
-			b.note("4", "CPU profile failed: %v", err)
-		} else {
-			b.note("4", "CPU profile of the generated apiserver during 10 s of creates (C=32): cumulative share of samples per area (`go tool pprof -top -cum`):\n```\n%s\n```", top)
-		}
-		b.logf("profiling the generated apiserver under protobuf LISTs of 1,000 objects")
-		lists := 0
-		top, err = b.profileCPU(ours, "list", bin, d, func() error {
-			for end := time.Now().Add(d); time.Now().Before(end); lists++ {
-				if _, _, _, err := ours.list(b.ctx, "c1", protobuf, ""); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			b.note("4", "CPU profile failed: %v", err)
-		} else {
-			b.note("4", "CPU profile of the generated apiserver during 10 s of protobuf LISTs of 1,000 objects, one after the other (%d LISTs):\n```\n%s\n```", lists, top)
-		}
+		b.profiles(p, ours)
 	}
 	return nil
+}
+
+// profileCreates profiles the generated apiserver during d of creates
+// (C=32) through t and notes it.
+func (b *bench) profileCreates(t *target, label, bin string, d time.Duration) {
+	b.logf("%s: profiling the generated apiserver under create load (C=32)", label)
+	top, err := b.profileCPU(t, label+"-create", bin, d, func() error {
+		ctx, cancel := context.WithTimeout(b.ctx, d)
+		defer cancel()
+		_, err := t.creates(ctx, "prof", 0, 1000000, 32)
+		if ctx.Err() != nil {
+			return nil // the profile's time is up
+		}
+		return err
+	})
+	if err != nil {
+		b.note("4", "%s: CPU profile failed: %v", label, err)
+		return
+	}
+	b.note("4", "%s: CPU profile of the generated apiserver during 10 s of creates (C=32): cumulative share of samples per area (`go tool pprof -top -cum`):\n```\n%s\n```", label, top)
+}
+
+// growthPoint is one stored size of the growth measurement.
+type growthPoint struct {
+	stored int
+	ns     string // where its timed creates go
+	rates  map[*target]float64
+	list   map[*target]time.Duration
+}
+
+// growthPoint fills every target to p.stored objects (namespace fill),
+// then times 1,000 creates (C=8, alternating) and LISTs of the 1,000
+// objects of the first point's namespace.
+func (b *bench) growthPoint(pr pairing, p *growthPoint) error {
+	for _, t := range pr.targets() {
+		have, err := t.total(b.ctx)
+		if err != nil {
+			return err
+		}
+		if have < p.stored {
+			b.logf("%s: filling to %d objects", t.name, p.stored)
+			if _, err := t.creates(b.ctx, "fill", have, p.stored-have, 32); err != nil {
+				return err
+			}
+		}
+	}
+	rates, _, err := b.alternate(pr.targets(), p.ns, 0, perLevel, 8)
+	if err != nil {
+		return err
+	}
+	p.rates = rates
+	p.list, _, err = b.lists(pr.targets(), "at-1k", "application/json", "")
+	return err
+}
+
+func (b *bench) growthRows(pr pairing, points []growthPoint) {
+	for _, p := range points {
+		r := row{Item: "4", Measure: fmt.Sprintf("standalone: creates/s, C=8, %s objects stored", thousands(p.stored)), Value: fmt.Sprintf("%.0f/s", p.rates[pr.ours])}
+		l := row{Item: "4", Measure: fmt.Sprintf("standalone: LIST 1,000, JSON, %s objects stored", thousands(p.stored)), Value: ms(p.list[pr.ours])}
+		if pr.ref != nil {
+			r.Ref, r.Ratio = fmt.Sprintf("%.0f/s (CRD)", p.rates[pr.ref]), fmt.Sprintf("%.2fx", p.rates[pr.ours]/p.rates[pr.ref])
+			l.Ref, l.Ratio = ms(p.list[pr.ref])+" (CRD)", fmt.Sprintf("%.2fx", ratio(p.list[pr.ours], p.list[pr.ref]))
+		} else {
+			r.Ref, r.Ratio, l.Ref, l.Ratio = "skipped", "-", "skipped", "-"
+		}
+		b.add(r)
+		b.add(l)
+	}
+	first, last := points[0], points[len(points)-1]
+	q := last.rates[pr.ours] / first.rates[pr.ours]
+	r := row{Item: "4", Measure: fmt.Sprintf("standalone: creates/s at %s stored over at %s", thousands(last.stored), thousands(first.stored)),
+		Value: fmt.Sprintf("%.2fx", q), Target: "≥0.8x", Met: yesNo(q >= 0.8), Ratio: "-"}
+	if pr.ref != nil {
+		r.Ref = fmt.Sprintf("%.2fx (CRD)", last.rates[pr.ref]/first.rates[pr.ref])
+	} else {
+		r.Ref = "skipped"
+	}
+	b.add(r)
+}
+
+// total is how many Widgets t stores, in every namespace.
+func (t *target) total(ctx context.Context) (int, error) {
+	l, err := t.client.Resource(t.gvr).List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return 0, err
+	}
+	n := len(l.Items)
+	if rest := l.GetRemainingItemCount(); rest != nil {
+		n += int(*rest)
+	}
+	return n, nil
+}
+
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// profiles takes CPU profiles of the generated apiserver under create and
+// LIST load and notes them per area.
+func (b *bench) profiles(p *servingProject, ours *target) {
+	const d = 10 * time.Second
+	bin := filepath.Join(p.dir, "bin", "apiserver")
+	b.profileCreates(ours, "standalone", bin, d)
+	b.logf("profiling the generated apiserver under protobuf LISTs of 1,000 objects")
+	lists := 0
+	top, err := b.profileCPU(ours, "list", bin, d, func() error {
+		for end := time.Now().Add(d); time.Now().Before(end); lists++ {
+			if _, _, _, err := ours.list(b.ctx, "c1", protobufType, ""); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.note("4", "CPU profile failed: %v", err)
+	} else {
+		b.note("4", "CPU profile of the generated apiserver during 10 s of protobuf LISTs of 1,000 objects, one after the other (%d LISTs):\n```\n%s\n```", lists, top)
+	}
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }

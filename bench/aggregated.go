@@ -1,0 +1,308 @@
+package main
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"math/big"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
+)
+
+// The two kube-apiserver setups of item 4, and the generated apiserver in
+// delegated mode behind the first.
+
+// kasMode is how item 4 runs kube-apiserver.
+type kasMode string
+
+const (
+	// kasCluster is kube-apiserver as a cluster runs it: RBAC, the default
+	// admission plugins, priority and fairness, and aggregation (a
+	// front-proxy client certificate and its CA for request headers).
+	kasCluster kasMode = "cluster"
+	// kasComparable is kube-apiserver with what the standalone generated
+	// apiserver does not run turned off: no admission plugins, priority and
+	// fairness off, every authenticated request allowed.
+	kasComparable kasMode = "comparable"
+)
+
+// kubeAPI is a running kube-apiserver.
+type kubeAPI struct {
+	*target         // the Widget CRD on it
+	dir, ca  string // its folder; the CA signing serving certificates of aggregated servers (cluster mode)
+	caCert   *x509.Certificate
+	caSigner crypto.Signer
+	flags    []string // what it runs with (beyond etcd, ports and files)
+}
+
+// crdGroup is the CRD's group: kube-apiserver cannot serve a CRD and an
+// APIService of one group and version, and item 4 aggregates the generated
+// apiserver's bench.example.com/v1 behind the same kube-apiserver.
+const crdGroup = "crd.bench.example.com"
+
+var crdWidgets = schema.GroupVersionResource{Group: crdGroup, Version: "v1", Resource: "widgets"}
+
+// defaultAdmissionPlugins reads the admission plugins kube-apiserver enables
+// by default from its --help (the list moves between releases).
+func (b *bench) defaultAdmissionPlugins(bin string) ([]string, error) {
+	out, _ := command(b.ctx, b.tmp, nil, bin, "--help") // exits 0 on newer releases, 2 on older
+	m := regexp.MustCompile(`disabled although they are in the default enabled plugins list \(([^)]*)\)`).FindStringSubmatch(out)
+	if m == nil {
+		return nil, fmt.Errorf("%s --help does not list its default admission plugins", bin)
+	}
+	var plugins []string
+	for _, p := range strings.Split(m[1], ",") {
+		plugins = append(plugins, strings.TrimSpace(p))
+	}
+	return plugins, nil
+}
+
+// kubeAPIServer starts kube-apiserver in mode on etcd under prefix.
+func (b *bench) kubeAPIServer(bin, etcdURL, prefix string, mode kasMode) (*kubeAPI, error) {
+	dir := filepath.Join(b.tmp, "kube-apiserver-"+string(mode))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	k := &kubeAPI{dir: dir}
+	tokenBytes := make([]byte, 16)
+	if _, err := rand.Read(tokenBytes); err != nil {
+		return nil, err
+	}
+	token := hex.EncodeToString(tokenBytes)
+	tokens := filepath.Join(dir, "tokens.csv")
+	if err := os.WriteFile(tokens, []byte(token+",admin,admin-uid,system:masters\n"), 0o600); err != nil {
+		return nil, err
+	}
+	key, err := keyutil.MakeEllipticPrivateKeyPEM()
+	if err != nil {
+		return nil, err
+	}
+	saKey := filepath.Join(dir, "sa.key")
+	if err := os.WriteFile(saKey, key, 0o600); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	switch mode {
+	case kasCluster:
+		k.caCert, k.caSigner, k.ca, err = newCA(dir, "ca")
+		if err != nil {
+			return nil, err
+		}
+		fpCA, fpKey, fpCAFile, err := newCA(dir, "front-proxy-ca")
+		if err != nil {
+			return nil, err
+		}
+		fpCert, fpCertKey, err := signCert(dir, "front-proxy-client", fpCA, fpKey, "front-proxy-client")
+		if err != nil {
+			return nil, err
+		}
+		k.flags = []string{"--authorization-mode", "Node,RBAC",
+			"--requestheader-client-ca-file", fpCAFile, "--requestheader-allowed-names", "front-proxy-client",
+			"--requestheader-username-headers", "X-Remote-User", "--requestheader-group-headers", "X-Remote-Group",
+			"--requestheader-extra-headers-prefix", "X-Remote-Extra-",
+			"--proxy-client-cert-file", fpCert, "--proxy-client-key-file", fpCertKey,
+			"--enable-aggregator-routing=false"}
+	case kasComparable:
+		plugins, err := b.defaultAdmissionPlugins(bin)
+		if err != nil {
+			return nil, err
+		}
+		k.flags = []string{"--authorization-mode", "AlwaysAllow", "--enable-priority-and-fairness=false",
+			"--disable-admission-plugins", strings.Join(plugins, ",")}
+	}
+	args := append([]string{"--etcd-servers", etcdURL, "--etcd-prefix", prefix,
+		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", fmt.Sprint(port),
+		"--cert-dir", filepath.Join(dir, "certs"),
+		"--token-auth-file", tokens,
+		"--service-account-issuer", "https://kubernetes.default.svc",
+		"--service-account-key-file", saKey, "--service-account-signing-key-file", saKey,
+		"--service-cluster-ip-range", "10.0.0.0/24",
+		// The kubernetes Service's endpoints would hold the loopback address, which endpoints refuse.
+		"--endpoint-reconciler-type", "none"}, k.flags...)
+	s, err := startServer(dir, b.tmp, "kube-apiserver-"+string(mode), bin, nil, args...)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &rest.Config{Host: fmt.Sprintf("https://127.0.0.1:%d", port), BearerToken: token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+	name := "CRD on kube-apiserver"
+	if mode == kasComparable {
+		name = "CRD on kube-apiserver (comparable settings)"
+	}
+	if k.target, err = newTarget(name, s, cfg, crdWidgets, dir); err != nil {
+		return nil, err
+	}
+	return k, k.ready(b.ctx, 3*time.Minute)
+}
+
+// delegatedServer starts the serving project's apiserver in delegated mode
+// (authentication, authorization and admission through kube-apiserver, as
+// build config deploys it), registers it with an APIService and returns
+// the target reaching it through kube-apiserver.
+func (b *bench) delegatedServer(p *servingProject, etcdURL string, k *kubeAPI) (*target, error) {
+	const ns, svc = "bench-system", "widget-apiserver"
+	host := svc + "." + ns + ".svc"
+	dir := filepath.Join(b.tmp, "delegated")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	cert, key, err := signCert(dir, "serving", k.caCert, k.caSigner, host, host)
+	if err != nil {
+		return nil, err
+	}
+	// Its identity: the admin of the bench's kube-apiserver (a cluster gives
+	// it a ServiceAccount with the RBAC that build config writes).
+	kubeconfig := filepath.Join(dir, "kube-apiserver.kubeconfig")
+	if err := writeKubeconfig(kubeconfig, k.cfg); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	s, err := startServer(dir, b.tmp, "serve-apiserver-delegated", filepath.Join(p.dir, "bin", "apiserver"), nil,
+		"--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1",
+		"--tls-cert-file", cert, "--tls-private-key-file", key,
+		"--etcd-servers", etcdURL, "--etcd-prefix", "/apiserver-boot-aggregated",
+		"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig, "--kubeconfig", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	direct := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: 5 * time.Second}
+	if err := waitFor(b.ctx, s, 2*time.Minute, func() bool {
+		resp, err := direct.Get(fmt.Sprintf("https://127.0.0.1:%d/readyz", port))
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}); err != nil {
+		return nil, err
+	}
+	caPEM, err := os.ReadFile(k.ca)
+	if err != nil {
+		return nil, err
+	}
+	// With aggregator routing off, kube-apiserver dials the ExternalName
+	// (localhost) and verifies the serving certificate for <svc>.<ns>.svc.
+	for _, obj := range []map[string]any{
+		{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}},
+		{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": svc, "namespace": ns},
+			"spec": map[string]any{"type": "ExternalName", "externalName": "localhost", "ports": []any{map[string]any{"port": int64(port), "targetPort": int64(port)}}}},
+		{"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": map[string]any{"name": "v1." + widgets.Group},
+			"spec": map[string]any{"group": widgets.Group, "version": "v1", "groupPriorityMinimum": int64(1000), "versionPriority": int64(10),
+				"caBundle": base64.StdEncoding.EncodeToString(caPEM), "service": map[string]any{"name": svc, "namespace": ns, "port": int64(port)}}},
+	} {
+		u := &unstructured.Unstructured{Object: obj}
+		gv, _ := schema.ParseGroupVersion(u.GetAPIVersion())
+		resource := strings.ToLower(u.GetKind()) + "s"
+		r := k.client.Resource(gv.WithResource(resource))
+		var err error
+		if u.GetNamespace() != "" {
+			_, err = r.Namespace(u.GetNamespace()).Create(b.ctx, u, metav1.CreateOptions{})
+		} else {
+			_, err = r.Create(b.ctx, u, metav1.CreateOptions{})
+		}
+		if err != nil {
+			return nil, fmt.Errorf("registering the generated apiserver: %s %s: %w", u.GetKind(), u.GetName(), err)
+		}
+	}
+	t, err := newTarget("apiserver-boot through kube-apiserver", s, k.cfg, widgets, dir)
+	if err != nil {
+		return nil, err
+	}
+	t.cpu = []*server{s, k.srv} // the proxying is part of the cost
+	// Its /debug/pprof, straight (kube-apiserver proxies only API groups).
+	directCfg := rest.CopyConfig(k.cfg)
+	directCfg.Host = fmt.Sprintf("https://127.0.0.1:%d", port)
+	if t.direct, err = newTarget("apiserver-boot, delegated", s, directCfg, widgets, dir); err != nil {
+		return nil, err
+	}
+	// Available, and a create goes through.
+	return t, waitFor(b.ctx, s, 2*time.Minute, func() bool {
+		_, err := t.client.Resource(widgets).Namespace("default").Create(b.ctx, widget(widgets.Group, "probe"), metav1.CreateOptions{})
+		return err == nil
+	})
+}
+
+// newCA writes a self-signed CA (client-go's cert utilities) to dir/name.crt.
+func newCA(dir, name string) (*x509.Certificate, crypto.Signer, string, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	ca, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: name}, key)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	pem, err := certutil.EncodeCertificates(ca)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	path := filepath.Join(dir, name+".crt")
+	return ca, key, path, os.WriteFile(path, pem, 0o600)
+}
+
+// signCert writes a certificate signed by ca and its key to dir/name.crt and
+// dir/name.key: for serving hosts, or a client certificate without hosts.
+func signCert(dir, name string, ca *x509.Certificate, caKey crypto.Signer, cn string, hosts ...string) (string, string, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", "", err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return "", "", err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial, Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		DNSNames:    hosts,
+	}
+	if len(hosts) > 0 {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, key.Public(), caKey)
+	if err != nil {
+		return "", "", err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return "", "", err
+	}
+	certPEM, err := certutil.EncodeCertificates(cert)
+	if err != nil {
+		return "", "", err
+	}
+	keyPEM, err := keyutil.MarshalPrivateKeyToPEM(key)
+	if err != nil {
+		return "", "", err
+	}
+	certFile, keyFile := filepath.Join(dir, name+".crt"), filepath.Join(dir, name+".key")
+	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+		return "", "", err
+	}
+	return certFile, keyFile, os.WriteFile(keyFile, keyPEM, 0o600)
+}
