@@ -417,6 +417,50 @@ func (b *bench) profileCPU(t *target, name, bin string, d time.Duration, load fu
 	return profileAreas(string(out)), nil
 }
 
+// heapTop notes the largest in-use allocation sites of t's server, from
+// its /debug/pprof/heap (`go tool pprof -top -sample_index=inuse_space`).
+func (b *bench) heapTop(t *target, label, bin string) {
+	at := t
+	if t.direct != nil {
+		at = t.direct
+	}
+	err := func() error {
+		resp, err := at.http.Get(at.cfg.Host + "/debug/pprof/heap?gc=1")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/debug/pprof/heap: HTTP %d", resp.StatusCode)
+		}
+		path := filepath.Join(b.tmp, "generated-apiserver."+label+".heap.pprof")
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(f, resp.Body); err != nil {
+			f.Close()
+			return err
+		}
+		f.Close()
+		out, err := exec.CommandContext(b.ctx, "go", "tool", "pprof", "-top", "-sample_index=inuse_space", "-nodecount=8", bin, path).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("go tool pprof: %w: %s", err, out)
+		}
+		var lines []string
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(line, "Showing nodes") || (len(lines) > 0 && strings.TrimSpace(line) != "") {
+				lines = append(lines, strings.TrimSpace(line))
+			}
+		}
+		b.note("4", "%s: the generated apiserver's heap (in use, after a GC), largest allocation sites:\n```\n%s\n```", label, strings.Join(lines, "\n"))
+		return nil
+	}()
+	if err != nil {
+		b.note("4", "%s: heap profile failed: %v", label, err)
+	}
+}
+
 // profileAreas summarises `pprof -top -cum` output: the share of the
 // profile's samples under each area (areas overlap: GC runs inside others).
 func profileAreas(top string) string {
@@ -873,6 +917,9 @@ func (b *bench) standalonePairing(p *servingProject, etcdURL string, etcd *serve
 				return err
 			}
 		}
+	}
+	if b.profile {
+		b.heapTop(ours, fmt.Sprintf("standalone at %s objects", thousands(points[len(points)-1].stored)), filepath.Join(p.dir, "bin", "apiserver"))
 	}
 	b.growthRows(pr, points)
 	for _, m := range []struct {
