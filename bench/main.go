@@ -94,7 +94,7 @@ var items = []struct {
 	{"1", "code generation vs kube_codegen.sh", (*bench).codegen},
 	{"2", "no-op generate", (*bench).noop},
 	{"3", "init + create, offline", (*bench).scaffold},
-	{"4", "serving vs a CRD on kube-apiserver", (*bench).serving},
+	{"4", "serving, like for like, vs a CRD on kube-apiserver", (*bench).serving},
 	{"5", "run local to ready", (*bench).runLocal},
 	{"6", "what CEL rules cost a create", (*bench).cel},
 }

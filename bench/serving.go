@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -159,7 +160,8 @@ func newTarget(name string, srv *server, cfg *rest.Config, gvr schema.GroupVersi
 	if err != nil {
 		return nil, err
 	}
-	kubeconfig := filepath.Join(dir, "bench-client.kubeconfig")
+	// One kubeconfig per target (targets can share a folder).
+	kubeconfig := filepath.Join(dir, strings.Trim(regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(name), "-"), "-")+".kubeconfig")
 	if err := writeKubeconfig(kubeconfig, cfg); err != nil {
 		return nil, err
 	}
