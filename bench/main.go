@@ -366,7 +366,7 @@ const methodText = `## How each figure is measured
    speaking JSON, in alternating halves. **The ceiling** (standalone): right after the creates of each C, etcd's
    own client writes the same number of values of the size the generated apiserver stored, each a transaction
    that puts the key if it does not exist (as the apiserver's storage does for a create), with C concurrent
-   writers on one connection. **Growth** (standalone): both servers are filled (namespace fill, C=32) to 1,000,
+   writers on one connection. **Growth** (standalone): both servers are filled (C=32) to 1,000,
    10,000 and 100,000 stored objects; at each size 1,000 creates (C=8, alternating chunks) and five LISTs of the
    same 1,000 objects are timed, and VmRSS is read from /proc/<pid>/status at 10,000 and 100,000. Last, CPU
    profiles of the generated apiserver (its /debug/pprof) during 10 s of creates (C=32; aggregated and

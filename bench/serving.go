@@ -582,7 +582,10 @@ const perLevel = 1000
 
 // namespaces every server of item 4 writes to (kube-apiserver needs them).
 func benchNamespaces() []string {
-	ns := []string{"warmup", "fill", "prof", "at-1k", "at-10k", "at-100k"}
+	ns := []string{"warmup", "prof"}
+	for _, size := range []string{"1k", "10k", "100k"} {
+		ns = append(ns, "at-"+size, "fill-"+size)
+	}
 	for _, c := range levels {
 		ns = append(ns, fmt.Sprintf("c%d", c), fmt.Sprintf("typed-json-c%d", c), fmt.Sprintf("typed-protobuf-c%d", c))
 	}
@@ -865,7 +868,7 @@ func (b *bench) standalonePairing(p *servingProject, etcdURL string, etcd *serve
 		idle[t], _ = rssMB(t.srv.pid())
 	}
 	// Growth: the first point is at 1,000 stored objects.
-	points := []growthPoint{{stored: 1000, ns: "at-1k"}, {stored: 10000, ns: "at-10k"}, {stored: 100000, ns: "at-100k"}}
+	points := []growthPoint{{stored: 1000, size: "1k"}, {stored: 10000, size: "10k"}, {stored: 100000, size: "100k"}}
 	if err := b.growthPoint(pr, &points[0]); err != nil {
 		return err
 	}
@@ -986,12 +989,12 @@ func (b *bench) profileCreates(t *target, label, bin string, d time.Duration) {
 // growthPoint is one stored size of the growth measurement.
 type growthPoint struct {
 	stored int
-	ns     string // where its timed creates go
+	size   string // 1k: its namespaces are fill-1k and at-1k (its timed creates)
 	rates  map[*target]float64
 	list   map[*target]time.Duration
 }
 
-// growthPoint fills every target to p.stored objects (namespace fill),
+// growthPoint fills every target to p.stored objects (namespace fill-<size>),
 // then times 1,000 creates (C=8, alternating) and LISTs of the 1,000
 // objects of the first point's namespace.
 func (b *bench) growthPoint(pr pairing, p *growthPoint) error {
@@ -1002,12 +1005,12 @@ func (b *bench) growthPoint(pr pairing, p *growthPoint) error {
 		}
 		if have < p.stored {
 			b.logf("%s: filling to %d objects", t.name, p.stored)
-			if _, err := t.creates(b.ctx, "fill", have, p.stored-have, 32); err != nil {
+			if _, err := t.creates(b.ctx, "fill-"+p.size, 0, p.stored-have, 32); err != nil {
 				return err
 			}
 		}
 	}
-	rates, _, err := b.alternate(pr.targets(), p.ns, 0, perLevel, 8)
+	rates, _, err := b.alternate(pr.targets(), "at-"+p.size, 0, perLevel, 8)
 	if err != nil {
 		return err
 	}
