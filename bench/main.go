@@ -177,7 +177,10 @@ func run(ctx context.Context, only string, runs int, out string, keep, profile b
 			continue
 		}
 		b.logf("item %s: %s", it.id, it.name)
-		if err := it.run(b); err != nil {
+		loadBefore := loadavg()
+		err := it.run(b)
+		b.note(it.id, "load average (1, 5, 15 min) before this item: %s, after: %s", loadBefore, loadavg())
+		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
