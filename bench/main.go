@@ -9,7 +9,10 @@
 //     in delegated mode behind kube-apiserver against a CRD of the same
 //     schema on that kube-apiserver, and standalone against kube-apiserver
 //     with comparable settings; the etcd ceiling; growth to 100k objects;
-//  5. `run local` to ready with a warm build cache.
+//  5. `run local` to ready with a warm build cache;
+//  6. what CEL validation rules cost a create;
+//  7. code generation growth at 1, 10 and 50 kinds, against kube_codegen.sh
+//     on the same types.
 //
 // Every figure is measured in the same run as its reference, on whatever
 // machine runs it: nothing here asserts a time. The results table is printed
@@ -60,6 +63,7 @@ type bench struct {
 	rows       []row
 	notes      map[string][]string
 	wardleProj *wardleProject  // shared by items 1 and 2
+	kcg        *kubeCodegen    // kube_codegen.sh, installed once for items 1 and 7
 	serve      *servingProject // built once, shared by items 4 and 5
 	etcdURL    string          // the etcd of items 4 and 6, started once
 	etcdSrv    *server
@@ -97,10 +101,11 @@ var items = []struct {
 	{"4", "serving, like for like, vs a CRD on kube-apiserver", (*bench).serving},
 	{"5", "run local to ready", (*bench).runLocal},
 	{"6", "what CEL rules cost a create", (*bench).cel},
+	{"7", "code generation growth: 1, 10 and 50 kinds", (*bench).growth},
 }
 
 func main() {
-	only := flag.String("items", "1,2,3,4,5,6", "Items to run, comma separated")
+	only := flag.String("items", "1,2,3,4,5,6,7", "Items to run, comma separated")
 	runs := flag.Int("runs", 3, "Repetitions of each timed command (the median is reported)")
 	out := flag.String("out", "docs/benchmarks.md", "Write the results here (relative to the checkout; empty: do not write; a run of some -items writes only when -out is given)")
 	keep := flag.Bool("keep", false, "Keep the temporary folder (projects, server logs, profiles)")
@@ -338,7 +343,11 @@ const methodText = `## How each figure is measured
    kube_codegen.sh runs ` + "`go install`" + ` for its generators on every call; the first install is timed separately and
    excluded, the up-to-date checks of later calls are part of every run. Runs alternate between the two. Both trees
    must then pass ` + "`go build ./...`" + ` (reported, not timed). apiserver-boot also writes protobuf, CRD schemas,
-   registration, strategies and controller wiring, which kube_codegen.sh does not.
+   registration, strategies and controller wiring, which kube_codegen.sh does not. The "driver cache cold" row runs
+   ` + "`generate --force`" + ` with XDG_CACHE_HOME a fresh empty folder per run, so that the go/packages driver's copies of
+   dependency files without function bodies (os.UserCacheDir()/apiserver-boot/bodyless-go) are rebuilt, and GOCACHE
+   pinned to ` + "`go env GOCACHE`" + ` so that Go's build cache stays warm; it runs after each kube_codegen.sh run of the
+   alternation, and its reference is the warm full generate's median.
 2. **No-op generate.** ` + "`apiserver-boot generate`" + ` again on the generated wardle project, nothing changed, against the
    full run of item 1.
 3. **init + create.** ` + "`init repo --domain example.com --module example.com/x`" + ` then ` + "`create group version resource`" + ` in
@@ -383,4 +392,18 @@ const methodText = `## How each figure is measured
    1,000 creates of each kind with C = 1 and 8, in four chunks alternating between the kinds. Reported: the time
    per create of Ruled next to Plain's; both go through the same custom resource validation, so the ratio is what
    the rules cost.
+7. **Codegen growth.** The same API at 1 kind (one group, v1), 10 kinds (5 groups × v1 and v2 × 1 kind) and 50 kinds
+   (5 groups × v1 and v2 × 5 kinds), as an apiserver-boot project and as a sample-apiserver style tree for
+   kube_codegen.sh. Every kind has the same Go text in both: a spec of seven fields (int32, two strings, a
+   ` + "`[]string`" + `, a ` + "`map[string]string`" + `, a nested struct with a pointer, an ` + "`*int64`" + `) and a status with observedGeneration
+   and ` + "`[]metav1.Condition`" + `; v2 of a kind has v1's shape (conversion is generated). The apiserver-boot project is what a
+   user gets: ` + "`init repo`" + `, then one ` + "`create group version resource`" + ` per kind and version (each ends with a generate;
+   v1 becomes the storage version), then the scaffolded spec and status replaced by the benchmark's; this scaffolding is
+   not timed (notes). The kube_codegen.sh tree has sample-apiserver's go.mod, go.sum, ` + "`hack/update-codegen.sh`" + ` and
+   models-schema command with the module path changed, an internal version per group (` + "`pkg/apis/<group>/types.go`" + `) and
+   versioned packages with sample-apiserver's tags (` + "`+genclient`" + `, deepcopy, conversion to the internal version, defaulter,
+   openapi, groupName, openapi model package); the script runs as in item 1 (gen_helpers, gen_openapi, gen_client).
+   After one untimed run of each tool per size, ` + "`generate --force`" + ` and the script alternate, size after size, for the
+   number of repetitions (medians). The growth row divides each tool's 50-kind median by its 1-kind median; the target
+   (≤3x) is apiserver-boot's. All six trees must then pass ` + "`go build ./...`" + ` (reported, not timed).
 `
