@@ -77,7 +77,8 @@ func (b *bench) defaultAdmissionPlugins(bin string) ([]string, error) {
 
 // kubeAPIServer starts kube-apiserver in mode on etcd under prefix.
 func (b *bench) kubeAPIServer(bin, etcdURL, prefix string, mode kasMode) (*kubeAPI, error) {
-	dir := filepath.Join(b.tmp, "kube-apiserver-"+string(mode))
+	name := strings.TrimPrefix(prefix, "/") // one folder and log per etcd prefix
+	dir := filepath.Join(b.tmp, name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -140,16 +141,16 @@ func (b *bench) kubeAPIServer(bin, etcdURL, prefix string, mode kasMode) (*kubeA
 		"--service-cluster-ip-range", "10.0.0.0/24",
 		// The kubernetes Service's endpoints would hold the loopback address, which endpoints refuse.
 		"--endpoint-reconciler-type", "none"}, k.flags...)
-	s, err := startServer(dir, b.tmp, "kube-apiserver-"+string(mode), bin, nil, args...)
+	s, err := startServer(dir, b.tmp, name, bin, nil, args...)
 	if err != nil {
 		return nil, err
 	}
 	cfg := &rest.Config{Host: fmt.Sprintf("https://127.0.0.1:%d", port), BearerToken: token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
-	name := "CRD on kube-apiserver"
+	what := "CRD on kube-apiserver"
 	if mode == kasComparable {
-		name = "CRD on kube-apiserver (comparable settings)"
+		what = "CRD on kube-apiserver (comparable settings)"
 	}
-	if k.target, err = newTarget(name, s, cfg, crdWidgets, dir); err != nil {
+	if k.target, err = newTarget(what, s, cfg, crdWidgets, dir); err != nil {
 		return nil, err
 	}
 	return k, k.ready(b.ctx, 3*time.Minute)

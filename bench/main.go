@@ -12,7 +12,11 @@
 //  5. `run local` to ready with a warm build cache;
 //  6. what CEL validation rules cost a create;
 //  7. code generation growth at 1, 10 and 50 kinds, against kube_codegen.sh
-//     on the same types.
+//     on the same types;
+//  8. the edit loop: a field added to a types file until `kubectl explain`
+//     shows it, through a restart of `run local` and through `run local
+//     --watch`, against controller-gen + `kubectl apply` of a CRD on
+//     kube-apiserver.
 //
 // Every figure is measured in the same run as its reference, on whatever
 // machine runs it: nothing here asserts a time. The results table is printed
@@ -102,10 +106,11 @@ var items = []struct {
 	{"5", "run local to ready", (*bench).runLocal},
 	{"6", "what CEL rules cost a create", (*bench).cel},
 	{"7", "code generation growth: 1, 10 and 50 kinds", (*bench).growth},
+	{"8", "the edit loop vs the CRD loop", (*bench).editLoop},
 }
 
 func main() {
-	only := flag.String("items", "1,2,3,4,5,6,7", "Items to run, comma separated")
+	only := flag.String("items", "1,2,3,4,5,6,7,8", "Items to run, comma separated")
 	runs := flag.Int("runs", 3, "Repetitions of each timed command (the median is reported)")
 	out := flag.String("out", "docs/benchmarks.md", "Write the results here (relative to the checkout; empty: do not write; a run of some -items writes only when -out is given)")
 	keep := flag.Bool("keep", false, "Keep the temporary folder (projects, server logs, profiles)")
@@ -406,4 +411,20 @@ const methodText = `## How each figure is measured
    After one untimed run of each tool per size, ` + "`generate --force`" + ` and the script alternate, size after size, for the
    number of repetitions (medians). The growth row divides each tool's 50-kind median by its 1-kind median; the target
    (≤3x) is apiserver-boot's. All six trees must then pass ` + "`go build ./...`" + ` (reported, not timed).
+8. **The edit loop.** A string field (a new name each time) is added to the spec of a one-kind project's types
+   file (` + "`pkg/apis/edit/v1/widget_types.go`" + `, scaffolded by ` + "`init repo`" + ` and ` + "`create group version resource`" + `;
+   built once by an untimed first ` + "`run local`" + `); the time runs from that write until
+   ` + "`kubectl explain widgets.spec.<field> --api-version edit.example.com/v1`" + ` succeeds (polled; every kubectl call
+   gets a fresh ` + "`--cache-dir`" + `, so discovery and OpenAPI are fetched anew, on both sides). apiserver-boot, two
+   ways, both with ` + "`--controller-manager=false`" + ` and the embedded etcd: (a) ` + "`run local`" + ` is stopped (SIGTERM to
+   its process group) and started again, which generates, builds and starts the apiserver; (b) one
+   ` + "`run local --watch`" + `, which notices the write, waits 200 ms for more, regenerates and rebuilds while the old
+   apiserver serves, then restarts it on the same etcd data and kubeconfig. The reference: a kubebuilder-style
+   module (` + "`api/v1`" + ` with ` + "`+groupName`" + `, ` + "`+kubebuilder:object:root=true`" + `, ` + "`+kubebuilder:subresource:status`" + `,
+   the same spec and status) gets the same edit, then
+   ` + "`controller-gen crd paths=./api/... output:crd:dir=config/crd`" + ` (controller-gen at the version go.mod pins,
+   installed once into .cache/bin, not timed) and ` + "`kubectl apply -f`" + ` of the CRD file to kube-apiserver (started
+   once on item 4's etcd, the CRD applied once before timing). Each apiserver-boot run alternates with a CRD loop
+   run; each row's reference is the median of the CRD runs that alternated with it. The notes break each run down
+   from run local's own output lines.
 `

@@ -92,6 +92,13 @@ func newTemplateData(root string, p *project.Project) (*templateData, error) {
 // generate runs every generator over the project at root, unless nothing it
 // reads changed since the last run (see generators/cache.go) and force is off.
 func generate(root string, out io.Writer, force bool) error {
+	_, err := generateFiles(root, out, force)
+	return err
+}
+
+// generateFiles is generate, returning the files it wrote or removed
+// (absolute paths; none when nothing changed).
+func generateFiles(root string, out io.Writer, force bool) ([]string, error) {
 	// The generated code is for this apiserver-boot's framework.
 	if w := gomod.FrameworkSkew(root, version.Get()); w != "" {
 		fmt.Fprintf(out, "warning: %s\n", w)
@@ -99,30 +106,30 @@ func generate(root string, out io.Writer, force bool) error {
 	reads := generators.PreviousReads(root)
 	inputs, err := generators.InputsHash(root, reads)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if rec, ok := generators.UpToDate(root, inputs); ok && !force {
 		for _, w := range rec.Warnings {
 			fmt.Fprintf(out, "warning: %s\n", w)
 		}
 		fmt.Fprintf(out, "generate: up to date, %d files unchanged (nothing it reads changed since the last run; --force runs it anyway)\n", len(rec.Outputs))
-		return nil
+		return nil, nil
 	}
 	p, err := project.Load(root)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	data, err := newTemplateData(root, p)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	api, err := model.LoadAPI(root, p, version.Module, data.Boilerplate)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	res, err := generators.Run(api, generators.Options{})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, w := range res.Written {
 		rel, _ := filepath.Rel(root, w)
@@ -138,15 +145,16 @@ func generate(root string, out io.Writer, force bool) error {
 	fmt.Fprintf(out, "generate: %d files written, %d unchanged\n", len(res.Written), res.Unchanged)
 	// A run that wrote conversion stubs under pkg/apis changed its own inputs
 	// (and its warnings were about that): leave the record to the next run.
+	changed := append(append([]string(nil), res.Written...), res.Removed...)
 	if after, err := generators.InputsHash(root, reads); err != nil || after != inputs {
-		return err
+		return changed, err
 	}
 	// The packages this run's load read, outside pkg/apis, are inputs of the next.
 	final, err := generators.InputsHash(root, res.Reads)
 	if err != nil {
-		return err
+		return changed, err
 	}
-	return generators.SaveCache(root, final, res.Reads, res.Files, api.Warnings)
+	return changed, generators.SaveCache(root, final, res.Reads, res.Files, api.Warnings)
 }
 
 // applyAndGenerate writes a scaffold plan, then generates code; if generating

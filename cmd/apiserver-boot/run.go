@@ -41,7 +41,9 @@ type runLocalOptions struct {
 	// controllerManagerAddress serves its /healthz, /readyz and /metrics.
 	controllerManagerAddress string
 	generate                 bool
-	timeout                  time.Duration
+	// watch regenerates, rebuilds and restarts on changes under pkg/apis.
+	watch   bool
+	timeout time.Duration
 	// auditPolicy and auditLog turn on the apiserver's audit log.
 	auditPolicy, auditLog string
 }
@@ -51,13 +53,23 @@ func newRunLocalCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "local",
 		Short: "Generate, build and run the apiserver and controller-manager on this machine",
-		Long: `local generates code, builds bin/apiserver and bin/controller-manager, starts the
-apiserver on 127.0.0.1 (embedded etcd under .apiserver-boot/ unless --etcd-servers
-is given), waits until it is ready, writes a kubeconfig for it, then starts the
-controller-manager. Logs are prefixed per process. Ctrl-C stops everything.`,
+		Long: `local generates code, builds bin/apiserver and bin/controller-manager (only
+bin/apiserver with --controller-manager=false), starts the apiserver on 127.0.0.1
+(embedded etcd under .apiserver-boot/ unless --etcd-servers is given), waits until
+it is ready, writes a kubeconfig for it, then starts the controller-manager. Logs
+are prefixed per process. Ctrl-C stops everything.
+
+With --watch it then watches pkg/apis (the types and their hooks): after a
+change (saves within 200ms count as one), it regenerates and rebuilds while the
+running apiserver keeps serving. If that fails, the error is printed and the
+running apiserver stays; otherwise the apiserver and controller-manager are
+restarted on the same etcd data (the embedded etcd's data directory under
+.apiserver-boot/, or --etcd-servers) and the same kubeconfig, and
+"Reloaded in <time>" is printed.`,
 		Example: `  apiserver-boot run local
   kubectl --kubeconfig kubeconfig get crontabs
-  apiserver-boot run local --secure-port 10443 --etcd-servers http://127.0.0.1:2379`,
+  apiserver-boot run local --secure-port 10443 --etcd-servers http://127.0.0.1:2379
+  apiserver-boot run local --watch`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd)
@@ -70,6 +82,7 @@ controller-manager. Logs are prefixed per process. Ctrl-C stops everything.`,
 	f.BoolVar(&o.controllerManager, "controller-manager", o.controllerManager, "Also run the controller-manager")
 	f.StringVar(&o.controllerManagerAddress, "controller-manager-address", o.controllerManagerAddress, "Address of the controller-manager's /healthz, /readyz and /metrics")
 	f.BoolVar(&o.generate, "generate", o.generate, "Run `apiserver-boot generate` before building")
+	f.BoolVar(&o.watch, "watch", false, "Watch pkg/apis (types and hooks): on a change, regenerate and rebuild while the running apiserver keeps serving, then restart it and the controller-manager on the same etcd data and kubeconfig; a failed generate or build keeps the running one")
 	f.DurationVar(&o.timeout, "timeout", o.timeout, "How long to wait for the apiserver to become ready")
 	f.StringVar(&o.auditPolicy, "audit-policy-file", "", "Audit policy of the apiserver (audit.k8s.io/v1 Policy), relative to the project root; with --audit-log-path, requests are logged as it says")
 	f.StringVar(&o.auditLog, "audit-log-path", "", "Where the apiserver writes its audit log (JSON lines), relative to the project root; - for its standard output")
@@ -120,17 +133,11 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 			return err
 		}
 	}
-	start := time.Now()
-	fmt.Fprintln(out, "Building bin/apiserver and bin/controller-manager...")
-	build := exec.Command("go", "build", "-o", "bin/", "./cmd/apiserver", "./cmd/controller-manager")
-	build.Dir, build.Stdout, build.Stderr = root, out, cmd.ErrOrStderr()
-	if err := runProcess(ctx, "go build", build); err != nil {
-		return fmt.Errorf("building the project: %w", err)
+	if _, err := buildBinaries(ctx, root, o.controllerManager, out, cmd.ErrOrStderr()); err != nil {
+		return err
 	}
-	fmt.Fprintf(out, "Built in %s.\n", time.Since(start).Round(time.Millisecond))
 
 	_ = os.Remove(kubeconfig)
-	logs := &prefixedOutput{w: out}
 	args := []string{"--secure-port", strconv.Itoa(o.securePort), "--write-kubeconfig", kubeconfig}
 	if o.etcdServers != "" {
 		args = append(args, "--etcd-servers", o.etcdServers)
@@ -141,28 +148,10 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 	if o.auditLog != "" {
 		args = append(args, "--audit-log-path", o.auditLog)
 	}
-	started := time.Now()
-	apiserver, err := startChild(root, "apiserver", filepath.Join(root, "bin", "apiserver"), args, logs)
-	if err != nil {
+	s := &localServers{o: o, root: root, kubeconfig: kubeconfig, out: out, logs: &prefixedOutput{w: out}, args: args}
+	defer s.stop()
+	if _, err := s.start(ctx); err != nil {
 		return err
-	}
-	children := []*child{apiserver}
-	defer func() { stopAll(children) }()
-
-	if err := waitReady(ctx, kubeconfig, apiserver, o.timeout); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "apiserver ready in %s\n", time.Since(started).Round(time.Millisecond))
-	if o.controllerManager {
-		// No Leases on a standalone apiserver: leader election is for clusters.
-		// The standalone apiserver serves no built-in kinds: the informers of
-		// their controllers never sync, and must not stop the others.
-		cmArgs := []string{"--kubeconfig", kubeconfig, "--leader-elect=false", "--bind-address", o.controllerManagerAddress, "--cache-sync-timeout=0"}
-		cm, err := startChild(root, "controller-manager", filepath.Join(root, "bin", "controller-manager"), cmArgs, logs)
-		if err != nil {
-			return err
-		}
-		children = append(children, cm)
 	}
 	rel, _ := filepath.Rel(mustGetwd(), kubeconfig)
 	example := "api-resources"
@@ -170,18 +159,87 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 		example = "get " + p.Resources[0].Plural
 	}
 	fmt.Fprintf(out, "Ready. Try:\n  kubectl --kubeconfig %s %s\nCtrl-C stops everything.\n", rel, example)
-
-	exited := make(chan *child, len(children))
-	for _, c := range children {
-		go func() { <-c.done; exited <- c }()
+	if o.watch {
+		return o.watchAndReload(ctx, s, cmd.ErrOrStderr())
 	}
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(out, "Stopping...")
 		return nil
-	case c := <-exited:
+	case c := <-s.exited:
 		return fmt.Errorf("%s exited: %v", c.name, c.err)
 	}
+}
+
+// localServers are the apiserver and controller-manager of run local.
+type localServers struct {
+	o                *runLocalOptions
+	root, kubeconfig string
+	out              io.Writer
+	logs             *prefixedOutput
+	args             []string // the apiserver's
+	children         []*child
+	// exited receives the children of the last start that exit; nil when none run.
+	exited chan *child
+}
+
+// start starts the apiserver, waits until it is ready, then starts the
+// controller-manager. It returns how long the apiserver took to be ready.
+func (s *localServers) start(ctx context.Context) (time.Duration, error) {
+	started := time.Now()
+	apiserver, err := startChild(s.root, "apiserver", filepath.Join(s.root, "bin", "apiserver"), s.args, s.logs)
+	if err != nil {
+		return 0, err
+	}
+	s.children = []*child{apiserver}
+	if err := waitReady(ctx, s.kubeconfig, apiserver, s.o.timeout); err != nil {
+		return 0, err
+	}
+	ready := time.Since(started)
+	fmt.Fprintf(s.out, "apiserver ready in %s\n", ready.Round(time.Millisecond))
+	if s.o.controllerManager {
+		// No Leases on a standalone apiserver: leader election is for clusters.
+		// The standalone apiserver serves no built-in kinds: the informers of
+		// their controllers never sync, and must not stop the others.
+		cmArgs := []string{"--kubeconfig", s.kubeconfig, "--leader-elect=false", "--bind-address", s.o.controllerManagerAddress, "--cache-sync-timeout=0"}
+		cm, err := startChild(s.root, "controller-manager", filepath.Join(s.root, "bin", "controller-manager"), cmArgs, s.logs)
+		if err != nil {
+			return 0, err
+		}
+		s.children = append(s.children, cm)
+	}
+	exited := make(chan *child, len(s.children))
+	for _, c := range s.children {
+		go func() { <-c.done; exited <- c }()
+	}
+	s.exited = exited
+	return ready, nil
+}
+
+// stop stops every child, the controller-manager first.
+func (s *localServers) stop() {
+	stopAll(s.children)
+	s.children, s.exited = nil, nil
+}
+
+// buildBinaries builds bin/apiserver and, when it runs, bin/controller-manager, in one go build.
+func buildBinaries(ctx context.Context, root string, controllerManager bool, out, errOut io.Writer) (time.Duration, error) {
+	start := time.Now()
+	pkgs := []string{"./cmd/apiserver"}
+	if controllerManager {
+		pkgs = append(pkgs, "./cmd/controller-manager")
+		fmt.Fprintln(out, "Building bin/apiserver and bin/controller-manager...")
+	} else {
+		fmt.Fprintln(out, "Building bin/apiserver...")
+	}
+	build := exec.Command("go", append([]string{"build", "-o", "bin/"}, pkgs...)...)
+	build.Dir, build.Stdout, build.Stderr = root, out, errOut
+	if err := runProcess(ctx, "go build", build); err != nil {
+		return 0, fmt.Errorf("building the project: %w", err)
+	}
+	d := time.Since(start)
+	fmt.Fprintf(out, "Built in %s.\n", d.Round(time.Millisecond))
+	return d, nil
 }
 
 func mustGetwd() string {
@@ -218,11 +276,16 @@ func waitReady(ctx context.Context, kubeconfig string, c *child, timeout time.Du
 			host = cfg.Host
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, host+"/readyz", nil)
-		if resp, err := client.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+		resp, err := client.Do(req)
+		if err != nil {
+			// A kubeconfig of an earlier start (run local --watch keeps it)
+			// is read again until the new apiserver has rewritten it.
+			client = nil
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return nil
 		}
 	}
 }
@@ -239,12 +302,16 @@ type child struct {
 func startChild(dir, name, bin string, args []string, logs *prefixedOutput) (*child, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
-	cmd.Stdout = logs.writer(name)
-	cmd.Stderr = cmd.Stdout
+	w := logs.writer(name)
+	cmd.Stdout, cmd.Stderr = w, w
 	c, err := startProcess(name, cmd)
 	if err != nil {
+		w.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
+	// Wait has copied the last output: end the prefixing goroutine (run
+	// local --watch starts children again and again).
+	go func() { <-c.done; w.Close() }()
 	return c, nil
 }
 
@@ -274,7 +341,7 @@ type prefixedOutput struct {
 	w  io.Writer
 }
 
-func (p *prefixedOutput) writer(name string) io.Writer {
+func (p *prefixedOutput) writer(name string) *io.PipeWriter {
 	r, w := io.Pipe()
 	go func() {
 		s := bufio.NewScanner(r)

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// debounce is how long run local --watch waits after the last change before
+// it rebuilds, so that an editor's burst of writes gives one rebuild.
+const debounce = 200 * time.Millisecond
+
+// watchAndReload is run local --watch once the servers are ready: on a
+// change to the sources under pkg/apis (the types and their hooks), it
+// regenerates and rebuilds while the running servers keep serving, then
+// restarts them on the same etcd data and kubeconfig.
+func (o *runLocalOptions) watchAndReload(ctx context.Context, s *localServers, errOut io.Writer) error {
+	out := s.out
+	apis := filepath.Join(s.root, "pkg", "apis")
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("--watch: %w", err)
+	}
+	defer w.Close()
+	if err := watchTree(w, apis); err != nil {
+		return fmt.Errorf("--watch: %w", err)
+	}
+	built, err := snapshotSources(apis)
+	if err != nil {
+		return fmt.Errorf("--watch: %w", err)
+	}
+	fmt.Fprintln(out, "Watching pkg/apis: a change regenerates, rebuilds and restarts.")
+	var fire <-chan time.Time
+	var timer *time.Timer
+	for {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(out, "Stopping...")
+			return nil
+		case c := <-s.exited:
+			// The others are stopped too; a change starts them again.
+			s.stop()
+			fmt.Fprintf(out, "%s exited: %v. Waiting for a change under pkg/apis to rebuild and start again.\n", c.name, c.err)
+		case ev, ok := <-w.Events:
+			if !ok {
+				return nil
+			}
+			if ev.Has(fsnotify.Create) {
+				if fi, err := os.Stat(ev.Name); err == nil && fi.IsDir() {
+					_ = watchTree(w, ev.Name)
+					// Files may have been written into it before the watch.
+				} else if !isWatchedSource(ev.Name) {
+					continue
+				}
+			} else if !isWatchedSource(ev.Name) {
+				continue
+			}
+			if timer == nil {
+				timer = time.NewTimer(debounce)
+			} else {
+				timer.Reset(debounce)
+			}
+			fire = timer.C
+		case err, ok := <-w.Errors:
+			if ok {
+				fmt.Fprintf(errOut, "warning: watching pkg/apis: %v\n", err)
+			}
+		case <-fire:
+			fire = nil
+			now, err := snapshotSources(apis)
+			if err != nil {
+				fmt.Fprintf(errOut, "warning: reading pkg/apis: %v\n", err)
+				continue
+			}
+			changed := changedSources(s.root, built, now)
+			if len(changed) == 0 {
+				continue // written back as it was
+			}
+			built = o.reload(ctx, s, now, changed, errOut)
+		}
+	}
+}
+
+// reload regenerates, rebuilds and restarts for the sources now, and returns
+// what the next change is compared with: now, with generate's own writes.
+func (o *runLocalOptions) reload(ctx context.Context, s *localServers, now map[string][32]byte, changed []string, errOut io.Writer) map[string][32]byte {
+	out := s.out
+	start := time.Now()
+	fmt.Fprintf(out, "Changed: %s. Regenerating and rebuilding; the running apiserver keeps serving...\n", strings.Join(changed, ", "))
+	var genTime time.Duration
+	if o.generate {
+		wrote, err := generateFiles(s.root, io.Discard, false)
+		genTime = time.Since(start)
+		// Files generate wrote under pkg/apis (conversion stubs) are not
+		// changes of the user's: take them as they are now.
+		apis := filepath.Join(s.root, "pkg", "apis") + string(filepath.Separator)
+		for _, f := range wrote {
+			if strings.HasPrefix(f, apis) && isWatchedSource(f) {
+				if h, ok := hashFile(f); ok {
+					now[f] = h
+				} else {
+					delete(now, f)
+				}
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(out, "Reload failed: generate: %v\nThe running apiserver keeps serving the previous build; save a fix to retry.\n", err)
+			return now
+		}
+		fmt.Fprintf(out, "Generated in %s.\n", genTime.Round(time.Millisecond))
+	}
+	buildTime, err := buildBinaries(ctx, s.root, o.controllerManager, out, errOut)
+	if err != nil {
+		if ctx.Err() == nil {
+			fmt.Fprintf(out, "Reload failed: %v\nThe running apiserver keeps serving the previous build; save a fix to retry.\n", err)
+		}
+		return now
+	}
+	if ctx.Err() != nil {
+		return now
+	}
+	fmt.Fprintln(out, "Restarting the apiserver and controller-manager...")
+	s.stop()
+	ready, err := s.start(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.stop()
+			fmt.Fprintf(out, "Reload failed: the new build did not start: %v\nSave a fix to retry.\n", err)
+		}
+		return now
+	}
+	fmt.Fprintf(out, "Reloaded in %s (generate %s, build %s, apiserver ready in %s).\n", time.Since(start).Round(time.Millisecond),
+		genTime.Round(time.Millisecond), buildTime.Round(time.Millisecond), ready.Round(time.Millisecond))
+	return now
+}
+
+// watchTree watches dir and every folder under it.
+func watchTree(w *fsnotify.Watcher, dir string) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != dir && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			return w.Add(path)
+		}
+		return nil
+	})
+}
+
+// isWatchedSource says whether a change to path can change what the
+// apiserver serves: a Go source of the user's (types, hooks, conversions),
+// not a generated file, a test or an editor's temporary file.
+func isWatchedSource(path string) bool {
+	name := filepath.Base(path)
+	return strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go") &&
+		!strings.HasPrefix(name, "zz_generated") && !strings.HasPrefix(name, ".") && !strings.HasPrefix(name, "#")
+}
+
+// snapshotSources hashes every watched source under dir.
+func snapshotSources(dir string) (map[string][32]byte, error) {
+	files := map[string][32]byte{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil // removed while walking
+			}
+			return err
+		}
+		if d.IsDir() {
+			if path != dir && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || !isWatchedSource(path) {
+			return nil
+		}
+		if h, ok := hashFile(path); ok {
+			files[path] = h
+		}
+		return nil
+	})
+	return files, err
+}
+
+func hashFile(path string) ([32]byte, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return [32]byte{}, false
+	}
+	return sha256.Sum256(b), true
+}
+
+// changedSources lists the files added, changed or removed between two
+// snapshots, relative to root.
+func changedSources(root string, before, after map[string][32]byte) []string {
+	var changed []string
+	for f, h := range after {
+		if old, ok := before[f]; !ok || old != h {
+			changed = append(changed, f)
+		}
+	}
+	for f := range before {
+		if _, ok := after[f]; !ok {
+			changed = append(changed, f)
+		}
+	}
+	for i, f := range changed {
+		if rel, err := filepath.Rel(root, f); err == nil {
+			changed[i] = rel
+		}
+	}
+	sort.Strings(changed)
+	return changed
+}
