@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/bench/internal/proc"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -63,7 +64,7 @@ var crdWidgets = schema.GroupVersionResource{Group: crdGroup, Version: "v1", Res
 // defaultAdmissionPlugins reads the admission plugins kube-apiserver enables
 // by default from its --help (the list moves between releases).
 func (b *bench) defaultAdmissionPlugins(bin string) ([]string, error) {
-	out, _ := command(b.ctx, b.tmp, nil, bin, "--help") // exits 0 on newer releases, 2 on older
+	out, _ := proc.Command(b.ctx, b.tmp, nil, bin, "--help") // exits 0 on newer releases, 2 on older
 	m := regexp.MustCompile(`disabled although they are in the default enabled plugins list \(([^)]*)\)`).FindStringSubmatch(out)
 	if m == nil {
 		return nil, fmt.Errorf("%s --help does not list its default admission plugins", bin)
@@ -100,7 +101,7 @@ func (b *bench) kubeAPIServer(bin, etcdURL, prefix string, mode kasMode) (*kubeA
 	if err := os.WriteFile(saKey, key, 0o600); err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := proc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +142,7 @@ func (b *bench) kubeAPIServer(bin, etcdURL, prefix string, mode kasMode) (*kubeA
 		"--service-cluster-ip-range", "10.0.0.0/24",
 		// The kubernetes Service's endpoints would hold the loopback address, which endpoints refuse.
 		"--endpoint-reconciler-type", "none"}, k.flags...)
-	s, err := startServer(dir, b.tmp, name, bin, nil, args...)
+	s, err := proc.StartServer(dir, b.tmp, name, bin, nil, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -177,11 +178,11 @@ func (b *bench) delegatedServer(p *servingProject, etcdURL string, k *kubeAPI) (
 	if err := writeKubeconfig(kubeconfig, k.cfg); err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := proc.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	s, err := startServer(dir, b.tmp, "serve-apiserver-delegated", filepath.Join(p.dir, "bin", "apiserver"), nil,
+	s, err := proc.StartServer(dir, b.tmp, "serve-apiserver-delegated", filepath.Join(p.dir, "bin", "apiserver"), nil,
 		"--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1",
 		"--tls-cert-file", cert, "--tls-private-key-file", key,
 		"--etcd-servers", etcdURL, "--etcd-prefix", "/apiserver-boot-aggregated",
@@ -232,7 +233,7 @@ func (b *bench) delegatedServer(p *servingProject, etcdURL string, k *kubeAPI) (
 	if err != nil {
 		return nil, err
 	}
-	t.cpu = []*server{s, k.srv} // the proxying is part of the cost
+	t.cpu = []*proc.Server{s, k.srv} // the proxying is part of the cost
 	// Its /debug/pprof, straight (kube-apiserver proxies only API groups).
 	directCfg := rest.CopyConfig(k.cfg)
 	directCfg.Host = fmt.Sprintf("https://127.0.0.1:%d", port)

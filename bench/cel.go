@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/bench/internal/proc"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -76,7 +77,7 @@ func (b *bench) cel() error {
 		{"init", "repo", "--domain", "example.com", "--module", "example.com/cel"},
 		{"create", "group", "version", "--group", "cel", "--version", "v1"},
 	} {
-		if _, err := command(b.ctx, dir, nil, b.cli, args...); err != nil {
+		if _, err := proc.Command(b.ctx, dir, nil, b.cli, args...); err != nil {
 			return err
 		}
 	}
@@ -86,10 +87,10 @@ func (b *bench) cel() error {
 			return err
 		}
 	}
-	if _, err := command(b.ctx, dir, nil, b.cli, "generate"); err != nil {
+	if _, err := proc.Command(b.ctx, dir, nil, b.cli, "generate"); err != nil {
 		return err
 	}
-	if _, err := command(b.ctx, dir, nil, "go", "build", "-o", "bin/", "./cmd/apiserver"); err != nil {
+	if _, err := proc.Command(b.ctx, dir, nil, "go", "build", "-o", "bin/", "./cmd/apiserver"); err != nil {
 		return err
 	}
 	etcdURL, _, err := b.etcd() // item 4's, under another prefix's keys
@@ -100,7 +101,7 @@ func (b *bench) cel() error {
 	if err != nil {
 		return err
 	}
-	defer t.srv.stop(15 * time.Second)
+	defer t.srv.Stop(15 * time.Second)
 
 	gvr := func(plural string) schema.GroupVersionResource {
 		return schema.GroupVersionResource{Group: "cel.example.com", Version: "v1", Resource: plural}

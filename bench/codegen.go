@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/bench/internal/proc"
 	"github.com/apiserver-boot/apiserver-boot/generators/protobuf"
 	"golang.org/x/mod/modfile"
 )
@@ -28,7 +29,7 @@ type wardleProject struct {
 // modDir returns the module cache folder of path@version, downloading it
 // through the module proxy if needed.
 func (b *bench) modDir(path, version string) (string, error) {
-	out, err := command(b.ctx, b.tmp, []string{"GOFLAGS=", "GO111MODULE=on"}, "go", "mod", "download", "-json", path+"@"+version)
+	out, err := proc.Command(b.ctx, b.tmp, []string{"GOFLAGS=", "GO111MODULE=on"}, "go", "mod", "download", "-json", path+"@"+version)
 	if err != nil {
 		return "", err
 	}
@@ -45,7 +46,7 @@ func (b *bench) modDir(path, version string) (string, error) {
 // hasForce tells whether this apiserver-boot's generate has --force; if not, a
 // full run is forced by removing the project's generate cache.
 func (b *bench) hasForce() bool {
-	out, _ := command(b.ctx, b.tmp, nil, b.cli, "generate", "--help")
+	out, _ := proc.Command(b.ctx, b.tmp, nil, b.cli, "generate", "--help")
 	return strings.Contains(out, "--force")
 }
 
@@ -57,14 +58,14 @@ func (b *bench) fullGenerate(dir string) (time.Duration, string, error) {
 // fullGenerateEnv is fullGenerate with env added to the environment.
 func (b *bench) fullGenerateEnv(dir string, env []string) (time.Duration, string, error) {
 	if b.hasForce() {
-		return timedCommand(b.ctx, dir, env, b.cli, "generate", "--force")
+		return proc.TimedCommand(b.ctx, dir, env, b.cli, "generate", "--force")
 	}
 	for _, p := range []string{".cache", filepath.Join(".apiserver-boot", "generate-cache.json")} {
 		if err := os.RemoveAll(filepath.Join(dir, p)); err != nil {
 			return 0, "", err
 		}
 	}
-	return timedCommand(b.ctx, dir, env, b.cli, "generate")
+	return proc.TimedCommand(b.ctx, dir, env, b.cli, "generate")
 }
 
 // adaptation is a change to the wardle types for a shape our generator does
@@ -140,7 +141,7 @@ func (b *bench) wardle() (*wardleProject, error) {
 		{"create", "group", "version", "resource", "--group", "wardle", "--version", "v1alpha1", "--kind", "Fischer", "--non-namespaced"},
 		{"create", "group", "version", "resource", "--group", "wardle", "--version", "v1beta1", "--kind", "Flunder"},
 	} {
-		if _, err := command(b.ctx, w.dir, nil, b.cli, args...); err != nil {
+		if _, err := proc.Command(b.ctx, w.dir, nil, b.cli, args...); err != nil {
 			return nil, err
 		}
 	}
@@ -157,13 +158,13 @@ func (b *bench) wardle() (*wardleProject, error) {
 		failure := ""
 		if err != nil {
 			failure = out
-			b.note("1", "generate on the wardle types (stage %d) failed after %s:\n```\n%s\n```", stage, d.Round(time.Millisecond), head(strings.TrimSpace(out), 12))
+			b.note("1", "generate on the wardle types (stage %d) failed after %s:\n```\n%s\n```", stage, d.Round(time.Millisecond), proc.Head(strings.TrimSpace(out), 12))
 		} else {
-			out, err := command(b.ctx, w.dir, nil, "go", "build", "./...")
+			out, err := proc.Command(b.ctx, w.dir, nil, "go", "build", "./...")
 			w.builds = err == nil
 			if err != nil {
 				failure = out
-				b.note("1", "generate succeeded (stage %d) but `go build ./...` failed:\n```\n%s\n```", stage, head(strings.TrimSpace(out), 12))
+				b.note("1", "generate succeeded (stage %d) but `go build ./...` failed:\n```\n%s\n```", stage, proc.Head(strings.TrimSpace(out), 12))
 			}
 		}
 		if failure == "" {
@@ -327,10 +328,10 @@ func (b *bench) codegen() error {
 
 	// The reference: sample-apiserver's own codegen on a writable copy of its tree.
 	sa := filepath.Join(b.tmp, "sample-apiserver")
-	if _, err := command(b.ctx, b.tmp, nil, "cp", "-r", w.sample, sa); err != nil {
+	if _, err := proc.Command(b.ctx, b.tmp, nil, "cp", "-r", w.sample, sa); err != nil {
 		return err
 	}
-	if _, err := command(b.ctx, b.tmp, nil, "chmod", "-R", "u+w", sa); err != nil {
+	if _, err := proc.Command(b.ctx, b.tmp, nil, "chmod", "-R", "u+w", sa); err != nil {
 		return err
 	}
 	kc, err := b.kubeCodegen(w.sample)
@@ -345,7 +346,7 @@ func (b *bench) codegen() error {
 	// The cold runs below move only the go/packages driver's cache of
 	// bodyless files (os.UserCacheDir, i.e. XDG_CACHE_HOME) to a fresh folder;
 	// Go's build cache, whose default also lives there, stays where it is.
-	gocache, err := command(b.ctx, b.tmp, nil, "go", "env", "GOCACHE")
+	gocache, err := proc.Command(b.ctx, b.tmp, nil, "go", "env", "GOCACHE")
 	if err != nil {
 		return err
 	}
@@ -362,7 +363,7 @@ func (b *bench) codegen() error {
 		}
 		ours = append(ours, d)
 		b.logf("run %d/%d: sample-apiserver hack/update-codegen.sh", i+1, b.runs)
-		d, _, err = timedCommand(b.ctx, sa, scriptEnv, "bash", "hack/update-codegen.sh")
+		d, _, err = proc.TimedCommand(b.ctx, sa, scriptEnv, "bash", "hack/update-codegen.sh")
 		if err != nil {
 			return err
 		}
@@ -381,15 +382,15 @@ func (b *bench) codegen() error {
 	}
 	w.full = append(w.full, ours...)
 	b.logf("go build ./... in both trees")
-	_, oursBuildErr := command(b.ctx, w.dir, nil, "go", "build", "./...")
-	_, theirsBuildErr := command(b.ctx, sa, nil, "go", "build", "./...")
+	_, oursBuildErr := proc.Command(b.ctx, w.dir, nil, "go", "build", "./...")
+	_, theirsBuildErr := proc.Command(b.ctx, sa, nil, "go", "build", "./...")
 
 	mo, mt := median(ours), median(theirs)
 	b.add(row{Item: "1", Measure: "full generate, wardle API", Value: secs(mo), Ref: secs(mt) + " (kube_codegen.sh)",
 		Ratio: fmt.Sprintf("%.2f (%.1fx faster)", ratio(mo, mt), ratio(mt, mo)), Target: "≥5x faster", Met: yesNo(mt >= 5*mo)})
 	if coldErr != nil {
 		b.add(row{Item: "1", Measure: "full generate, wardle API, driver cache cold", Value: "failed (notes)", Ref: secs(mo) + " (warm driver cache)", Ratio: "-"})
-		b.note("1", "generate with a cold driver cache failed:\n```\n%s\n```", head(coldErr.Error(), 12))
+		b.note("1", "generate with a cold driver cache failed:\n```\n%s\n```", proc.Head(coldErr.Error(), 12))
 	} else {
 		mc := median(cold)
 		b.add(row{Item: "1", Measure: "full generate, wardle API, driver cache cold", Value: secs(mc), Ref: secs(mo) + " (warm driver cache)",
@@ -400,10 +401,10 @@ func (b *bench) codegen() error {
 	b.add(row{Item: "1", Measure: "`go build ./...` after generation", Value: okText(oursBuildErr), Ref: okText(theirsBuildErr), Ratio: "-", Target: "both build", Met: yesNo(oursBuildErr == nil && theirsBuildErr == nil)})
 	b.note("1", "apiserver-boot runs: %s; kube_codegen.sh runs: %s; apiserver-boot runs with a cold driver cache: %s (XDG_CACHE_HOME a fresh folder per run, GOCACHE pinned to %s)", durations(ours), durations(theirs), durations(cold), gocache)
 	if oursBuildErr != nil {
-		b.note("1", "apiserver-boot's wardle project does not build:\n```\n%s\n```", head(oursBuildErr.Error(), 12))
+		b.note("1", "apiserver-boot's wardle project does not build:\n```\n%s\n```", proc.Head(oursBuildErr.Error(), 12))
 	}
 	if theirsBuildErr != nil {
-		b.note("1", "sample-apiserver does not build after kube_codegen.sh:\n```\n%s\n```", head(theirsBuildErr.Error(), 12))
+		b.note("1", "sample-apiserver does not build after kube_codegen.sh:\n```\n%s\n```", proc.Head(theirsBuildErr.Error(), 12))
 	}
 	return nil
 }
@@ -464,11 +465,11 @@ func (b *bench) kubeCodegen(sample string) (*kubeCodegen, error) {
 	for _, bin := range bins {
 		pkgs = append(pkgs, "k8s.io/code-generator/cmd/"+bin)
 	}
-	install, _, err := timedCommand(b.ctx, cg, env, "go", append([]string{"install"}, pkgs...)...)
+	install, _, err := proc.TimedCommand(b.ctx, cg, env, "go", append([]string{"install"}, pkgs...)...)
 	if err != nil {
 		return nil, err
 	}
-	d, _, err := timedCommand(b.ctx, cg, env, "go", "install", "k8s.io/kube-openapi/cmd/openapi-gen")
+	d, _, err := proc.TimedCommand(b.ctx, cg, env, "go", "install", "k8s.io/kube-openapi/cmd/openapi-gen")
 	if err != nil {
 		return nil, err
 	}
@@ -507,13 +508,13 @@ func (b *bench) noop() error {
 		w.full = append(w.full, d)
 	}
 	// Fill the cache, then time runs with nothing changed.
-	if _, err := command(b.ctx, w.dir, nil, b.cli, "generate"); err != nil {
+	if _, err := proc.Command(b.ctx, w.dir, nil, b.cli, "generate"); err != nil {
 		return err
 	}
 	var noops []time.Duration
 	var last string
 	for i := 0; i < max(b.runs, 5); i++ {
-		d, out, err := timedCommand(b.ctx, w.dir, nil, b.cli, "generate")
+		d, out, err := proc.TimedCommand(b.ctx, w.dir, nil, b.cli, "generate")
 		if err != nil {
 			return err
 		}

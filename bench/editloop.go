@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/apiserver-boot/apiserver-boot/bench/internal/proc"
 )
 
 // Item 8: the edit loop. A field is added to a kind's spec; the time is from
@@ -62,7 +64,7 @@ func (b *bench) explains(kubeconfig, field string) bool {
 		return false
 	}
 	defer os.RemoveAll(cache)
-	_, err = command(b.ctx, b.tmp, nil, "kubectl", "--kubeconfig", kubeconfig, "--cache-dir", cache,
+	_, err = proc.Command(b.ctx, b.tmp, nil, "kubectl", "--kubeconfig", kubeconfig, "--cache-dir", cache,
 		"explain", editPlural+".spec."+field, "--api-version", editVersion)
 	return err == nil
 }
@@ -172,23 +174,23 @@ func (b *bench) editLoop() error {
 		{"init", "repo", "--domain", "example.com", "--module", "example.com/editloop"},
 		{"create", "group", "version", "resource", "--group", "edit", "--version", "v1", "--kind", "Widget"},
 	} {
-		if _, err := command(b.ctx, dir, nil, b.cli, args...); err != nil {
+		if _, err := proc.Command(b.ctx, dir, nil, b.cli, args...); err != nil {
 			return err
 		}
 	}
 	types := filepath.Join(dir, "pkg", "apis", "edit", "v1", "widget_types.go")
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	port, err := freePort()
+	port, err := proc.FreePort()
 	if err != nil {
 		return err
 	}
 	runArgs := []string{"run", "local", "--secure-port", fmt.Sprint(port), "--controller-manager=false"}
-	startRunLocal := func(name string, extra ...string) (*server, error) {
-		return startServer(dir, b.tmp, name, b.cli, nil, append(append([]string{}, runArgs...), extra...)...)
+	startRunLocal := func(name string, extra ...string) (*proc.Server, error) {
+		return proc.StartServer(dir, b.tmp, name, b.cli, nil, append(append([]string{}, runArgs...), extra...)...)
 	}
-	waitLog := func(s *server, marker string, timeout time.Duration) error {
+	waitLog := func(s *proc.Server, marker string, timeout time.Duration) error {
 		return waitFor(b.ctx, s, timeout, func() bool {
-			out, _ := os.ReadFile(s.log)
+			out, _ := os.ReadFile(s.Log)
 			return strings.Contains(string(out), marker)
 		})
 	}
@@ -199,7 +201,7 @@ func (b *bench) editLoop() error {
 	if err != nil {
 		return err
 	}
-	defer func() { rl.stop(20 * time.Second) }()
+	defer func() { rl.Stop(20 * time.Second) }()
 	if err := waitLog(rl, "\nReady.", 15*time.Minute); err != nil {
 		return err
 	}
@@ -213,7 +215,7 @@ func (b *bench) editLoop() error {
 	if err != nil {
 		return err
 	}
-	defer crd.kas.srv.stop(15 * time.Second)
+	defer crd.kas.srv.Stop(15 * time.Second)
 
 	n := 0
 	nextField := func() string { n++; return fmt.Sprintf("extra%d", n) }
@@ -228,12 +230,12 @@ func (b *bench) editLoop() error {
 		if err := addSpecField(types, "Widget", field); err != nil {
 			return err
 		}
-		rl.stop(20 * time.Second)
+		rl.Stop(20 * time.Second)
 		stopped := time.Now()
 		if rl, err = startRunLocal(fmt.Sprintf("editloop-restart-%d", i)); err != nil {
 			return err
 		}
-		lw := watchLog(rl.log, 0, "Building bin/", "Built in", "\nReady.")
+		lw := watchLog(rl.Log, 0, "Building bin/", "Built in", "\nReady.")
 		done, err := b.pollExplain(kubeconfig, field, 10*time.Minute)
 		if err == nil {
 			// For the breakdown (not timed): explain can succeed before
@@ -242,7 +244,7 @@ func (b *bench) editLoop() error {
 		}
 		seen, log := lw.stop()
 		if err != nil {
-			return fmt.Errorf("%w\n%s", err, rl.logTail())
+			return fmt.Errorf("%w\n%s", err, rl.LogTail())
 		}
 		d := done.Sub(t0)
 		restarts = append(restarts, d)
@@ -266,7 +268,7 @@ func (b *bench) editLoop() error {
 	}
 
 	// Phase 2: run local --watch, alternating with the CRD loop.
-	rl.stop(20 * time.Second)
+	rl.Stop(20 * time.Second)
 	b.logf("starting run local --watch (not timed)")
 	if rl, err = startRunLocal("editloop-watch", "--watch"); err != nil {
 		return err
@@ -277,8 +279,8 @@ func (b *bench) editLoop() error {
 	for i := 0; i < b.runs; i++ {
 		field := nextField()
 		b.logf("run %d/%d: edit under run local --watch, kubectl explain .spec.%s", i+1, b.runs, field)
-		offset := fileSize(rl.log)
-		lw := watchLog(rl.log, offset, "Changed:", "Reloaded in", "Reload failed")
+		offset := fileSize(rl.Log)
+		lw := watchLog(rl.Log, offset, "Changed:", "Reloaded in", "Reload failed")
 		t0 := time.Now()
 		if err := addSpecField(types, "Widget", field); err != nil {
 			lw.stop()
@@ -288,16 +290,16 @@ func (b *bench) editLoop() error {
 		if err == nil {
 			// For the breakdown, not timed: this reload's line.
 			err = waitFor(b.ctx, rl, 2*time.Minute, func() bool {
-				out, _ := os.ReadFile(rl.log)
+				out, _ := os.ReadFile(rl.Log)
 				return len(out) > offset && strings.Contains(string(out[offset:]), "Reloaded in")
 			})
 		}
 		seen, log := lw.stop()
 		if err != nil {
-			return fmt.Errorf("%w\n%s", err, rl.logTail())
+			return fmt.Errorf("%w\n%s", err, rl.LogTail())
 		}
 		if strings.Contains(log, "Reload failed") {
-			return fmt.Errorf("run local --watch: %s", tail(log, 20))
+			return fmt.Errorf("run local --watch: %s", proc.Tail(log, 20))
 		}
 		d := done.Sub(t0)
 		watches = append(watches, d)
@@ -445,12 +447,12 @@ func (b *bench) crdLoopSetup(project string) (*crdLoop, error) {
 	c.controllerGen = filepath.Join(b.repo, ".cache", "bin", "controller-gen")
 	c.genBuild = "already in .cache/bin"
 	if _, err := os.Stat(c.controllerGen); err != nil {
-		version, err := command(b.ctx, b.repo, nil, "go", "list", "-m", "-f", "{{.Version}}", "sigs.k8s.io/controller-tools")
+		version, err := proc.Command(b.ctx, b.repo, nil, "go", "list", "-m", "-f", "{{.Version}}", "sigs.k8s.io/controller-tools")
 		if err != nil {
 			return nil, err
 		}
 		b.logf("installing controller-gen %s into .cache/bin", strings.TrimSpace(version))
-		d, _, err := timedCommand(b.ctx, b.tmp, []string{"GOBIN=" + filepath.Dir(c.controllerGen)}, "go", "install",
+		d, _, err := proc.TimedCommand(b.ctx, b.tmp, []string{"GOBIN=" + filepath.Dir(c.controllerGen)}, "go", "install",
 			"sigs.k8s.io/controller-tools/cmd/controller-gen@"+strings.TrimSpace(version))
 		if err != nil {
 			return nil, err
@@ -500,7 +502,7 @@ current-context: kas
 func (c *crdLoop) generateAndApply(b *bench) ([2]time.Duration, error) {
 	var ds [2]time.Duration
 	var err error
-	if ds[0], _, err = timedCommand(b.ctx, c.dir, nil, c.controllerGen, "crd", "paths=./api/...", "output:crd:dir=config/crd"); err != nil {
+	if ds[0], _, err = proc.TimedCommand(b.ctx, c.dir, nil, c.controllerGen, "crd", "paths=./api/...", "output:crd:dir=config/crd"); err != nil {
 		return ds, err
 	}
 	cache, err := os.MkdirTemp(b.tmp, "kubectl-cache-")
@@ -508,7 +510,7 @@ func (c *crdLoop) generateAndApply(b *bench) ([2]time.Duration, error) {
 		return ds, err
 	}
 	defer os.RemoveAll(cache)
-	ds[1], _, err = timedCommand(b.ctx, c.dir, nil, "kubectl", "--kubeconfig", c.kubeconfig, "--cache-dir", cache, "apply", "-f", c.crdFile)
+	ds[1], _, err = proc.TimedCommand(b.ctx, c.dir, nil, "kubectl", "--kubeconfig", c.kubeconfig, "--cache-dir", cache, "apply", "-f", c.crdFile)
 	return ds, err
 }
 

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/apiserver-boot/apiserver-boot/bench/internal/proc"
 )
 
 // Item 7: how code generation grows with the number of kinds, against
@@ -154,12 +156,12 @@ func (b *bench) growthBoot(t *growthTree) error {
 	if err := os.MkdirAll(t.boot, 0o755); err != nil {
 		return err
 	}
-	if _, err := command(b.ctx, t.boot, nil, b.cli, "init", "repo", "--domain", "example.com", "--module", t.module); err != nil {
+	if _, err := proc.Command(b.ctx, t.boot, nil, b.cli, "init", "repo", "--domain", "example.com", "--module", t.module); err != nil {
 		return err
 	}
 	err := t.size.each(func(g, v, kind string) error {
 		t.creates++
-		d, _, err := timedCommand(b.ctx, t.boot, nil, b.cli, "create", "group", "version", "resource", "--group", g, "--version", v, "--kind", kind)
+		d, _, err := proc.TimedCommand(b.ctx, t.boot, nil, b.cli, "create", "group", "version", "resource", "--group", g, "--version", v, "--kind", kind)
 		t.lastCreate = d
 		return err
 	})
@@ -386,7 +388,7 @@ func (b *bench) growth() error {
 		b.logf("%d kind%s: writing the kube_codegen.sh tree", n, plural(n))
 		if t.kubeErr = b.growthKube(t, sample); t.kubeErr == nil {
 			// Untimed, as above (it also builds models-schema once).
-			_, _, t.kubeErr = timedCommand(b.ctx, t.kube, kc.scriptEnv(t.viol), "bash", "hack/update-codegen.sh")
+			_, _, t.kubeErr = proc.TimedCommand(b.ctx, t.kube, kc.scriptEnv(t.viol), "bash", "hack/update-codegen.sh")
 		}
 		if b.ctx.Err() != nil {
 			return b.ctx.Err()
@@ -408,7 +410,7 @@ func (b *bench) growth() error {
 			}
 			if t.kubeErr == nil {
 				b.logf("run %d/%d, %d kind%s: kube_codegen.sh (hack/update-codegen.sh)", i+1, b.runs, n, plural(n))
-				d, _, err := timedCommand(b.ctx, t.kube, kc.scriptEnv(t.viol), "bash", "hack/update-codegen.sh")
+				d, _, err := proc.TimedCommand(b.ctx, t.kube, kc.scriptEnv(t.viol), "bash", "hack/update-codegen.sh")
 				if err != nil {
 					t.kubeErr = err
 				} else {
@@ -423,10 +425,10 @@ func (b *bench) growth() error {
 	for _, t := range trees {
 		b.logf("%d kind%s: go build ./... in both trees", t.size.kinds(), plural(t.size.kinds()))
 		if t.bootErr == nil {
-			_, t.buildOK[0] = command(b.ctx, t.boot, nil, "go", "build", "./...")
+			_, t.buildOK[0] = proc.Command(b.ctx, t.boot, nil, "go", "build", "./...")
 		}
 		if t.kubeErr == nil {
-			_, t.buildOK[1] = command(b.ctx, t.kube, nil, "go", "build", "./...")
+			_, t.buildOK[1] = proc.Command(b.ctx, t.kube, nil, "go", "build", "./...")
 		}
 	}
 
@@ -498,16 +500,16 @@ func (b *bench) growth() error {
 			n, plural(n), t.size.groups, plural(t.size.groups), t.size.versions, plural(t.size.versions), t.size.perVersion, plural(t.size.perVersion),
 			orNone(durations(t.ours)), orNone(durations(t.theirs)), t.creates, secs(t.setup), secs(t.lastCreate))
 		if t.bootErr != nil {
-			b.note("7", "%d kind%s: apiserver-boot failed:\n```\n%s\n```", n, plural(n), head(strings.TrimSpace(t.bootErr.Error()), 16))
+			b.note("7", "%d kind%s: apiserver-boot failed:\n```\n%s\n```", n, plural(n), proc.Head(strings.TrimSpace(t.bootErr.Error()), 16))
 		}
 		if t.kubeErr != nil {
-			b.note("7", "%d kind%s: kube_codegen.sh failed:\n```\n%s\n```", n, plural(n), head(strings.TrimSpace(t.kubeErr.Error()), 16))
+			b.note("7", "%d kind%s: kube_codegen.sh failed:\n```\n%s\n```", n, plural(n), proc.Head(strings.TrimSpace(t.kubeErr.Error()), 16))
 		}
 		if t.buildOK[0] != nil {
-			b.note("7", "%d kind%s: the apiserver-boot project does not build:\n```\n%s\n```", n, plural(n), head(t.buildOK[0].Error(), 12))
+			b.note("7", "%d kind%s: the apiserver-boot project does not build:\n```\n%s\n```", n, plural(n), proc.Head(t.buildOK[0].Error(), 12))
 		}
 		if t.buildOK[1] != nil {
-			b.note("7", "%d kind%s: the kube_codegen.sh tree does not build:\n```\n%s\n```", n, plural(n), head(t.buildOK[1].Error(), 12))
+			b.note("7", "%d kind%s: the kube_codegen.sh tree does not build:\n```\n%s\n```", n, plural(n), proc.Head(t.buildOK[1].Error(), 12))
 		}
 	}
 	b.note("7", "kube_codegen.sh's generators were installed once per bench run before any timed run (%s, %d of 9 already there; excluded)", secs(kc.install), kc.present)

@@ -37,6 +37,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/bench/internal/proc"
 	"golang.org/x/mod/modfile"
 )
 
@@ -70,7 +71,7 @@ type bench struct {
 	kcg        *kubeCodegen    // kube_codegen.sh, installed once for items 1 and 7
 	serve      *servingProject // built once, shared by items 4 and 5
 	etcdURL    string          // the etcd of items 4 and 6, started once
-	etcdSrv    *server
+	etcdSrv    *proc.Server
 }
 
 func (b *bench) add(r row) {
@@ -131,7 +132,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		code = 1
 	}
-	stopServers()
+	proc.StopServers()
 	os.Exit(code)
 }
 
@@ -168,13 +169,13 @@ func run(ctx context.Context, only string, runs int, out string, keep, profile b
 	} else {
 		defer os.RemoveAll(b.tmp)
 	}
-	defer stopServers() // before the folder goes
+	defer proc.StopServers() // before the folder goes
 
 	started := time.Now()
 	machine := describeMachine()
 	b.logf("machine: %s", machine.oneLine())
 	b.cli = filepath.Join(b.tmp, "apiserver-boot")
-	if _, err := command(ctx, repo, nil, "go", "build", "-o", b.cli, "./cmd/apiserver-boot"); err != nil {
+	if _, err := proc.Command(ctx, repo, nil, "go", "build", "-o", b.cli, "./cmd/apiserver-boot"); err != nil {
 		return err
 	}
 	want := map[string]bool{}
@@ -187,9 +188,9 @@ func run(ctx context.Context, only string, runs int, out string, keep, profile b
 			continue
 		}
 		b.logf("item %s: %s", it.id, it.name)
-		loadBefore := loadavg()
+		loadBefore := proc.LoadAvg()
 		err := it.run(b)
-		b.note(it.id, "load average (1, 5, 15 min) before this item: %s, after: %s", loadBefore, loadavg())
+		b.note(it.id, "load average (1, 5, 15 min) before this item: %s, after: %s", loadBefore, proc.LoadAvg())
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -199,7 +200,7 @@ func run(ctx context.Context, only string, runs int, out string, keep, profile b
 		}
 		ran = append(ran, it.id)
 	}
-	machine.loadAfter = loadavg()
+	machine.loadAfter = proc.LoadAvg()
 	table := b.table()
 	fmt.Println()
 	fmt.Println(table)
@@ -246,8 +247,8 @@ type machineInfo struct {
 }
 
 func describeMachine() machineInfo {
-	m := machineInfo{date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), loadBefore: loadavg()}
-	if out, err := command(context.Background(), ".", nil, "nproc"); err == nil {
+	m := machineInfo{date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), loadBefore: proc.LoadAvg()}
+	if out, err := proc.Command(context.Background(), ".", nil, "nproc"); err == nil {
 		m.cpus = strings.TrimSpace(out)
 	}
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
@@ -266,10 +267,10 @@ func describeMachine() machineInfo {
 			}
 		}
 	}
-	if out, err := command(context.Background(), ".", nil, "go", "version"); err == nil {
+	if out, err := proc.Command(context.Background(), ".", nil, "go", "version"); err == nil {
 		m.goVersion = strings.TrimPrefix(strings.TrimSpace(out), "go version ")
 	}
-	if out, err := command(context.Background(), ".", nil, "uname", "-r"); err == nil {
+	if out, err := proc.Command(context.Background(), ".", nil, "uname", "-r"); err == nil {
 		m.kernel = strings.TrimSpace(out)
 	}
 	return m
@@ -277,19 +278,6 @@ func describeMachine() machineInfo {
 
 func (m machineInfo) oneLine() string {
 	return fmt.Sprintf("%s CPUs (nproc), %s, %s RAM, %s, load average %s", m.cpus, m.cpu, m.ram, m.goVersion, m.loadBefore)
-}
-
-// loadavg is the 1, 5 and 15 minute load average.
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 // document is docs/benchmarks.md.

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/apiserver-boot/apiserver-boot/bench/internal/proc"
 )
 
 var (
@@ -23,24 +25,24 @@ func (b *bench) runLocal() error {
 	var totals []time.Duration
 	var details []string
 	for i := 0; i < b.runs; i++ {
-		port, err := freePort()
+		port, err := proc.FreePort()
 		if err != nil {
 			return err
 		}
-		cmPort, err := freePort()
+		cmPort, err := proc.FreePort()
 		if err != nil {
 			return err
 		}
 		b.logf("run %d/%d: run local", i+1, b.runs)
 		start := time.Now()
-		s, err := startServer(p.dir, b.tmp, fmt.Sprintf("run-local-%d", i), b.cli, nil, "run", "local",
+		s, err := proc.StartServer(p.dir, b.tmp, fmt.Sprintf("run-local-%d", i), b.cli, nil, "run", "local",
 			"--secure-port", fmt.Sprint(port), "--controller-manager-address", fmt.Sprintf("127.0.0.1:%d", cmPort))
 		if err != nil {
 			return err
 		}
 		var log string
 		err = waitFor(b.ctx, s, 5*time.Minute, func() bool {
-			out, _ := os.ReadFile(s.log)
+			out, _ := os.ReadFile(s.Log)
 			log = string(out)
 			return strings.Contains(log, "\nReady.") || strings.HasPrefix(log, "Ready.")
 		})
@@ -50,7 +52,7 @@ func (b *bench) runLocal() error {
 				err = fmt.Errorf("run local said Ready but wrote no kubeconfig: %w", statErr)
 			}
 		}
-		s.stop(20 * time.Second)
+		s.Stop(20 * time.Second)
 		if err != nil {
 			return err
 		}

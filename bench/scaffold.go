@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/apiserver-boot/apiserver-boot/bench/internal/proc"
 )
 
 // scaffold is item 3: init repo + create group version resource with a warm
@@ -19,11 +21,11 @@ func (b *bench) scaffold() error {
 			return err
 		}
 		b.logf("run %d/%d: init repo + create group version resource", i+1, b.runs)
-		di, _, err := timedCommand(b.ctx, dir, env, b.cli, "init", "repo", "--domain", "example.com", "--module", "example.com/x")
+		di, _, err := proc.TimedCommand(b.ctx, dir, env, b.cli, "init", "repo", "--domain", "example.com", "--module", "example.com/x")
 		if err != nil {
 			return err
 		}
-		dc, _, err := timedCommand(b.ctx, dir, env, b.cli, "create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "CronTab")
+		dc, _, err := proc.TimedCommand(b.ctx, dir, env, b.cli, "create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "CronTab")
 		if err != nil {
 			return err
 		}

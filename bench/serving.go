@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/bench/internal/proc"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -50,12 +51,12 @@ func (b *bench) servingProject() (*servingProject, error) {
 		{"init", "repo", "--domain", "example.com", "--module", "example.com/serve"},
 		{"create", "group", "version", "resource", "--group", "bench", "--version", "v1", "--kind", "Widget"},
 	} {
-		if _, err := command(b.ctx, p.dir, nil, b.cli, args...); err != nil {
+		if _, err := proc.Command(b.ctx, p.dir, nil, b.cli, args...); err != nil {
 			return nil, err
 		}
 	}
 	// The build run local does, so that item 5 finds a warm build cache.
-	d, _, err := timedCommand(b.ctx, p.dir, nil, "go", "build", "-o", "bin/", "./cmd/apiserver", "./cmd/controller-manager")
+	d, _, err := proc.TimedCommand(b.ctx, p.dir, nil, "go", "build", "-o", "bin/", "./cmd/apiserver", "./cmd/controller-manager")
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +65,7 @@ func (b *bench) servingProject() (*servingProject, error) {
 	if err := writeTypedLoad(p.dir, "example.com/serve"); err != nil {
 		return nil, err
 	}
-	if _, err := command(b.ctx, p.dir, nil, "go", "build", "-o", "bin/", "./cmd/benchload"); err != nil {
+	if _, err := proc.Command(b.ctx, p.dir, nil, "go", "build", "-o", "bin/", "./cmd/benchload"); err != nil {
 		return nil, err
 	}
 	b.serve = p
@@ -72,28 +73,28 @@ func (b *bench) servingProject() (*servingProject, error) {
 }
 
 // etcd starts .cache/bin/etcd (built from the module proxy when missing, as the e2e tests do).
-func (b *bench) etcd() (string, *server, error) {
+func (b *bench) etcd() (string, *proc.Server, error) {
 	if b.etcdSrv != nil {
 		return b.etcdURL, b.etcdSrv, nil // one data directory, one etcd
 	}
 	bin := filepath.Join(b.repo, ".cache", "bin", "etcd")
 	if _, err := os.Stat(bin); err != nil {
 		b.logf("building etcd into .cache/bin/etcd (go build go.etcd.io/etcd/server/v3)")
-		if _, err := command(b.ctx, b.repo, nil, "go", "build", "-o", bin, "go.etcd.io/etcd/server/v3"); err != nil {
+		if _, err := proc.Command(b.ctx, b.repo, nil, "go", "build", "-o", bin, "go.etcd.io/etcd/server/v3"); err != nil {
 			return "", nil, err
 		}
 	}
-	client, err := freePort()
+	client, err := proc.FreePort()
 	if err != nil {
 		return "", nil, err
 	}
-	peer, err := freePort()
+	peer, err := proc.FreePort()
 	if err != nil {
 		return "", nil, err
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d", client)
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peer)
-	s, err := startServer(b.tmp, b.tmp, "etcd", bin, nil, "--name", "bench", "--data-dir", filepath.Join(b.tmp, "etcd-data"),
+	s, err := proc.StartServer(b.tmp, b.tmp, "etcd", bin, nil, "--name", "bench", "--data-dir", filepath.Join(b.tmp, "etcd-data"),
 		"--listen-client-urls", url, "--advertise-client-urls", url,
 		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL, "--initial-cluster", "bench="+peerURL)
 	if err != nil {
@@ -115,17 +116,17 @@ func (b *bench) etcd() (string, *server, error) {
 }
 
 // waitFor polls ok until it holds, the server exits or timeout passes.
-func waitFor(ctx context.Context, s *server, timeout time.Duration, ok func() bool) error {
+func waitFor(ctx context.Context, s *proc.Server, timeout time.Duration, ok func() bool) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		if ok() {
 			return nil
 		}
-		if s.exited() {
-			return fmt.Errorf("%s exited: %v\n%s", s.name, s.err, s.logTail())
+		if s.Exited() {
+			return fmt.Errorf("%s exited: %v\n%s", s.Name, s.Err(), s.LogTail())
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready after %s\n%s", s.name, timeout, s.logTail())
+			return fmt.Errorf("%s not ready after %s\n%s", s.Name, timeout, s.LogTail())
 		}
 		select {
 		case <-ctx.Done():
@@ -138,8 +139,8 @@ func waitFor(ctx context.Context, s *server, timeout time.Duration, ok func() bo
 // target is one server under load.
 type target struct {
 	name       string
-	srv        *server   // the server answering (its exit fails the waits)
-	cpu        []*server // whose CPU time a request costs (default srv)
+	srv        *proc.Server   // the server answering (its exit fails the waits)
+	cpu        []*proc.Server // whose CPU time a request costs (default srv)
 	cfg        *rest.Config
 	client     *dynamic.DynamicClient
 	http       *http.Client
@@ -148,7 +149,7 @@ type target struct {
 	direct     *target                     // the server itself when t reaches it through another (for /debug/pprof)
 }
 
-func newTarget(name string, srv *server, cfg *rest.Config, gvr schema.GroupVersionResource, dir string) (*target, error) {
+func newTarget(name string, srv *proc.Server, cfg *rest.Config, gvr schema.GroupVersionResource, dir string) (*target, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
 	cfg.Timeout = time.Minute
@@ -165,14 +166,14 @@ func newTarget(name string, srv *server, cfg *rest.Config, gvr schema.GroupVersi
 	if err := writeKubeconfig(kubeconfig, cfg); err != nil {
 		return nil, err
 	}
-	return &target{name: name, srv: srv, cpu: []*server{srv}, cfg: cfg, client: client, http: hc, gvr: gvr, kubeconfig: kubeconfig}, nil
+	return &target{name: name, srv: srv, cpu: []*proc.Server{srv}, cfg: cfg, client: client, http: hc, gvr: gvr, kubeconfig: kubeconfig}, nil
 }
 
 // cpuTimes is the CPU time each of t's servers has used.
 func (t *target) cpuTimes() []time.Duration {
 	var ds []time.Duration
 	for _, s := range t.cpu {
-		ds = append(ds, cpuTime(s.pid()))
+		ds = append(ds, proc.CPUTime(s.Pid()))
 	}
 	return ds
 }
@@ -191,12 +192,12 @@ func (t *target) ready(ctx context.Context, timeout time.Duration) error {
 
 // generatedServer starts the serving project's apiserver standalone on etcd.
 func (b *bench) generatedServer(p *servingProject, etcdURL string) (*target, error) {
-	port, err := freePort()
+	port, err := proc.FreePort()
 	if err != nil {
 		return nil, err
 	}
 	kubeconfig := filepath.Join(b.tmp, filepath.Base(p.dir)+".kubeconfig") // one per project: a server refuses another's
-	s, err := startServer(p.dir, b.tmp, filepath.Base(p.dir)+"-apiserver", filepath.Join(p.dir, "bin", "apiserver"), nil,
+	s, err := proc.StartServer(p.dir, b.tmp, filepath.Base(p.dir)+"-apiserver", filepath.Join(p.dir, "bin", "apiserver"), nil,
 		"--etcd-servers", etcdURL, "--etcd-prefix", "/apiserver-boot", "--secure-port", fmt.Sprint(port), "--write-kubeconfig", kubeconfig)
 	if err != nil {
 		return nil, err
@@ -511,24 +512,6 @@ func profileAreas(top string) string {
 	return strings.Join(out, "\n")
 }
 
-// cpuTime is the user and system CPU time pid has used.
-func cpuTime(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndex(s, ")")+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	var utime, stime int64
-	fmt.Sscan(f[11], &utime)
-	fmt.Sscan(f[12], &stime)
-	// USER_HZ is 100 on Linux.
-	return time.Duration(utime+stime) * 10 * time.Millisecond
-}
-
 // serving is item 4: two pairings on one etcd. (a) aggregated: the
 // generated apiserver in delegated mode behind kube-apiserver, as clusters
 // run it, against a CRD on that kube-apiserver; (b) standalone: the
@@ -549,7 +532,7 @@ func (b *bench) serving() error {
 		haveKAS = false
 		b.note("4", "SKIPPED every kube-apiserver reference and the aggregated pairing: %s is not built. Build it with `make test-tools` (kube-apiserver from k8s.io/kubernetes, into .cache/bin), then rerun `make bench`. The generated apiserver is measured alone.", b.kas)
 	} else {
-		out, _ := command(b.ctx, b.tmp, nil, b.kas, "--version")
+		out, _ := proc.Command(b.ctx, b.tmp, nil, b.kas, "--version")
 		b.logf("reference: %s", strings.TrimSpace(out))
 		b.note("4", "reference: %s, on the same etcd as the generated apiserver (other prefixes), serving the Widget CRD in group %s (kube-apiserver cannot serve a CRD and an APIService of one group and version)", strings.TrimSpace(out), crdGroup)
 		if err := b.aggregatedPairing(p, etcdURL); err != nil {
@@ -814,7 +797,7 @@ func (b *bench) aggregatedPairing(p *servingProject, etcdURL string) error {
 	if err != nil {
 		return err
 	}
-	defer kas.srv.stop(15 * time.Second)
+	defer kas.srv.Stop(15 * time.Second)
 	if err := kas.installCRD(b.ctx, benchNamespaces()); err != nil {
 		return err
 	}
@@ -822,7 +805,7 @@ func (b *bench) aggregatedPairing(p *servingProject, etcdURL string) error {
 	if err != nil {
 		return err
 	}
-	defer ours.srv.stop(15 * time.Second)
+	defer ours.srv.Stop(15 * time.Second)
 	pr := pairing{label: "aggregated", ours: ours, ref: kas.target, createTarget: 1.5}
 	cpu, err := b.createLevels(pr, nil)
 	if err != nil {
@@ -843,19 +826,19 @@ func (b *bench) aggregatedPairing(p *servingProject, etcdURL string) error {
 }
 
 // standalonePairing is item 4 (b), then the ceiling, growth and profiles.
-func (b *bench) standalonePairing(p *servingProject, etcdURL string, etcd *server, haveKAS bool) error {
+func (b *bench) standalonePairing(p *servingProject, etcdURL string, etcd *proc.Server, haveKAS bool) error {
 	ours, err := b.generatedServer(p, etcdURL)
 	if err != nil {
 		return err
 	}
-	defer ours.srv.stop(15 * time.Second)
+	defer ours.srv.Stop(15 * time.Second)
 	pr := pairing{label: "standalone", ours: ours, createTarget: 2}
 	if haveKAS {
 		kas, err := b.kubeAPIServer(b.kas, etcdURL, "/kube-apiserver", kasComparable)
 		if err != nil {
 			return err
 		}
-		defer kas.srv.stop(15 * time.Second)
+		defer kas.srv.Stop(15 * time.Second)
 		if err := kas.installCRD(b.ctx, benchNamespaces()); err != nil {
 			return err
 		}
@@ -865,7 +848,7 @@ func (b *bench) standalonePairing(p *servingProject, etcdURL string, etcd *serve
 	targets := pr.targets()
 	idle := map[*target]float64{}
 	for _, t := range targets {
-		idle[t], _ = rssMB(t.srv.pid())
+		idle[t], _ = proc.RSSMB(t.srv.Pid())
 	}
 	// Growth: the first point is at 1,000 stored objects.
 	points := []growthPoint{{stored: 1000, size: "1k"}, {stored: 10000, size: "10k"}, {stored: 100000, size: "100k"}}
@@ -875,9 +858,9 @@ func (b *bench) standalonePairing(p *servingProject, etcdURL string, etcd *serve
 
 	var ceilings []row
 	etcdCPU := time.Duration(0)
-	e0 := cpuTime(etcd.pid())
+	e0 := proc.CPUTime(etcd.Pid())
 	cpu, err := b.createLevels(pr, func(c int, rate float64) error {
-		etcdCPU += cpuTime(etcd.pid()) - e0
+		etcdCPU += proc.CPUTime(etcd.Pid()) - e0
 		// The ceiling: etcd's own create transactions, same value size, same
 		// concurrency, same etcd, right after.
 		size, err := storedSize(b.ctx, etcdURL, "/apiserver-boot/")
@@ -891,7 +874,7 @@ func (b *bench) standalonePairing(p *servingProject, etcdURL string, etcd *serve
 		rawRate := float64(perLevel) / raw.Seconds()
 		ceilings = append(ceilings, row{Item: "4", Measure: fmt.Sprintf("standalone: creates/s as a share of etcd's, C=%d", c), Value: fmt.Sprintf("%.0f/s", rate),
 			Ref: fmt.Sprintf("%.0f/s (etcd txn, %d B)", rawRate, size), Ratio: fmt.Sprintf("%.2fx", rate/rawRate), Target: "≥0.6x etcd", Met: yesNo(rate >= 0.6*rawRate)})
-		e0 = cpuTime(etcd.pid())
+		e0 = proc.CPUTime(etcd.Pid())
 		return nil
 	})
 	if err != nil {
@@ -918,7 +901,7 @@ func (b *bench) standalonePairing(p *servingProject, etcdURL string, etcd *serve
 		}
 		rss[points[i].stored] = map[*target]float64{}
 		for _, t := range targets {
-			if rss[points[i].stored][t], err = rssMB(t.srv.pid()); err != nil {
+			if rss[points[i].stored][t], err = proc.RSSMB(t.srv.Pid()); err != nil {
 				return err
 			}
 		}
