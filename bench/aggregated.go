@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -47,8 +48,9 @@ const (
 
 // kubeAPI is a running kube-apiserver.
 type kubeAPI struct {
-	*target         // the Widget CRD on it
-	dir, ca  string // its folder; the CA signing serving certificates of aggregated servers (cluster mode)
+	*target          // the Widget CRD on it, reached as the load's user (see kubeAPIServer)
+	admin    *target // the same as its administrator (system:masters): setup, registration, profiles
+	dir, ca  string  // its folder; the CA signing serving certificates of aggregated servers (cluster mode)
 	caCert   *x509.Certificate
 	caSigner crypto.Signer
 	flags    []string // what it runs with (beyond etcd, ports and files)
@@ -89,8 +91,13 @@ func (b *bench) kubeAPIServer(bin, etcdURL, prefix string, mode kasMode) (*kubeA
 		return nil, err
 	}
 	token := hex.EncodeToString(tokenBytes)
+	userBytes := make([]byte, 16)
+	if _, err := rand.Read(userBytes); err != nil {
+		return nil, err
+	}
+	userToken := hex.EncodeToString(userBytes)
 	tokens := filepath.Join(dir, "tokens.csv")
-	if err := os.WriteFile(tokens, []byte(token+",admin,admin-uid,system:masters\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokens, []byte(token+",admin,admin-uid,system:masters\n"+userToken+",bench-user,bench-user-uid,bench-users\n"), 0o600); err != nil {
 		return nil, err
 	}
 	key, err := keyutil.MakeEllipticPrivateKeyPEM()
@@ -146,15 +153,56 @@ func (b *bench) kubeAPIServer(bin, etcdURL, prefix string, mode kasMode) (*kubeA
 	if err != nil {
 		return nil, err
 	}
+	// Stopped again unless it serves.
+	defer func() {
+		if err != nil {
+			s.Stop(15 * time.Second)
+		}
+	}()
 	cfg := &rest.Config{Host: fmt.Sprintf("https://127.0.0.1:%d", port), BearerToken: token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
 	what := "CRD on kube-apiserver"
 	if mode == kasComparable {
 		what = "CRD on kube-apiserver (comparable settings)"
 	}
-	if k.target, err = newTarget(what, s, cfg, crdWidgets, dir); err != nil {
+	if k.admin, err = newTarget(what+", admin", s, cfg, crdWidgets, dir); err != nil {
 		return nil, err
 	}
-	return k, k.ready(b.ctx, 3*time.Minute)
+	if err = k.admin.ready(b.ctx, 3*time.Minute); err != nil {
+		return nil, err
+	}
+	// The load's user: with cluster settings an ordinary user whose
+	// requests RBAC authorizes (the generated apiserver asks by
+	// SubjectAccessReview) and priority and fairness classifies; with the
+	// comparable settings the administrator, as the standalone generated
+	// apiserver's only token is (both exempt from the max-in-flight limits).
+	load := cfg
+	if mode == kasCluster {
+		if err = k.admin.grantWidgets(b.ctx, "bench-users"); err != nil {
+			return nil, err
+		}
+		load = rest.CopyConfig(cfg)
+		load.BearerToken = userToken
+	}
+	k.target, err = newTarget(what, s, load, crdWidgets, dir)
+	return k, err
+}
+
+// grantWidgets lets group do anything with Widgets of both groups (RBAC).
+func (t *target) grantWidgets(ctx context.Context, group string) error {
+	for _, obj := range []map[string]any{
+		{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": map[string]any{"name": "bench-widgets"},
+			"rules": []any{map[string]any{"apiGroups": []any{crdGroup, widgets.Group}, "resources": []any{"widgets"}, "verbs": []any{"*"}}}},
+		{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": map[string]any{"name": "bench-widgets"},
+			"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "bench-widgets"},
+			"subjects": []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group}}},
+	} {
+		u := &unstructured.Unstructured{Object: obj}
+		gvr := schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: strings.ToLower(u.GetKind()) + "s"}
+		if _, err := t.client.Resource(gvr).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("RBAC for the load's user: %s: %w", u.GetKind(), err)
+		}
+	}
+	return nil
 }
 
 // delegatedServer starts the serving project's apiserver in delegated mode
@@ -175,7 +223,7 @@ func (b *bench) delegatedServer(p *servingProject, etcdURL string, k *kubeAPI) (
 	// Its identity: the admin of the bench's kube-apiserver (a cluster gives
 	// it a ServiceAccount with the RBAC that build config writes).
 	kubeconfig := filepath.Join(dir, "kube-apiserver.kubeconfig")
-	if err := writeKubeconfig(kubeconfig, k.cfg); err != nil {
+	if err := writeKubeconfig(kubeconfig, k.admin.cfg); err != nil {
 		return nil, err
 	}
 	port, err := proc.FreePort()
@@ -218,7 +266,7 @@ func (b *bench) delegatedServer(p *servingProject, etcdURL string, k *kubeAPI) (
 		u := &unstructured.Unstructured{Object: obj}
 		gv, _ := schema.ParseGroupVersion(u.GetAPIVersion())
 		resource := strings.ToLower(u.GetKind()) + "s"
-		r := k.client.Resource(gv.WithResource(resource))
+		r := k.admin.client.Resource(gv.WithResource(resource))
 		var err error
 		if u.GetNamespace() != "" {
 			_, err = r.Namespace(u.GetNamespace()).Create(b.ctx, u, metav1.CreateOptions{})
@@ -235,7 +283,7 @@ func (b *bench) delegatedServer(p *servingProject, etcdURL string, k *kubeAPI) (
 	}
 	t.cpu = []*proc.Server{s, k.srv} // the proxying is part of the cost
 	// Its /debug/pprof, straight (kube-apiserver proxies only API groups).
-	directCfg := rest.CopyConfig(k.cfg)
+	directCfg := rest.CopyConfig(k.admin.cfg)
 	directCfg.Host = fmt.Sprintf("https://127.0.0.1:%d", port)
 	if t.direct, err = newTarget("apiserver-boot, delegated", s, directCfg, widgets, dir); err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -10,22 +11,32 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// storedSize is the size of one object the generated apiserver stored
-// under prefix (its etcd value, encoding included).
+// storedSize is the size of one Widget (a key under prefix naming the
+// widgets resource) the generated apiserver stored: its etcd value,
+// encoding included.
 func storedSize(ctx context.Context, etcdURL, prefix string) (int, error) {
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{etcdURL}, DialTimeout: 5 * time.Second})
 	if err != nil {
 		return 0, err
 	}
 	defer cli.Close()
-	resp, err := cli.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithLimit(1))
+	resp, err := cli.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil {
 		return 0, err
 	}
-	if len(resp.Kvs) == 0 {
-		return 0, fmt.Errorf("nothing stored under %s", prefix)
+	for _, kv := range resp.Kvs {
+		if !strings.Contains(string(kv.Key), "/widgets/") {
+			continue
+		}
+		v, err := cli.Get(ctx, string(kv.Key))
+		if err != nil {
+			return 0, err
+		}
+		if len(v.Kvs) == 1 {
+			return len(v.Kvs[0].Value), nil
+		}
 	}
-	return len(resp.Kvs[0].Value), nil
+	return 0, fmt.Errorf("no Widget stored under %s", prefix)
 }
 
 // rawCreates writes n values of size bytes with c concurrent writers, as

@@ -402,8 +402,9 @@ const methodText = `## How each figure is measured
 8. **The edit loop.** A string field (a new name each time) is added to the spec of a one-kind project's types
    file (` + "`pkg/apis/edit/v1/widget_types.go`" + `, scaffolded by ` + "`init repo`" + ` and ` + "`create group version resource`" + `;
    built once by an untimed first ` + "`run local`" + `); the time runs from that write until
-   ` + "`kubectl explain widgets.spec.<field> --api-version edit.example.com/v1`" + ` succeeds (polled; every kubectl call
-   gets a fresh ` + "`--cache-dir`" + `, so discovery and OpenAPI are fetched anew, on both sides). apiserver-boot, two
+   ` + "`kubectl explain widgets.spec.<field> --api-version edit.example.com/v1`" + ` succeeds (polled once the tools say they are done: run local's "Ready." or "Reloaded in" line, kubectl
+   apply's return, so that polling does not take CPU from the build; every kubectl call gets a fresh
+   ` + "`--cache-dir`" + `, so discovery and OpenAPI are fetched anew, on both sides). apiserver-boot, two
    ways, both with ` + "`--controller-manager=false`" + ` and the embedded etcd: (a) ` + "`run local`" + ` is stopped (SIGTERM to
    its process group) and started again, which generates, builds and starts the apiserver; (b) one
    ` + "`run local --watch`" + `, which notices the write, waits 200 ms for more, regenerates and rebuilds while the old
@@ -411,8 +412,8 @@ const methodText = `## How each figure is measured
    module (` + "`api/v1`" + ` with ` + "`+groupName`" + `, ` + "`+kubebuilder:object:root=true`" + `, ` + "`+kubebuilder:subresource:status`" + `,
    the same spec and status) gets the same edit, then
    ` + "`controller-gen crd paths=./api/... output:crd:dir=config/crd`" + ` (controller-gen at the version go.mod pins,
-   installed once into .cache/bin, not timed) and ` + "`kubectl apply -f`" + ` of the CRD file to kube-apiserver (started
-   once on item 4's etcd, the CRD applied once before timing). Each apiserver-boot run alternates with a CRD loop
+   installed once into .cache/bin, not timed) and ` + "`kubectl apply -f`" + ` of the CRD file to kube-apiserver (cluster
+   settings as in item 4, started once on item 4's etcd, the CRD applied once before timing). Each apiserver-boot run alternates with a CRD loop
    run; each row's reference is the median of the CRD runs that alternated with it. The notes break each run down
    from run local's own output lines.
 `

@@ -12,8 +12,8 @@ import (
 )
 
 var (
-	builtIn     = regexp.MustCompile(`Built in ([0-9.]+m?s)`)
-	serverReady = regexp.MustCompile(`apiserver ready in ([0-9.]+m?s)`)
+	builtIn     = regexp.MustCompile(`Built in ` + goDuration)
+	serverReady = regexp.MustCompile(`apiserver ready in ` + goDuration)
 )
 
 // runLocal is item 5: `apiserver-boot run local` to ready with a warm build cache.

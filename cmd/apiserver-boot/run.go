@@ -183,11 +183,16 @@ type localServers struct {
 	exited chan *child
 }
 
-// start starts the apiserver, waits until it is ready, then starts the
-// controller-manager. It returns how long the apiserver took to be ready.
+// start starts the apiserver of bin/, waits until it is ready, then starts
+// the controller-manager. It returns how long the apiserver took to be ready.
 func (s *localServers) start(ctx context.Context) (time.Duration, error) {
+	return s.startFrom(ctx, filepath.Join(s.root, "bin"))
+}
+
+// startFrom is start with the binaries of bin.
+func (s *localServers) startFrom(ctx context.Context, bin string) (time.Duration, error) {
 	started := time.Now()
-	apiserver, err := startChild(s.root, "apiserver", filepath.Join(s.root, "bin", "apiserver"), s.args, s.logs)
+	apiserver, err := startChild(s.root, "apiserver", filepath.Join(bin, "apiserver"), s.args, s.logs)
 	if err != nil {
 		return 0, err
 	}
@@ -202,7 +207,7 @@ func (s *localServers) start(ctx context.Context) (time.Duration, error) {
 		// The standalone apiserver serves no built-in kinds: the informers of
 		// their controllers never sync, and must not stop the others.
 		cmArgs := []string{"--kubeconfig", s.kubeconfig, "--leader-elect=false", "--bind-address", s.o.controllerManagerAddress, "--cache-sync-timeout=0"}
-		cm, err := startChild(s.root, "controller-manager", filepath.Join(s.root, "bin", "controller-manager"), cmArgs, s.logs)
+		cm, err := startChild(s.root, "controller-manager", filepath.Join(bin, "controller-manager"), cmArgs, s.logs)
 		if err != nil {
 			return 0, err
 		}
@@ -224,6 +229,11 @@ func (s *localServers) stop() {
 
 // buildBinaries builds bin/apiserver and, when it runs, bin/controller-manager, in one go build.
 func buildBinaries(ctx context.Context, root string, controllerManager bool, out, errOut io.Writer) (time.Duration, error) {
+	return buildBinariesInto(ctx, root, "bin", controllerManager, out, errOut)
+}
+
+// buildBinariesInto is buildBinaries writing into dir (relative to root).
+func buildBinariesInto(ctx context.Context, root, dir string, controllerManager bool, out, errOut io.Writer) (time.Duration, error) {
 	start := time.Now()
 	pkgs := []string{"./cmd/apiserver"}
 	if controllerManager {
@@ -232,7 +242,7 @@ func buildBinaries(ctx context.Context, root string, controllerManager bool, out
 	} else {
 		fmt.Fprintln(out, "Building bin/apiserver...")
 	}
-	build := exec.Command("go", append([]string{"build", "-o", "bin/"}, pkgs...)...)
+	build := exec.Command("go", append([]string{"build", "-o", dir + "/"}, pkgs...)...)
 	build.Dir, build.Stdout, build.Stderr = root, out, errOut
 	if err := runProcess(ctx, "go build", build); err != nil {
 		return 0, fmt.Errorf("building the project: %w", err)

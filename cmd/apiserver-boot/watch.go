@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -71,8 +72,18 @@ func (o *runLocalOptions) watchAndReload(ctx context.Context, s *localServers, e
 			}
 			fire = timer.C
 		case err, ok := <-w.Errors:
-			if ok {
-				fmt.Fprintf(errOut, "warning: watching pkg/apis: %v\n", err)
+			if !ok {
+				continue
+			}
+			fmt.Fprintf(errOut, "warning: watching pkg/apis: %v\n", err)
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				// Events were lost: compare every source with the last build.
+				if timer == nil {
+					timer = time.NewTimer(debounce)
+				} else {
+					timer.Reset(debounce)
+				}
+				fire = timer.C
 			}
 		case <-fire:
 			fire = nil
@@ -113,15 +124,18 @@ func (o *runLocalOptions) reload(ctx context.Context, s *localServers, now map[s
 			}
 		}
 		if err != nil {
-			fmt.Fprintf(out, "Reload failed: generate: %v\nThe running apiserver keeps serving the previous build; save a fix to retry.\n", err)
+			fmt.Fprintf(out, "Reload failed: generate: %v\n%s\n", err, s.stillServing())
 			return now
 		}
 		fmt.Fprintf(out, "Generated in %s.\n", genTime.Round(time.Millisecond))
 	}
-	buildTime, err := buildBinaries(ctx, s.root, o.controllerManager, out, errOut)
+	// The new binaries go to bin/.next: bin/ keeps the build that serves
+	// until the new one has started.
+	next := filepath.Join(s.root, "bin", ".next")
+	buildTime, err := buildBinariesInto(ctx, s.root, filepath.Join("bin", ".next"), o.controllerManager, out, errOut)
 	if err != nil {
 		if ctx.Err() == nil {
-			fmt.Fprintf(out, "Reload failed: %v\nThe running apiserver keeps serving the previous build; save a fix to retry.\n", err)
+			fmt.Fprintf(out, "Reload failed: %v\n%s\n", err, s.stillServing())
 		}
 		return now
 	}
@@ -130,17 +144,45 @@ func (o *runLocalOptions) reload(ctx context.Context, s *localServers, now map[s
 	}
 	fmt.Fprintln(out, "Restarting the apiserver and controller-manager...")
 	s.stop()
-	ready, err := s.start(ctx)
+	ready, err := s.startFrom(ctx, next)
 	if err != nil {
-		if ctx.Err() == nil {
-			s.stop()
-			fmt.Fprintf(out, "Reload failed: the new build did not start: %v\nSave a fix to retry.\n", err)
+		if ctx.Err() != nil {
+			return now
 		}
+		s.stop()
+		fmt.Fprintf(out, "Reload failed: the new build did not start: %v\n", err)
+		// The build of before serves again.
+		if _, err := s.start(ctx); err != nil {
+			s.stop()
+			if ctx.Err() == nil {
+				fmt.Fprintf(out, "The previous build did not start again either: %v\nNothing is running; save a fix to retry.\n", err)
+			}
+			return now
+		}
+		fmt.Fprintln(out, "The previous build serves again; save a fix to retry.")
 		return now
+	}
+	// The new build is the one that serves: it replaces bin/'s (the running
+	// processes keep their files).
+	for _, name := range []string{"apiserver", "controller-manager"} {
+		if _, err := os.Stat(filepath.Join(next, name)); err != nil {
+			continue
+		}
+		if err := os.Rename(filepath.Join(next, name), filepath.Join(s.root, "bin", name)); err != nil {
+			fmt.Fprintf(errOut, "warning: %v\n", err)
+		}
 	}
 	fmt.Fprintf(out, "Reloaded in %s (generate %s, build %s, apiserver ready in %s).\n", time.Since(start).Round(time.Millisecond),
 		genTime.Round(time.Millisecond), buildTime.Round(time.Millisecond), ready.Round(time.Millisecond))
 	return now
+}
+
+// stillServing says what serves after a failed reload.
+func (s *localServers) stillServing() string {
+	if len(s.children) == 0 {
+		return "Nothing is running (it exited); save a fix to retry."
+	}
+	return "The running apiserver keeps serving the previous build; save a fix to retry."
 }
 
 // watchTree watches dir and every folder under it.

@@ -83,6 +83,16 @@ func TestRunLocalWatch(t *testing.T) {
 			t.Log(line)
 		}
 	}
+	// The burst gave one reload, and the reload's own writes (generated
+	// code) none: nothing more comes after a debounce and a margin.
+	settle := func() {
+		time.Sleep(3 * time.Second)
+	}
+	count := func(what string) int { return strings.Count(p.out.String(), what) }
+	settle()
+	if c, r := count("Changed:"), count("Reloaded in"); c != 1 || r != 1 {
+		t.Fatalf("one burst of writes: %d changes seen and %d reloads, want 1 and 1:\n%s", c, r, p.out.String())
+	}
 
 	// The new field is served, in OpenAPI and in objects.
 	if out := mustK("", "explain", "widgets.spec.color"); !strings.Contains(out, "the widget's colour") {
@@ -110,8 +120,13 @@ func TestRunLocalWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.waitFor(t, "Reload failed", 10*time.Minute)
-	if out := p.out.String(); !strings.Contains(out, "widget_hooks.go") || !strings.Contains(out, "keeps serving the previous build") {
-		t.Errorf("the failure does not name the file or say the apiserver keeps serving:\n%s", out)
+	// What follows the "Changed: …widget_hooks.go" line: the compiler's
+	// error at file:line, and that the running apiserver keeps serving.
+	out := p.out.String()
+	failure := out[strings.LastIndex(out, "Changed:"):]
+	failure = failure[strings.Index(failure, "\n"):]
+	if !strings.Contains(failure, "widget_hooks.go:") || !strings.Contains(failure, "keeps serving the previous build") {
+		t.Errorf("the failure does not name the file and line or say the apiserver keeps serving:\n%s", failure)
 	}
 	if got := mustK("", "get", "widgets", "-o", "name"); got != "widget.toys.example.com/after\nwidget.toys.example.com/before\n" {
 		t.Errorf("after a failed reload: %q", got)
@@ -120,12 +135,25 @@ func TestRunLocalWatch(t *testing.T) {
 		t.Errorf("explain after a failed reload:\n%s", out)
 	}
 
-	// Fixed, it reloads again.
+	// A build that compiles but does not start: the build of before serves
+	// again, and bin/ keeps it.
+	if err := os.WriteFile(hooks, append(append([]byte{}, good...), "\nfunc init() { panic(\"does not start\") }\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor(t, "The previous build serves again", 10*time.Minute)
+	if got := mustK("", "get", "widget", "after", "-o", "jsonpath={.spec.color}"); got != "red" {
+		t.Errorf("after a build that did not start: color = %q", got)
+	}
+	if r := count("Reloaded in"); r != 1 {
+		t.Errorf("%d reloads after a build that did not start, want still 1", r)
+	}
+
+	// Fixed, it reloads again, once.
 	if err := os.WriteFile(hooks, good, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Minute)
-	for strings.Count(p.out.String(), "Reloaded in") < 2 {
+	for count("Reloaded in") < 2 {
 		if time.Now().After(deadline) {
 			t.Fatalf("no second reload after the fix:\n%s", p.out.String())
 		}
@@ -134,6 +162,10 @@ func TestRunLocalWatch(t *testing.T) {
 			t.Fatalf("run local --watch exited: %v\n%s", p.err, p.out.String())
 		case <-time.After(200 * time.Millisecond):
 		}
+	}
+	settle()
+	if r := count("Reloaded in"); r != 2 {
+		t.Errorf("%d reloads after the fix, want 2 in all:\n%s", r, p.out.String())
 	}
 	if got := mustK("", "get", "widget", "after", "-o", "jsonpath={.spec.color}"); got != "red" {
 		t.Errorf("after the second reload: color = %q", got)
