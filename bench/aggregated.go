@@ -79,7 +79,7 @@ func (b *bench) defaultAdmissionPlugins(bin string) ([]string, error) {
 }
 
 // kubeAPIServer starts kube-apiserver in mode on etcd under prefix.
-func (b *bench) kubeAPIServer(bin, etcdURL, prefix string, mode kasMode) (*kubeAPI, error) {
+func (b *bench) kubeAPIServer(bin, etcdURL, prefix string, mode kasMode) (_ *kubeAPI, err error) {
 	name := strings.TrimPrefix(prefix, "/") // one folder and log per etcd prefix
 	dir := filepath.Join(b.tmp, name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -209,7 +209,7 @@ func (t *target) grantWidgets(ctx context.Context, group string) error {
 // (authentication, authorization and admission through kube-apiserver, as
 // build config deploys it), registers it with an APIService and returns
 // the target reaching it through kube-apiserver.
-func (b *bench) delegatedServer(p *servingProject, etcdURL string, k *kubeAPI) (*target, error) {
+func (b *bench) delegatedServer(p *servingProject, etcdURL string, k *kubeAPI) (_ *target, err error) {
 	const ns, svc = "bench-system", "widget-apiserver"
 	host := svc + "." + ns + ".svc"
 	dir := filepath.Join(b.tmp, "delegated")
@@ -238,6 +238,11 @@ func (b *bench) delegatedServer(p *servingProject, etcdURL string, k *kubeAPI) (
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil { // stopped again unless it serves
+			s.Stop(15 * time.Second)
+		}
+	}()
 	direct := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: 5 * time.Second}
 	if err := waitFor(b.ctx, s, 2*time.Minute, func() bool {
 		resp, err := direct.Get(fmt.Sprintf("https://127.0.0.1:%d/readyz", port))

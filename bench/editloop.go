@@ -427,7 +427,7 @@ type WidgetList struct {
 // crdLoopSetup writes the module (go.mod and go.sum of the apiserver-boot
 // project of the item, whose modules are in the module cache), builds
 // controller-gen, starts kube-apiserver and applies the CRD once.
-func (b *bench) crdLoopSetup(project string) (*crdLoop, error) {
+func (b *bench) crdLoopSetup(project string) (_ *crdLoop, err error) {
 	c := &crdLoop{dir: filepath.Join(b.tmp, "editloop-crd")}
 	v1 := filepath.Join(c.dir, "api", "v1")
 	if err := os.MkdirAll(v1, 0o755); err != nil {
@@ -480,24 +480,13 @@ func (b *bench) crdLoopSetup(project string) (*crdLoop, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil { // stopped again unless the loop can run
+			kas.srv.Stop(15 * time.Second)
+		}
+	}()
 	c.kas = kas.admin // it applies CRDs
-	c.kubeconfig = filepath.Join(b.tmp, "editloop-kube-apiserver.kubeconfig")
-	kc := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: kas
-  cluster: {server: %q, insecure-skip-tls-verify: true}
-users:
-- name: admin
-  user: {token: %q}
-contexts:
-- name: kas
-  context: {cluster: kas, user: admin, namespace: default}
-current-context: kas
-`, c.kas.cfg.Host, c.kas.cfg.BearerToken)
-	if err := os.WriteFile(c.kubeconfig, []byte(kc), 0o600); err != nil {
-		return nil, err
-	}
+	c.kubeconfig = c.kas.kubeconfig
 	c.crdFile = filepath.Join(c.dir, "config", "crd", editGroup+"_"+editPlural+".yaml")
 	if _, err := c.generateAndApply(b); err != nil {
 		return nil, err

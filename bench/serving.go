@@ -191,7 +191,7 @@ func (t *target) ready(ctx context.Context, timeout time.Duration) error {
 }
 
 // generatedServer starts the serving project's apiserver standalone on etcd.
-func (b *bench) generatedServer(p *servingProject, etcdURL string) (*target, error) {
+func (b *bench) generatedServer(p *servingProject, etcdURL string) (_ *target, err error) {
 	port, err := proc.FreePort()
 	if err != nil {
 		return nil, err
@@ -540,7 +540,7 @@ func (b *bench) serving() error {
 	} else {
 		out, _ := proc.Command(b.ctx, b.tmp, nil, b.kas, "--version")
 		b.logf("reference: %s", strings.TrimSpace(out))
-		b.note("4", "reference: %s, on the same etcd as the generated apiserver (other prefixes), serving the Widget CRD in group %s (kube-apiserver cannot serve a CRD and an APIService of one group and version)", strings.TrimSpace(out), crdGroup)
+		b.note("4", "reference: %s, on the same etcd as the generated apiserver (other prefixes), serving the Widget CRD in group %s (kube-apiserver cannot serve a CRD and an APIService of one group and version). A difference listed: the generated apiserver is built on k8s.io/apiserver %s, the release after kube-apiserver's (test/tools builds the newest Kubernetes release its module proxy serves)", strings.TrimSpace(out), crdGroup, b.k8s)
 		if err := b.aggregatedPairing(p, etcdURL); err != nil {
 			if b.ctx.Err() != nil {
 				return err
