@@ -576,7 +576,7 @@ const perLevel = 1000
 
 // namespaces every server of item 4 writes to (kube-apiserver needs them).
 func benchNamespaces() []string {
-	ns := []string{"warmup", "prof"}
+	ns := []string{"warmup", "prof", "listed"}
 	for _, size := range []string{"1k", "10k", "100k"} {
 		ns = append(ns, "at-"+size, "fill-"+size)
 	}
@@ -917,7 +917,7 @@ func (b *bench) standalonePairing(p *servingProject, etcdURL string, etcd *proc.
 			return err
 		}
 		rss[points[i].stored] = map[*target]float64{}
-		held[points[i].stored] = points[i].actual + perLevel // with its timed creates
+		held[points[i].stored] = points[i].actual + growthCreates // with its timed creates
 		for _, t := range targets {
 			if rss[points[i].stored][t], err = proc.RSSMB(t.srv.Pid()); err != nil {
 				return err
@@ -996,10 +996,20 @@ type growthPoint struct {
 	list   map[*target]time.Duration
 }
 
-// growthPoint fills every target to p.stored objects (namespace fill-<size>),
-// then times 1,000 creates (C=8, alternating) and LISTs of the 1,000
-// objects of the first point's namespace.
+// growthCreates is how many creates each growth point times per server.
+const growthCreates = 4000
+
+// growthPoint fills every target to p.stored objects (namespace fill-<size>;
+// the first point also writes the 1,000 objects of namespace listed), then
+// times growthCreates creates (C=8, alternating) and LISTs of listed.
 func (b *bench) growthPoint(pr pairing, p *growthPoint) error {
+	if p.size == "1k" {
+		for _, t := range pr.targets() {
+			if _, err := t.creates(b.ctx, "listed", 0, 1000, 8); err != nil {
+				return err
+			}
+		}
+	}
 	// Both servers hold the same number: at least p.stored, more when one
 	// already holds more (the typed-client rows write to ours only).
 	have := map[*target]int{}
@@ -1019,12 +1029,12 @@ func (b *bench) growthPoint(pr pairing, p *growthPoint) error {
 			}
 		}
 	}
-	rates, _, err := b.alternate(pr.targets(), "at-"+p.size, 0, perLevel, 8)
+	rates, _, err := b.alternate(pr.targets(), "at-"+p.size, 0, growthCreates, 8)
 	if err != nil {
 		return err
 	}
 	p.rates = rates
-	p.list, _, _, err = b.lists(pr.targets(), "at-1k", "application/json", "")
+	p.list, _, _, err = b.lists(pr.targets(), "listed", "application/json", "")
 	return err
 }
 
