@@ -25,7 +25,7 @@ const (
 )
 
 // goDuration matches a time.Duration as run local prints it (1.2s, 850ms, 1m3.2s).
-const goDuration = `((?:[0-9.]+h)?(?:[0-9.]+m(?:[0-9.]+s)?)?(?:[0-9.]+(?:ms|µs|s))?)`
+const goDuration = `([0-9.]+(?:ms|µs|ns)|(?:[0-9]+h)?(?:[0-9]+m)?[0-9.]+s)`
 
 var reloadedIn = regexp.MustCompile(`Reloaded in ` + goDuration + ` \(generate ` + goDuration + `, build ` + goDuration + `, apiserver ready in ` + goDuration + `\)`)
 
