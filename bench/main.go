@@ -371,9 +371,10 @@ const methodText = `## How each figure is measured
    speaking JSON, in alternating halves. **The ceiling** (standalone): right after the creates of each C, etcd's
    own client writes the same number of values of the size the generated apiserver stored, each a transaction
    that puts the key if it does not exist (as the apiserver's storage does for a create), with C concurrent
-   writers on one connection. **Growth** (standalone): both servers are filled (C=32) to 1,000,
-   10,000 and 100,000 stored objects; at each size 4,000 creates (C=8, alternating chunks) and five LISTs of the
-   same 1,000 objects are timed, and VmRSS is read from /proc/<pid>/status at 10,000 and 100,000. Last, CPU
+   writers on one connection. **Growth** (standalone): both servers are filled (C=32) to 1,000 and
+   10,000 stored objects before the creates above, and to 100,000 after them (to more when one already holds
+   more: both hold the same count, which the rows give); at each size VmRSS is read from /proc/<pid>/status,
+   then 4,000 creates (C=8, alternating chunks) and five LISTs of the same 1,000 objects are timed. Last, CPU
    profiles of the generated apiserver (its /debug/pprof) during 10 s of creates (C=32; aggregated and
    standalone) and 10 s of back-to-back protobuf LISTs, summarised per area, and the largest in-use allocation
    sites of its heap at 100,000 objects.

@@ -868,10 +868,13 @@ func (b *bench) standalonePairing(p *servingProject, etcdURL string, etcd *proc.
 	for _, t := range targets {
 		idle[t], _ = proc.RSSMB(t.srv.Pid())
 	}
-	// Growth: the first point is at 1,000 stored objects.
+	// Growth: the points at 1,000 and 10,000 stored objects come first (the
+	// levels and the typed-client rows below add objects), 100,000 last.
 	points := []growthPoint{{stored: 1000, size: "1k"}, {stored: 10000, size: "10k"}, {stored: 100000, size: "100k"}}
-	if err := b.growthPoint(pr, &points[0]); err != nil {
-		return err
+	for i := range points[:2] {
+		if err := b.growthPoint(pr, &points[i]); err != nil {
+			return err
+		}
 	}
 
 	var ceilings []row
@@ -910,19 +913,13 @@ func (b *bench) standalonePairing(p *servingProject, etcdURL string, etcd *proc.
 		return err
 	}
 
-	// Growth: 10,000 and 100,000 stored objects.
+	// Growth: 100,000 stored objects.
+	if err := b.growthPoint(pr, &points[2]); err != nil {
+		return err
+	}
 	rss, held := map[int]map[*target]float64{}, map[int]int{}
-	for i := 1; i < len(points); i++ {
-		if err := b.growthPoint(pr, &points[i]); err != nil {
-			return err
-		}
-		rss[points[i].stored] = map[*target]float64{}
-		held[points[i].stored] = points[i].actual + growthCreates // with its timed creates
-		for _, t := range targets {
-			if rss[points[i].stored][t], err = proc.RSSMB(t.srv.Pid()); err != nil {
-				return err
-			}
-		}
+	for _, p := range points[1:] {
+		rss[p.stored], held[p.stored] = p.rss, p.actual
 	}
 	if b.profile {
 		b.heapTop(ours, fmt.Sprintf("standalone at %s objects", thousands(points[len(points)-1].stored)), filepath.Join(p.dir, "bin", "apiserver"))
@@ -990,8 +987,9 @@ func (b *bench) profileCreates(t *target, label, bin string, d time.Duration) {
 // growthPoint is one stored size of the growth measurement.
 type growthPoint struct {
 	stored int
-	actual int    // what both servers held before its timed creates (stored or more)
-	size   string // 1k: its namespaces are fill-1k and at-1k (its timed creates)
+	actual int                 // what both servers held before its timed creates (stored or more)
+	rss    map[*target]float64 // MB, as filled
+	size   string              // 1k: its namespaces are fill-1k and at-1k (its timed creates)
 	rates  map[*target]float64
 	list   map[*target]time.Duration
 }
@@ -1027,6 +1025,14 @@ func (b *bench) growthPoint(pr pairing, p *growthPoint) error {
 			if _, err := t.creates(b.ctx, "fill-"+p.size, 0, p.actual-have[t], 32); err != nil {
 				return err
 			}
+		}
+	}
+	// The resident set as filled, before the timed creates.
+	p.rss = map[*target]float64{}
+	for _, t := range pr.targets() {
+		var err error
+		if p.rss[t], err = proc.RSSMB(t.srv.Pid()); err != nil {
+			return err
 		}
 	}
 	rates, _, err := b.alternate(pr.targets(), "at-"+p.size, 0, growthCreates, 8)
