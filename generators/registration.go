@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -32,6 +33,9 @@ func (registration) Generate(api *State) ([]files.File, error) {
 		return err
 	}
 	if err := checkNames(api.API); err != nil {
+		return nil, err
+	}
+	if err := checkSubresources(api.API); err != nil {
 		return nil, err
 	}
 	for _, g := range api.Groups {
@@ -104,6 +108,61 @@ func checkNames(api *model.API) error {
 		return errors.New(strings.Join(errs, "\n"))
 	}
 	return nil
+}
+
+// checkSubresources refuses custom subresources the server could not serve.
+// A custom subresource belongs to the kind: it is served in every version
+// of it, so each version declares the request type (converted through the
+// internal type, as the kind is), and the handler is a method of the storage
+// version's strategy, whose hooks serve every version. A project an earlier
+// release scaffolded has the request type in one version only: the error
+// says which command adds the rest.
+func checkSubresources(api *model.API) error {
+	var errs []string
+	for _, g := range api.Groups {
+		for _, k := range g.Kinds {
+			stored := g.Version(k.StorageVersion)
+			for _, sub := range k.Subresources {
+				from := stored.Declared[sub.Request]
+				var missing []string
+				for _, name := range k.Versions {
+					if !slices.Contains(g.Version(name).Requests, sub.Request) {
+						missing = append(missing, "pkg/apis/"+g.Name+"/"+name)
+					}
+				}
+				if len(missing) > 0 {
+					verb := "declares"
+					if len(missing) > 1 {
+						verb = "declare"
+					}
+					errs = append(errs, fmt.Sprintf("the %s subresource of %s is served in every version of the kind, but %s %s no %s (with a +subresource:request marker), the body of its requests: run `apiserver-boot create subresource --subresource %s --group %s --version %s --kind %s`, which adds it (and the +subresource:rest marker) to every version, or copy the type from %s:%d",
+						sub.Path, k.Name, strings.Join(missing, " and "), verb, sub.Request, sub.Path, g.Name, k.StorageVersion, k.Name, relTo(api.Root, from.Filename), from.Line))
+				}
+				if _, ok := stored.Methods(k.Strategy)[sub.Handler]; !ok {
+					hint := fmt.Sprintf("declare func (*%s) %s(ctx context.Context, obj *%s.%s, req *%s.%s) (runtime.Object, error) there", k.Strategy, sub.Handler, g.Name, k.Name, g.Name, sub.Request)
+					for _, v := range g.Versions {
+						if pos, ok := v.Methods(k.Strategy)[sub.Handler]; ok {
+							hint = fmt.Sprintf("move it there from %s:%d", relTo(api.Root, pos.Filename), pos.Line)
+							break
+						}
+					}
+					errs = append(errs, fmt.Sprintf("pkg/apis/%s/%s: the %s subresource of %s calls (*%s).%s, which is not declared in %s's storage version %s, whose strategy serves every version: %s",
+						g.Name, k.StorageVersion, sub.Path, k.Name, k.Strategy, sub.Handler, k.Name, k.StorageVersion, hint))
+				}
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "\n"))
+	}
+	return nil
+}
+
+func relTo(root, path string) string {
+	if rel, err := filepath.Rel(root, path); err == nil {
+		return rel
+	}
+	return path
 }
 
 // controllerWiring writes, for every controller, the code that feeds its

@@ -239,6 +239,13 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 		data.GroupGo, data.VersionGo, data.PluralGo = project.GoName(o.group), project.GoName(o.version), project.ClientPlural(r.Kind, r.Plural)
 		base := project.APIs(o.group, o.version, project.ControllerPackage(o.kind))
 		files = append(files, scaffold.File{Path: base + "_types.go", Template: "resource/types.go.tmpl"})
+		if existing == nil && otherVersion != nil {
+			// A new version of a kind: its custom subresources are served in
+			// every version, with a request type in each.
+			if files, err = carryToNewVersion(root, p, *data, o.version, base+"_types.go", files); err != nil {
+				return err
+			}
+		}
 		if otherVersion == nil || existing != nil {
 			// The REST hooks run from the storage version only: a new version of
 			// an existing kind gets none.

@@ -1,15 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
+	"github.com/apiserver-boot/apiserver-boot/internal/files"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/scaffold"
+	"github.com/apiserver-boot/apiserver-boot/internal/version"
+	"github.com/apiserver-boot/apiserver-boot/templates"
 )
 
 type subresourceOptions struct {
@@ -27,7 +32,11 @@ func newCreateSubresourceCommand() *cobra.Command {
 		Long: `subresource adds /status or /scale to a resource (a marker on its type), or a
 custom subresource: a request type and a handler stub for
 POST <plural>/<name>/<subresource>, registered by generated code, which returns
-the object until you edit it.`,
+the object until you edit it. A custom subresource belongs to the kind: it is
+served in every version of it, so each version gets the request type and the
++subresource:rest marker, and the handler is written once, on the strategy of
+the storage version (where the kind's REST hooks run), whichever --version
+names the kind.`,
 		Example: `  apiserver-boot create subresource --subresource status --group stable --version v1 --kind CronTab
   apiserver-boot create subresource --subresource scale --group stable --version v1 --kind CronTab --spec-replicas-path .spec.size
   apiserver-boot create subresource --subresource restart --group stable --version v1 --kind CronTab`,
@@ -92,12 +101,7 @@ func (o *subresourceOptions) run(cmd *cobra.Command) error {
 		}
 		r.Scale = &project.ScalePaths{SpecReplicasPath: o.specPath, StatusReplicasPath: o.statusPath, LabelSelectorPath: o.selectorPath}
 	default:
-		data.Request, data.Handler = o.kind+project.GoName(o.name), project.GoName(o.name)
-		marker = fmt.Sprintf("+subresource:rest:path=%s,request=%s", o.name, data.Request)
-		base := strings.ToLower(o.kind) + "_" + o.name
-		files = append(files,
-			scaffold.File{Path: project.APIs(o.group, o.version, base+"_types.go"), Template: "resource/subresource_request_types.go.tmpl"},
-			scaffold.File{Path: project.APIs(o.group, o.version, base+"_rest.go"), Template: "resource/subresource_rest.go.tmpl"})
+		return o.custom(cmd, root, p, data)
 	}
 	edited, changed, err := model.AddTypeMarker(k.Path, k.Src, o.kind, marker)
 	if err != nil {
@@ -117,4 +121,144 @@ func (o *subresourceOptions) run(cmd *cobra.Command) error {
 	files = append(files, scaffold.File{Path: project.FileName, Content: record, IfExists: scaffold.Replace})
 	plan := &scaffold.Plan{Root: root, Data: data, Force: o.force, Files: files}
 	return applyAndGenerate(cmd, root, plan, fmt.Sprintf("%s already has the %s subresource.", o.kind, o.name))
+}
+
+// custom adds a custom subresource to the kind, in every version of it: the
+// +subresource:rest marker and the request type in each version that lacks
+// them, and the handler once, in the storage version. Re-running it, for any
+// version, adds only what is missing (a version created since, or a project
+// an earlier release scaffolded with the request type in one version).
+func (o *subresourceOptions) custom(cmd *cobra.Command, root string, p *project.Project, data *templateData) error {
+	api, err := model.LoadAPI(root, p, version.Module, "")
+	if err != nil {
+		return err
+	}
+	var k *model.Kind
+	g := api.Group(o.group)
+	if g != nil {
+		k = g.Kind(o.kind)
+	}
+	if k == nil {
+		return fmt.Errorf("no type %s with a +resource marker in pkg/apis/%s", o.kind, o.group)
+	}
+	sub := restSubresource(g, k, o.name)
+	var files []scaffold.File
+	for _, name := range k.Versions {
+		v := g.Version(name)
+		kf, err := model.FindResource(v.Dir, o.kind)
+		if err != nil {
+			return err
+		}
+		edited, requests, err := carrySubresources(*data, name, kf.Path, kf.Src, func(t string) bool { _, ok := v.Declared[t]; return ok }, []model.RESTSubresource{sub})
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(edited, kf.Src) {
+			rel, _ := filepath.Rel(root, kf.Path)
+			files = append(files, scaffold.File{Path: rel, Content: edited, IfExists: scaffold.Replace})
+		}
+		files = append(files, requests...)
+	}
+	// The handler, once: a method of the storage version's strategy, whose
+	// hooks serve every version.
+	if _, ok := g.Version(k.StorageVersion).Methods(k.Strategy)[sub.Handler]; !ok {
+		d := *data
+		d.Version, d.Subresource, d.Request, d.Handler = k.StorageVersion, sub.Path, sub.Request, sub.Handler
+		b, err := templates.Render("resource/subresource_rest.go.tmpl", &d)
+		if err != nil {
+			return err
+		}
+		files = append(files, scaffold.File{Path: project.APIs(o.group, k.StorageVersion, strings.ToLower(o.kind)+"_"+sub.Path+"_rest.go"), Content: b})
+	}
+	for _, r := range p.Resources {
+		if r.Group == o.group && r.Kind == o.kind && !r.External && !r.HasSubresource(o.name) {
+			r.Subresources = append(r.Subresources, o.name)
+		}
+	}
+	record, err := p.Marshal()
+	if err != nil {
+		return err
+	}
+	files = append(files, scaffold.File{Path: project.FileName, Content: record, IfExists: scaffold.Replace})
+	where := fmt.Sprintf("served in %s with the request type %s in each, and handled by (*%s).%s in pkg/apis/%s/%s",
+		strings.Join(k.Versions, ", "), sub.Request, k.Strategy, sub.Handler, o.group, k.StorageVersion)
+	if len(k.Versions) > 1 && changes(root, files) {
+		fmt.Fprintf(cmd.OutOrStdout(), "%s is served in %d versions: the %s subresource is %s, its storage version.\n", o.kind, len(k.Versions), o.name, where)
+	}
+	plan := &scaffold.Plan{Root: root, Data: data, Force: o.force, Files: files}
+	return applyAndGenerate(cmd, root, plan, fmt.Sprintf("%s already has the %s subresource, %s.", o.kind, o.name, where))
+}
+
+// restSubresource is the custom subresource at path of kind k: the one the
+// kind has, if any version of it marks it (the storage version's first),
+// otherwise one with the default names (CronTab, restart: request
+// CronTabRestart, handler Restart).
+func restSubresource(g *model.Group, k *model.Kind, path string) model.RESTSubresource {
+	if s, ok := k.Subresource(path); ok {
+		return s
+	}
+	for _, v := range g.Versions {
+		for _, vk := range v.Kinds {
+			if vk.Name != k.Name {
+				continue
+			}
+			if s, ok := vk.Subresource(path); ok {
+				return s
+			}
+		}
+	}
+	return model.RESTSubresource{Path: path, Request: k.Name + project.GoName(path), Handler: project.GoName(path)}
+}
+
+// restMarker is the +subresource:rest marker of sub.
+func restMarker(sub model.RESTSubresource) string {
+	m := fmt.Sprintf("+subresource:rest:path=%s,request=%s", sub.Path, sub.Request)
+	if sub.Handler != project.GoName(sub.Path) {
+		m += ",handler=" + sub.Handler
+	}
+	return m
+}
+
+// carrySubresources gives version of a kind the kind's custom subresources
+// subs: the +subresource:rest marker on the kind's type, in src (the content
+// of the kind's file, at path), returned with the markers it lacked, and,
+// for each request type the version does not declare (declares tells), that
+// type in <kind>_<subresource>_types.go. data names the group and the kind.
+func carrySubresources(data templateData, version, path string, src []byte, declares func(string) bool, subs []model.RESTSubresource) ([]byte, []scaffold.File, error) {
+	var out []scaffold.File
+	for _, sub := range subs {
+		edited, _, err := model.AddTypeMarker(path, src, data.Kind, restMarker(sub))
+		if err != nil {
+			return nil, nil, err
+		}
+		src = edited
+		if declares(sub.Request) {
+			continue
+		}
+		d := data
+		d.Version, d.Subresource, d.Request, d.Handler = version, sub.Path, sub.Request, sub.Handler
+		b, err := templates.Render("resource/subresource_request_types.go.tmpl", &d)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, scaffold.File{Path: project.APIs(data.Group, version, strings.ToLower(data.Kind)+"_"+sub.Path+"_types.go"), Content: b})
+	}
+	return src, out, nil
+}
+
+// changes tells whether writing files would change anything besides PROJECT.
+func changes(root string, plan []scaffold.File) bool {
+	for _, f := range plan {
+		if f.Path == project.FileName {
+			continue
+		}
+		want := f.Content
+		if formatted, err := files.FormatGo(f.Path, want); err == nil {
+			want = formatted // as Apply writes it
+		}
+		if b, err := os.ReadFile(filepath.Join(root, f.Path)); err != nil || !bytes.Equal(b, want) {
+			return true
+		}
+	}
+	return false
 }

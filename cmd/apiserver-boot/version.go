@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +15,8 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/scaffold"
+	buildversion "github.com/apiserver-boot/apiserver-boot/internal/version"
+	"github.com/apiserver-boot/apiserver-boot/templates"
 )
 
 type versionOptions struct {
@@ -98,6 +103,14 @@ func (o *versionOptions) run(cmd *cobra.Command) error {
 		}
 		files = append(files, scaffold.File{Path: filepath.Join(newDir, name), Content: pkgClause.ReplaceAll(b, []byte("package "+o.version))})
 	}
+	// The kind's custom subresources are served in every version: the copy
+	// carries their markers and request types, and gets those it lacks (the
+	// request type declared in another file, a marker only on the storage
+	// version).
+	data.Kind, data.Plural = o.kind, from.Plural
+	if files, err = carryToNewVersion(root, p, *data, o.version, filepath.Join(newDir, filepath.Base(typesFile)), files); err != nil {
+		return err
+	}
 	marker, err := markStorageVersion(root, p, o.group, o.from, o.kind)
 	if err != nil {
 		return err
@@ -132,4 +145,68 @@ func markStorageVersion(root string, p *project.Project, group, version, kind st
 	}
 	rel, _ := filepath.Rel(root, path)
 	return []scaffold.File{{Path: rel, Content: marked, IfExists: scaffold.Replace}}, nil
+}
+
+// carryToNewVersion gives a new version of a kind (data names the group and
+// kind; kindFile is the new version's file of the kind's type among files,
+// what is written for it) the kind's custom subresources, as its storage
+// version marks them: the +subresource:rest markers on the type, and the
+// request types files does not declare.
+func carryToNewVersion(root string, p *project.Project, data templateData, version, kindFile string, files []scaffold.File) ([]scaffold.File, error) {
+	api, err := model.LoadAPI(root, p, buildversion.Module, "")
+	if err != nil {
+		return nil, err
+	}
+	g := api.Group(data.Group)
+	if g == nil || g.Kind(data.Kind) == nil || len(g.Kind(data.Kind).Subresources) == 0 {
+		return files, nil
+	}
+	declared := map[string]bool{}
+	at := -1
+	for i, f := range files {
+		if !strings.HasSuffix(f.Path, ".go") || filepath.Dir(f.Path) != filepath.Dir(kindFile) {
+			continue
+		}
+		if f.Path == kindFile {
+			at = i
+		}
+		src := f.Content
+		if src == nil {
+			if src, err = templates.Render(f.Template, &data); err != nil {
+				return nil, err
+			}
+		}
+		parsed, err := parser.ParseFile(token.NewFileSet(), f.Path, src, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Path, err)
+		}
+		for _, d := range parsed.Decls {
+			if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.TYPE {
+				for _, spec := range gd.Specs {
+					declared[spec.(*ast.TypeSpec).Name.Name] = true
+				}
+			}
+		}
+		files[i].Content = src
+	}
+	if at < 0 {
+		return nil, fmt.Errorf("%s: not among the files written for the new version", kindFile)
+	}
+	edited, requests, err := carrySubresources(data, version, kindFile, files[at].Content, func(t string) bool { return declared[t] }, g.Kind(data.Kind).Subresources)
+	if err != nil {
+		return nil, err
+	}
+	files[at].Content = edited
+	for _, r := range requests {
+		for _, f := range files {
+			if f.Path == r.Path {
+				var want []string
+				for _, sub := range g.Kind(data.Kind).Subresources {
+					want = append(want, sub.Request)
+				}
+				return nil, fmt.Errorf("%s is copied, but the new version would lack a request type of %s's custom subresources (%s), which it names: declare them in %s or in another file of the version", f.Path, data.Kind, strings.Join(want, ", "), f.Path)
+			}
+		}
+	}
+	return append(files, requests...), nil
 }

@@ -10,6 +10,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -150,6 +151,7 @@ func LoadAPI(root string, p *project.Project, framework, header string) (*API, e
 		}
 		api.Groups = append(api.Groups, g)
 		api.Warnings = append(api.Warnings, g.unusedHooks(root)...)
+		api.Warnings = append(api.Warnings, g.unservedSubresources(root)...)
 	}
 	for _, r := range p.Resources {
 		if !r.Controller {
@@ -448,31 +450,112 @@ func (g *Group) mergeKinds() error {
 func (g *Group) unusedHooks(root string) []string {
 	var out []string
 	for _, k := range g.Kinds {
+		stored := g.Version(k.StorageVersion).Methods(k.Strategy)
 		for _, v := range g.Versions {
 			if v.Name == k.StorageVersion {
 				continue
 			}
-			for _, f := range v.Files {
-				for _, d := range f.Decls {
-					fd, ok := d.(*ast.FuncDecl)
-					if !ok || fd.Recv == nil || len(fd.Recv.List) != 1 {
+			methods := v.Methods(k.Strategy)
+			for _, name := range slices.Sorted(maps.Keys(methods)) {
+				pos := methods[name]
+				rel, _ := filepath.Rel(root, pos.Filename)
+				fix := fmt.Sprintf("move it to pkg/apis/%s/%s", g.Name, k.StorageVersion)
+				if _, ok := stored[name]; ok {
+					// A copy, such as the handler of a custom subresource
+					// an earlier release scaffolded in every version.
+					fix = fmt.Sprintf("pkg/apis/%s/%s declares it too, and that one serves every version: delete this one", g.Name, k.StorageVersion)
+				}
+				out = append(out, fmt.Sprintf("%s:%d: %s.%s is not used: the REST hooks of %s run from its storage version %s; %s",
+					rel, pos.Line, k.Strategy, name, k.Name, k.StorageVersion, fix))
+			}
+		}
+	}
+	return out
+}
+
+// unservedSubresources finds +subresource:rest markers on a kind's type in a
+// version other than its storage version that the storage version lacks:
+// the custom subresources of a kind are those marked on its storage version
+// (served in every version), so these are not served.
+func (g *Group) unservedSubresources(root string) []string {
+	var out []string
+	for _, k := range g.Kinds {
+		for _, v := range g.Versions {
+			if v.Name == k.StorageVersion {
+				continue
+			}
+			for _, vk := range v.Kinds {
+				if vk.Name != k.Name {
+					continue
+				}
+				for _, sub := range vk.Subresources {
+					if _, ok := k.Subresource(sub.Path); ok {
 						continue
 					}
-					recv := fd.Recv.List[0].Type
-					if star, ok := recv.(*ast.StarExpr); ok {
-						recv = star.X
-					}
-					if id, ok := recv.(*ast.Ident); ok && id.Name == k.Strategy {
-						pos := v.Fset.Position(fd.Pos())
-						rel, _ := filepath.Rel(root, pos.Filename)
-						out = append(out, fmt.Sprintf("%s:%d: %s.%s is not used: the REST hooks of %s run from its storage version %s; move it to pkg/apis/%s/%s",
-							rel, pos.Line, k.Strategy, fd.Name.Name, k.Name, k.StorageVersion, g.Name, k.StorageVersion))
-					}
+					rel, _ := filepath.Rel(root, v.Dir)
+					out = append(out, fmt.Sprintf("%s: +subresource:rest:path=%s on %s is not served: a kind's custom subresources are those marked on its storage version %s, and served in every version; run `apiserver-boot create subresource --subresource %s --group %s --version %s --kind %s` to add it there",
+						rel, sub.Path, k.Name, k.StorageVersion, sub.Path, g.Name, k.StorageVersion, k.Name))
 				}
 			}
 		}
 	}
 	return out
+}
+
+// Subresource returns the kind's custom subresource served at path.
+func (k *Kind) Subresource(path string) (RESTSubresource, bool) {
+	for _, s := range k.Subresources {
+		if s.Path == path {
+			return s, true
+		}
+	}
+	return RESTSubresource{}, false
+}
+
+// Methods returns the methods the version's hand-written files declare on
+// typ (or *typ), with where each is declared.
+func (v *Version) Methods(typ string) map[string]token.Position {
+	out := map[string]token.Position{}
+	if v == nil {
+		return out
+	}
+	for _, f := range v.Files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv == nil || len(fd.Recv.List) != 1 {
+				continue
+			}
+			recv := fd.Recv.List[0].Type
+			if star, ok := recv.(*ast.StarExpr); ok {
+				recv = star.X
+			}
+			if id, ok := recv.(*ast.Ident); ok && id.Name == typ {
+				out[fd.Name.Name] = v.Fset.Position(fd.Pos())
+			}
+		}
+	}
+	return out
+}
+
+// Group returns the group named name (its package name), or nil.
+func (api *API) Group(name string) *Group {
+	for _, g := range api.Groups {
+		if g.Name == name {
+			return g
+		}
+	}
+	return nil
+}
+
+// Kind returns the kind named name, as served by every version of the group
+// (its storage version's markers), or nil.
+func (g *Group) Kind(name string) *Kind {
+	for _, k := range g.Kinds {
+		if k.Name == name {
+			return k
+		}
+	}
+	return nil
 }
 
 // Version returns the version named name.
