@@ -140,6 +140,17 @@ func setup(m *testing.M) (int, error) {
 	if err := timed("rename a v2 field, generate stubs", renameInV2); err != nil {
 		return 0, err
 	}
+	// A custom subresource created, for one version, after the kind has two:
+	// it belongs to the kind, and is served in both (TestResourceSemantics).
+	if err := timed("create subresource suspend (v1)", func() error {
+		out, err := sh(proj, cli, "create", "subresource", "--subresource", "suspend", "--group", "stable", "--version", "v1", "--kind", "CronTab")
+		if err == nil && strings.Contains(out, "warning") {
+			return fmt.Errorf("create subresource suspend warns:\n%s", out)
+		}
+		return err
+	}); err != nil {
+		return 0, err
+	}
 	if err := timed("first build", func() error {
 		_, err := sh(proj, "go", "build", "-o", "bin/", "./cmd/apiserver", "./cmd/controller-manager")
 		return err

@@ -214,6 +214,25 @@ func TestResourceSemantics(t *testing.T) {
 		}
 	})
 
+	// restart was created before v2 (create version copied it), suspend after,
+	// for v1 only: both belong to the kind and are served in every version,
+	// answering in the version of the request.
+	t.Run("custom subresources in every version", func(t *testing.T) {
+		for _, v := range []string{"v1", "v2"} {
+			discovery := mustKubectl(t, "get", "--raw", "/apis/stable.example.com/"+v)
+			for _, sub := range []string{"restart", "suspend"} {
+				if !strings.Contains(discovery, `"name":"crontabs/`+sub+`"`) {
+					t.Errorf("%s discovery lacks crontabs/%s: %s", v, sub, discovery)
+				}
+				request := fmt.Sprintf(`{"apiVersion":"stable.example.com/%s","kind":"CronTab%s"}`, v, strings.ToUpper(sub[:1])+sub[1:])
+				out := kubectlStdin(request, "create", "--raw", "/apis/stable.example.com/"+v+"/namespaces/default/crontabs/sem/"+sub, "-f", "-")
+				if out.err != nil || !strings.Contains(out.stdout, `"kind":"CronTab"`) || !strings.Contains(out.stdout, `"apiVersion":"stable.example.com/`+v+`"`) || !strings.Contains(out.stdout, `"name":"sem"`) {
+					t.Errorf("POST %s crontabs/sem/%s should return the CronTab in %s: %v %s %s", v, sub, v, out.err, out.stdout, out.stderr)
+				}
+			}
+		}
+	})
+
 	t.Run("protobuf: client-go, and JSON stays the default", func(t *testing.T) {
 		cmd := exec.Command("go", "test", "-count=1", "-v", "-tags", "e2eclient", "-run", "TestProtobufClient", "./pkg/apis/stable/v1/")
 		cmd.Dir = proj
