@@ -61,7 +61,9 @@ func (c *Console) Write(p []byte) (int, error) {
 }
 
 // Err is the error output, written above the status line.
-func (c *Console) Err() io.Writer { return writerFunc(func(p []byte) (int, error) { return c.writeTo(c.err, p) }) }
+func (c *Console) Err() io.Writer {
+	return writerFunc(func(p []byte) (int, error) { return c.writeTo(c.err, p) })
+}
 
 // Info is the output of what is not an error, warning or result: the
 // console, or nothing when quiet.
@@ -230,6 +232,10 @@ func IsPackageLine(line string) bool {
 	}
 	return true
 }
+
+// Lines calls f with each line written to it (without its newline); Close
+// flushes a last line without one.
+func Lines(f func(line string)) io.WriteCloser { return &lines{f: f} }
 
 // lines calls f with each line written to it.
 type lines struct {
