@@ -69,7 +69,12 @@ running apiserver keeps serving. If that fails, the error is printed and the
 running apiserver stays; otherwise the apiserver and controller-manager are
 restarted on the same etcd data (the embedded etcd's data directory under
 .apiserver-boot/, or --etcd-servers) and the same kubeconfig, and
-"Reloaded in <time>" is printed.`,
+"Reloaded in <time>" is printed.
+
+One run local runs per project: another one is refused at once, naming the
+running one (its pid, apiserver and kubeconfig), and changes nothing. Builds
+show their progress (packages compiled, time); --quiet keeps the Ready lines,
+results, warnings, errors and the servers' logs.`,
 		Example: `  apiserver-boot run local
   kubectl --kubeconfig kubeconfig get crontabs
   apiserver-boot run local --secure-port 10443 --etcd-servers http://127.0.0.1:2379
