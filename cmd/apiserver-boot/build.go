@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/image"
+	"github.com/apiserver-boot/apiserver-boot/internal/progress"
 )
 
 func newBuildCommand() *cobra.Command {
@@ -79,7 +79,7 @@ $SOURCE_DATE_EPOCH). Teams building with Docker can use the scaffolded Dockerfil
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			_, err = o.run(ctx, root, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			_, err = o.run(ctx, root, newConsole(cmd))
 			return err
 		},
 	}
@@ -127,13 +127,14 @@ func (o *containerOptions) plan(root string) (name.Tag, []image.Platform, string
 }
 
 // run compiles the binaries, assembles the image and writes or pushes it.
-func (o *containerOptions) run(ctx context.Context, root string, out, errOut io.Writer) (*containerResult, error) {
+func (o *containerOptions) run(ctx context.Context, root string, con *progress.Console) (*containerResult, error) {
+	out, info := io.Writer(con), con.Info()
 	tag, platforms, output, err := o.plan(root)
 	if err != nil {
 		return nil, err
 	}
 	if o.generate {
-		if err := generate(root, io.Discard, false); err != nil {
+		if _, err := generateWithProgress(con, root); err != nil {
 			return nil, err
 		}
 	}
@@ -148,15 +149,14 @@ func (o *containerOptions) run(ctx context.Context, root string, out, errOut io.
 	var images []v1.Image
 	for _, p := range platforms {
 		dir := filepath.Join(root, "bin", p.Dir())
-		start := time.Now()
-		fmt.Fprintf(out, "Compiling bin/%s/apiserver and bin/%s/controller-manager (%s, static)...\n", p.Dir(), p.Dir(), p)
-		build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", dir+string(filepath.Separator), "./cmd/apiserver", "./cmd/controller-manager")
-		build.Dir, build.Stdout, build.Stderr = root, out, errOut
-		build.Env = append(os.Environ(), p.GoEnv()...)
-		if err := runProcess(ctx, "go build", build); err != nil {
+		step := fmt.Sprintf("Compiling bin/%s/apiserver and bin/%s/controller-manager (%s, static)", p.Dir(), p.Dir(), p)
+		fmt.Fprintln(info, step+"...")
+		d, n, err := goBuild(ctx, con, step, root, append(os.Environ(), p.GoEnv()...),
+			"-trimpath", "-ldflags=-s -w", "-o", dir+string(filepath.Separator), "./cmd/apiserver", "./cmd/controller-manager")
+		if err != nil {
 			return nil, fmt.Errorf("compiling for %s: %w", p, err)
 		}
-		fmt.Fprintf(out, "Compiled in %s.\n", time.Since(start).Round(time.Millisecond))
+		fmt.Fprintf(info, "Compiled in %s (%s).\n", d.Round(time.Millisecond), compiled(n))
 		img, err := image.Build(image.Options{
 			Platform: p,
 			Binaries: []image.Binary{
@@ -184,7 +184,7 @@ func (o *containerOptions) run(ctx context.Context, root string, out, errOut io.
 	if a.Index != nil {
 		kind = "image index"
 	}
-	fmt.Fprintf(out, "Built %s %s (%s) with CA certificates from %s.\n", kind, digest, platformNames(platforms), caSource)
+	fmt.Fprintf(info, "Built %s %s (%s) with CA certificates from %s.\n", kind, digest, platformNames(platforms), caSource)
 	res := &containerResult{tag: tag, artifact: a}
 	if output != "" {
 		rel := relToWd(output)
@@ -203,7 +203,7 @@ func (o *containerOptions) run(ctx context.Context, root string, out, errOut io.
 	}
 	if o.push {
 		start := time.Now()
-		fmt.Fprintf(out, "Pushing %s...\n", tag)
+		fmt.Fprintf(info, "Pushing %s...\n", tag)
 		pushed, err := a.Push(ctx, tag)
 		if err != nil {
 			return nil, err

@@ -20,7 +20,11 @@ are only written once everything generated parses; on failure nothing changes.`,
 			if err != nil {
 				return err
 			}
-			return generate(root, cmd.OutOrStdout(), force)
+			con := newConsole(cmd)
+			task := con.Start("Generating code", "")
+			defer task.Done()
+			_, err = generateFiles(root, generateOutput(con), force)
+			return err
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "Run every generator even if nothing they read changed since the last run")

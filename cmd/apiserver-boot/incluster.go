@@ -89,7 +89,7 @@ func (o *inClusterOptions) run(cmd *cobra.Command) error {
 
 	img := o.container.image
 	if o.build {
-		res, err := o.container.run(ctx, root, out, cmd.ErrOrStderr())
+		res, err := o.container.run(ctx, root, newConsole(cmd))
 		if err != nil {
 			return err
 		}

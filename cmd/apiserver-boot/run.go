@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -22,6 +23,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	ownkubeconfig "github.com/apiserver-boot/apiserver-boot/internal/kubeconfig"
+	"github.com/apiserver-boot/apiserver-boot/internal/private"
+	"github.com/apiserver-boot/apiserver-boot/internal/progress"
+	"github.com/apiserver-boot/apiserver-boot/internal/runlock"
 )
 
 func newRunCommand() *cobra.Command {
@@ -65,7 +69,12 @@ running apiserver keeps serving. If that fails, the error is printed and the
 running apiserver stays; otherwise the apiserver and controller-manager are
 restarted on the same etcd data (the embedded etcd's data directory under
 .apiserver-boot/, or --etcd-servers) and the same kubeconfig, and
-"Reloaded in <time>" is printed.`,
+"Reloaded in <time>" is printed.
+
+One run local runs per project: another one is refused at once, naming the
+running one (its pid, apiserver and kubeconfig), and changes nothing. Builds
+show their progress (packages compiled, time); --quiet keeps the Ready lines,
+results, warnings, errors and the servers' logs.`,
 		Example: `  apiserver-boot run local
   kubectl --kubeconfig kubeconfig get crontabs
   apiserver-boot run local --secure-port 10443 --etcd-servers http://127.0.0.1:2379
@@ -96,7 +105,16 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	out := cmd.OutOrStdout()
+	con := newConsole(cmd)
+	out, info := io.Writer(con), con.Info()
+
+	// One run local per project, before anything is touched (bin/, the
+	// kubeconfig, etcd's data): another one is refused, naming this one.
+	lock, err := runlock.Acquire(filepath.Join(root, private.StateDir), o.record())
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 
 	if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(o.securePort))); err != nil {
 		return fmt.Errorf("port %d on 127.0.0.1 is taken: choose another with --secure-port", o.securePort)
@@ -128,12 +146,17 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 			return fmt.Errorf("--audit-policy-file: %w", err)
 		}
 	}
-	if o.generate {
-		if err := generate(root, io.Discard, false); err != nil {
+	if o.etcdServers == "" {
+		if err := embeddedEtcdFree(root); err != nil {
 			return err
 		}
 	}
-	if _, err := buildBinaries(ctx, root, o.controllerManager, out, cmd.ErrOrStderr()); err != nil {
+	if o.generate {
+		if _, err := generateWithProgress(con, root); err != nil {
+			return err
+		}
+	}
+	if _, err := buildBinaries(ctx, con, root, o.controllerManager); err != nil {
 		return err
 	}
 
@@ -148,7 +171,7 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 	if o.auditLog != "" {
 		args = append(args, "--audit-log-path", o.auditLog)
 	}
-	s := &localServers{o: o, root: root, kubeconfig: kubeconfig, out: out, logs: &prefixedOutput{w: out}, args: args}
+	s := &localServers{o: o, root: root, kubeconfig: kubeconfig, con: con, out: out, info: info, logs: &prefixedOutput{w: out}, args: args}
 	defer s.stop()
 	if _, err := s.start(ctx); err != nil {
 		return err
@@ -158,27 +181,66 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 	if len(p.Resources) > 0 {
 		example = "get " + p.Resources[0].Plural
 	}
-	fmt.Fprintf(out, "Ready. Try:\n  kubectl --kubeconfig %s %s\nCtrl-C stops everything.\n", rel, example)
+	fmt.Fprintf(out, "Ready. Try:\n  kubectl --kubeconfig %s %s\n", rel, example)
+	fmt.Fprintln(info, "Ctrl-C stops everything.")
 	if o.watch {
-		return o.watchAndReload(ctx, s, cmd.ErrOrStderr())
+		return o.watchAndReload(ctx, s)
 	}
 	select {
 	case <-ctx.Done():
-		fmt.Fprintln(out, "Stopping...")
+		fmt.Fprintln(info, "Stopping...")
 		return nil
 	case c := <-s.exited:
 		return fmt.Errorf("%s exited: %v", c.name, c.err)
 	}
 }
 
+// record is what this run local says about itself to another one.
+func (o *runLocalOptions) record() runlock.Record {
+	r := runlock.Record{PID: os.Getpid(), APIServer: fmt.Sprintf("https://127.0.0.1:%d", o.securePort), Etcd: "embedded",
+		Kubeconfig: o.kubeconfig, Watch: o.watch, Started: time.Now()}
+	if !filepath.IsAbs(r.Kubeconfig) && !strings.HasPrefix(r.Kubeconfig, ".") {
+		r.Kubeconfig = "./" + r.Kubeconfig
+	}
+	if o.controllerManager {
+		r.ControllerManager = o.controllerManagerAddress
+	}
+	if o.etcdServers != "" {
+		r.Etcd = o.etcdServers
+	}
+	return r
+}
+
+// embeddedEtcdFree refuses to start when another process holds the embedded
+// etcd's database (an apiserver left running, say): etcd would wait for it
+// for ever, and the apiserver would never be ready.
+func embeddedEtcdFree(root string) error {
+	dir := filepath.Join(root, private.StateDir, "etcd")
+	db := filepath.Join(dir, "member", "snap", "db")
+	held, pid, err := runlock.Holder(db)
+	if err != nil || !held {
+		return nil // the apiserver says what is wrong, if anything
+	}
+	if pid == 0 {
+		return fmt.Errorf("the embedded etcd's data %s is in use by another process (an apiserver left running?): stop it (`fuser %s` names it), or run on another etcd with --etcd-servers", relToWd(dir), relToWd(db))
+	}
+	who := fmt.Sprintf("process %d", pid)
+	if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil {
+		who += " (" + exe + ")"
+	}
+	return fmt.Errorf("the embedded etcd's data %s is in use by %s, an apiserver left running?: stop it (kill %d), or run on another etcd with --etcd-servers", relToWd(dir), who, pid)
+}
+
 // localServers are the apiserver and controller-manager of run local.
 type localServers struct {
 	o                *runLocalOptions
 	root, kubeconfig string
-	out              io.Writer
-	logs             *prefixedOutput
-	args             []string // the apiserver's
-	children         []*child
+	con              *progress.Console
+	// out is for errors and results, info for the rest (nothing with --quiet).
+	out, info io.Writer
+	logs      *prefixedOutput
+	args      []string // the apiserver's
+	children  []*child
 	// exited receives the children of the last start that exit; nil when none run.
 	exited chan *child
 }
@@ -201,7 +263,7 @@ func (s *localServers) startFrom(ctx context.Context, bin string) (time.Duration
 		return 0, err
 	}
 	ready := time.Since(started)
-	fmt.Fprintf(s.out, "apiserver ready in %s\n", ready.Round(time.Millisecond))
+	fmt.Fprintf(s.info, "apiserver ready in %s\n", ready.Round(time.Millisecond))
 	if s.o.controllerManager {
 		// No Leases on a standalone apiserver: leader election is for clusters.
 		// The standalone apiserver serves no built-in kinds: the informers of
@@ -228,28 +290,47 @@ func (s *localServers) stop() {
 }
 
 // buildBinaries builds bin/apiserver and, when it runs, bin/controller-manager, in one go build.
-func buildBinaries(ctx context.Context, root string, controllerManager bool, out, errOut io.Writer) (time.Duration, error) {
-	return buildBinariesInto(ctx, root, "bin", controllerManager, out, errOut)
+func buildBinaries(ctx context.Context, con *progress.Console, root string, controllerManager bool) (time.Duration, error) {
+	return buildBinariesInto(ctx, con, root, "bin", controllerManager)
 }
 
 // buildBinariesInto is buildBinaries writing into dir (relative to root).
-func buildBinariesInto(ctx context.Context, root, dir string, controllerManager bool, out, errOut io.Writer) (time.Duration, error) {
-	start := time.Now()
+func buildBinariesInto(ctx context.Context, con *progress.Console, root, dir string, controllerManager bool) (time.Duration, error) {
 	pkgs := []string{"./cmd/apiserver"}
+	step := "Building bin/apiserver"
 	if controllerManager {
 		pkgs = append(pkgs, "./cmd/controller-manager")
-		fmt.Fprintln(out, "Building bin/apiserver and bin/controller-manager...")
-	} else {
-		fmt.Fprintln(out, "Building bin/apiserver...")
+		step = "Building bin/apiserver and bin/controller-manager"
 	}
-	build := exec.Command("go", append([]string{"build", "-o", dir + "/"}, pkgs...)...)
-	build.Dir, build.Stdout, build.Stderr = root, out, errOut
-	if err := runProcess(ctx, "go build", build); err != nil {
+	fmt.Fprintln(con.Info(), step+"...")
+	d, n, err := goBuild(ctx, con, step, root, nil, append([]string{"-o", dir + "/"}, pkgs...)...)
+	if err != nil {
 		return 0, fmt.Errorf("building the project: %w", err)
 	}
-	d := time.Since(start)
-	fmt.Fprintf(out, "Built in %s.\n", d.Round(time.Millisecond))
+	fmt.Fprintf(con.Info(), "Built in %s (%s).\n", d.Round(time.Millisecond), compiled(n))
 	return d, nil
+}
+
+// goBuild runs go build -v with args in root, its progress shown as step,
+// and returns how long it took and how many packages it compiled.
+func goBuild(ctx context.Context, con *progress.Console, step, root string, env []string, args ...string) (time.Duration, int, error) {
+	task := con.Start(step, "packages compiled")
+	build := exec.Command("go", append([]string{"build", "-v"}, args...)...)
+	build.Dir, build.Env = root, env
+	w := task.GoBuildOutput()
+	build.Stdout, build.Stderr = con, w
+	err := runProcess(ctx, "go build", build)
+	w.Close()
+	d := task.Done()
+	return d, task.Count(), err
+}
+
+// compiled says how many packages a build compiled.
+func compiled(n int) string {
+	if n == 1 {
+		return "1 package compiled"
+	}
+	return fmt.Sprintf("%d packages compiled", n)
 }
 
 func mustGetwd() string {
@@ -269,6 +350,13 @@ func waitReady(ctx context.Context, kubeconfig string, c *child, timeout time.Du
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-c.done:
+			if last := c.lastLog(); last != "" {
+				status := "exit status 0"
+				if c.err != nil {
+					status = c.err.Error()
+				}
+				return fmt.Errorf("apiserver exited before it was ready (%s); its last words: %s", status, last)
+			}
 			return fmt.Errorf("apiserver exited before it was ready: %v", c.err)
 		case <-deadline:
 			return fmt.Errorf("apiserver not ready after %s (--timeout)", timeout)
@@ -307,18 +395,34 @@ type child struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 	err  error
+	// logged is closed once its output is all printed; last is its last line.
+	logged <-chan struct{}
+	last   func() string
+}
+
+// lastLog is the last line the child printed, once it has exited.
+func (c *child) lastLog() string {
+	if c.logged == nil {
+		return ""
+	}
+	select {
+	case <-c.logged:
+	case <-time.After(time.Second):
+	}
+	return c.last()
 }
 
 func startChild(dir, name, bin string, args []string, logs *prefixedOutput) (*child, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
-	w := logs.writer(name)
+	w, logged, last := logs.writer(name)
 	cmd.Stdout, cmd.Stderr = w, w
 	c, err := startProcess(name, cmd)
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
+	c.logged, c.last = logged, last
 	// Wait has copied the last output: end the prefixing goroutine (run
 	// local --watch starts children again and again).
 	go func() { <-c.done; w.Close() }()
@@ -351,19 +455,31 @@ type prefixedOutput struct {
 	w  io.Writer
 }
 
-func (p *prefixedOutput) writer(name string) *io.PipeWriter {
+// writer is the output of the process name; logged is closed once the
+// writer is closed and all is printed; last returns the last line printed.
+func (p *prefixedOutput) writer(name string) (w *io.PipeWriter, logged <-chan struct{}, last func() string) {
 	r, w := io.Pipe()
+	done := make(chan struct{})
+	var lastLine string
 	go func() {
+		defer close(done)
 		s := bufio.NewScanner(r)
 		s.Buffer(make([]byte, 64*1024), 1024*1024)
 		for s.Scan() {
 			p.mu.Lock()
 			fmt.Fprintf(p.w, "[%s] %s\n", name, s.Text())
+			if t := strings.TrimSpace(s.Text()); t != "" {
+				lastLine = t
+			}
 			p.mu.Unlock()
 		}
 		if err := s.Err(); err != nil && !errors.Is(err, io.ErrClosedPipe) {
 			_, _ = io.Copy(io.Discard, r)
 		}
 	}()
-	return w
+	return w, done, func() string {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return lastLine
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -24,8 +23,8 @@ const debounce = 200 * time.Millisecond
 // change to the sources under pkg/apis (the types and their hooks), it
 // regenerates and rebuilds while the running servers keep serving, then
 // restarts them on the same etcd data and kubeconfig.
-func (o *runLocalOptions) watchAndReload(ctx context.Context, s *localServers, errOut io.Writer) error {
-	out := s.out
+func (o *runLocalOptions) watchAndReload(ctx context.Context, s *localServers) error {
+	out, info, errOut := s.out, s.info, s.con.Err()
 	apis := filepath.Join(s.root, "pkg", "apis")
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -39,13 +38,13 @@ func (o *runLocalOptions) watchAndReload(ctx context.Context, s *localServers, e
 	if err != nil {
 		return fmt.Errorf("--watch: %w", err)
 	}
-	fmt.Fprintln(out, "Watching pkg/apis: a change regenerates, rebuilds and restarts.")
+	fmt.Fprintln(info, "Watching pkg/apis: a change regenerates, rebuilds and restarts.")
 	var fire <-chan time.Time
 	var timer *time.Timer
 	for {
 		select {
 		case <-ctx.Done():
-			fmt.Fprintln(out, "Stopping...")
+			fmt.Fprintln(info, "Stopping...")
 			return nil
 		case c := <-s.exited:
 			// The others are stopped too; a change starts them again.
@@ -96,20 +95,20 @@ func (o *runLocalOptions) watchAndReload(ctx context.Context, s *localServers, e
 			if len(changed) == 0 {
 				continue // written back as it was
 			}
-			built = o.reload(ctx, s, now, changed, errOut)
+			built = o.reload(ctx, s, now, changed)
 		}
 	}
 }
 
 // reload regenerates, rebuilds and restarts for the sources now, and returns
 // what the next change is compared with: now, with generate's own writes.
-func (o *runLocalOptions) reload(ctx context.Context, s *localServers, now map[string][32]byte, changed []string, errOut io.Writer) map[string][32]byte {
-	out := s.out
+func (o *runLocalOptions) reload(ctx context.Context, s *localServers, now map[string][32]byte, changed []string) map[string][32]byte {
+	out, info, errOut := s.out, s.info, s.con.Err()
 	start := time.Now()
-	fmt.Fprintf(out, "Changed: %s. Regenerating and rebuilding; the running apiserver keeps serving...\n", strings.Join(changed, ", "))
+	fmt.Fprintf(info, "Changed: %s. Regenerating and rebuilding; the running apiserver keeps serving...\n", strings.Join(changed, ", "))
 	var genTime time.Duration
 	if o.generate {
-		wrote, err := generateFiles(s.root, io.Discard, false)
+		wrote, err := generateWithProgress(s.con, s.root)
 		genTime = time.Since(start)
 		// Files generate wrote under pkg/apis (conversion stubs) are not
 		// changes of the user's: take them as they are now.
@@ -127,12 +126,12 @@ func (o *runLocalOptions) reload(ctx context.Context, s *localServers, now map[s
 			fmt.Fprintf(out, "Reload failed: generate: %v\n%s\n", err, s.stillServing())
 			return now
 		}
-		fmt.Fprintf(out, "Generated in %s.\n", genTime.Round(time.Millisecond))
+		fmt.Fprintf(info, "Generated in %s.\n", genTime.Round(time.Millisecond))
 	}
 	// The new binaries go to bin/.next: bin/ keeps the build that serves
 	// until the new one has started.
 	next := filepath.Join(s.root, "bin", ".next")
-	buildTime, err := buildBinariesInto(ctx, s.root, filepath.Join("bin", ".next"), o.controllerManager, out, errOut)
+	buildTime, err := buildBinariesInto(ctx, s.con, s.root, filepath.Join("bin", ".next"), o.controllerManager)
 	if err != nil {
 		if ctx.Err() == nil {
 			fmt.Fprintf(out, "Reload failed: %v\n%s\n", err, s.stillServing())
@@ -142,7 +141,7 @@ func (o *runLocalOptions) reload(ctx context.Context, s *localServers, now map[s
 	if ctx.Err() != nil {
 		return now
 	}
-	fmt.Fprintln(out, "Restarting the apiserver and controller-manager...")
+	fmt.Fprintln(info, "Restarting the apiserver and controller-manager...")
 	s.stop()
 	ready, err := s.startFrom(ctx, next)
 	if err != nil {

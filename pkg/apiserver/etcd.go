@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -11,6 +12,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/private"
+	"github.com/apiserver-boot/apiserver-boot/internal/runlock"
 )
 
 // EmbeddedEtcdOptions configure the etcd started in-process when no
@@ -62,6 +64,15 @@ func (o *EmbeddedEtcdOptions) Start(certDir string) (*embed.Etcd, string, *etcdP
 			}
 			*p = port
 		}
+	}
+	// etcd waits for ever for the lock of a database another etcd has open
+	// (an apiserver left running on the same data): say so at once.
+	if held, pid, err := runlock.Holder(filepath.Join(o.DataDir, "member", "snap", "db")); err == nil && held {
+		who := "another process"
+		if pid > 0 {
+			who = fmt.Sprintf("process %d", pid)
+		}
+		return nil, "", nil, fmt.Errorf("--embedded-etcd-data-dir %s is in use by %s, another apiserver on the same data?: stop it, or give another --embedded-etcd-data-dir, or --etcd-servers", o.DataDir, who)
 	}
 	cfg := embed.NewConfig()
 	cfg.Name = "apiserver-boot"

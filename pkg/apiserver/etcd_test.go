@@ -191,3 +191,34 @@ func TestEmbeddedEtcdKeepsDataOfPlainHTTPBuilds(t *testing.T) {
 		t.Fatalf("the earlier build's data, read by this one: %v %v", resp, err)
 	}
 }
+
+// TestEmbeddedEtcdInUse: a second embedded etcd on data another one has
+// open fails at once, naming the process that holds it, instead of waiting
+// for its lock for ever.
+func TestEmbeddedEtcdInUse(t *testing.T) {
+	dir := t.TempDir()
+	o := &EmbeddedEtcdOptions{DataDir: filepath.Join(dir, "etcd")}
+	e, _, _, err := o.Start(filepath.Join(dir, "certs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	second := &EmbeddedEtcdOptions{DataDir: o.DataDir}
+	done := make(chan error, 1)
+	go func() {
+		e2, _, _, err := second.Start(filepath.Join(dir, "certs2"))
+		if e2 != nil {
+			e2.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		want := fmt.Sprintf("--embedded-etcd-data-dir %s is in use by process %d", o.DataDir, os.Getpid())
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("second Start: %v, want an error containing %q", err, want)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the second embedded etcd on the same data waited 15s instead of failing")
+	}
+}

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -411,6 +413,66 @@ func (e *etcdProcess) stop(t *testing.T) {
 	}
 	e.signal(syscall.SIGTERM)
 	<-e.done
+}
+
+// TestSecondRunLocalRefused: while run local runs, a second one in the
+// same project, on other ports, is refused within seconds naming the first
+// (its pid and port); the first's kubeconfig and binaries are untouched and
+// it still serves. The first runs with --quiet: its output holds the Ready
+// line and the servers' logs, none of the build's messages or progress.
+func TestSecondRunLocalRefused(t *testing.T) {
+	rl, port := runLocal(t, "--generate=false", "--controller-manager=false", "-q")
+	for _, chatter := range []string{"Building", "Built in", "packages compiled", "apiserver ready in", "Ctrl-C stops"} {
+		if strings.Contains(rl.out.String(), chatter) {
+			t.Errorf("run local -q printed %q:\n%s", chatter, rl.out.String())
+		}
+	}
+	kubeconfig := filepath.Join(proj, "kubeconfig")
+	files := []string{kubeconfig, filepath.Join(proj, "bin", "apiserver"), filepath.Join(proj, "bin", "controller-manager")}
+	type state struct {
+		sum   [32]byte
+		mtime time.Time
+	}
+	snapshot := func() map[string]state {
+		m := map[string]state{}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			st, serr := os.Stat(f)
+			if err != nil || serr != nil {
+				continue
+			}
+			m[f] = state{sha256.Sum256(b), st.ModTime()}
+		}
+		return m
+	}
+	before := snapshot()
+	if len(before) < 2 {
+		t.Fatalf("the first run local's kubeconfig or bin/apiserver is missing: %v", before)
+	}
+
+	// With generate and the controller-manager on: all a second instance
+	// used to regenerate, rebuild and remove under the first.
+	start := time.Now()
+	out, err := sh(proj, cli, "run", "local", "--secure-port", fmt.Sprint(freePort(t)), "--controller-manager-address", fmt.Sprintf("127.0.0.1:%d", freePort(t)))
+	took := time.Since(start)
+	want := fmt.Sprintf("run local is already running in this project (pid %d, apiserver https://127.0.0.1:%d, ", rl.cmd.Process.Pid, port)
+	if err == nil || !strings.Contains(out, want) || !strings.Contains(out, fmt.Sprintf("kill %d)", rl.cmd.Process.Pid)) {
+		t.Fatalf("second run local: want an error containing %q, got %v:\n%s", want, err, out)
+	}
+	if took > 10*time.Second {
+		t.Errorf("second run local refused after %s", took)
+	}
+	t.Logf("refused in %s: %s", took.Round(time.Millisecond), strings.TrimSpace(out))
+	if after := snapshot(); !reflect.DeepEqual(after, before) {
+		t.Errorf("the second run local changed the first's files:\n%v\nwere\n%v", after, before)
+	}
+	select {
+	case <-rl.done:
+		t.Fatalf("the first run local exited: %v\n%s", rl.err, rl.out.String())
+	default:
+	}
+	mustKubectl(t, "get", "crontabs")
+	rl.stop(t)
 }
 
 // TestPortTaken: a taken port is an error naming the flag to change it.

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/progress"
+)
+
+// quietFlag is the root command's persistent --quiet (-q).
+const quietFlag = "quiet"
+
+// newConsole is cmd's output: a status line for long steps on a terminal
+// (plain lines otherwise), none of it with --quiet.
+func newConsole(cmd *cobra.Command) *progress.Console {
+	quiet, _ := cmd.Flags().GetBool(quietFlag)
+	return progress.NewConsole(cmd.OutOrStdout(), cmd.ErrOrStderr(), quiet)
+}
+
+// generateOutput is where generate's messages go: all of them, or with
+// --quiet its warnings only (a warning's indented lines included).
+func generateOutput(con *progress.Console) io.Writer {
+	if !con.Quiet() {
+		return con
+	}
+	inWarning := false
+	return progress.Lines(func(line string) {
+		if strings.HasPrefix(line, "warning: ") || (inWarning && strings.HasPrefix(line, " ") || inWarning && strings.HasPrefix(line, "\t")) {
+			inWarning = true
+			io.WriteString(con, line+"\n")
+			return
+		}
+		inWarning = false
+	})
+}
+
+// generateWithProgress is generate for run local and build container: its
+// messages and warnings printed (warnings only with --quiet), its time shown
+// while it runs.
+func generateWithProgress(con *progress.Console, root string) ([]string, error) {
+	task := con.Start("Generating code", "")
+	defer task.Done()
+	return generateFiles(root, generateOutput(con), false)
+}
