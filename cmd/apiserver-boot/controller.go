@@ -27,7 +27,7 @@ services), watched through client-go's informers. Generated code registers it
 with the controller-manager.`,
 		Example: `  apiserver-boot create controller --group stable --version v1 --kind CronTab
   apiserver-boot create controller --group apps --version v1 --kind Deployment`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()
@@ -47,6 +47,9 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 		if v == "" {
 			return fmt.Errorf("%s is required", flag)
 		}
+	}
+	if err := project.CheckGroupWithoutDomain(o.group, p.Domain); err != nil {
+		return err
 	}
 	data, err := newTemplateData(root, p)
 	if err != nil {

@@ -25,6 +25,7 @@ validation, subresources, and a controller-manager to reconcile them.`,
 		SilenceUsage:  true,
 	}
 	root.AddCommand(newInitCommand(), newCreateCommand(), newGenerateCommand(), newBuildCommand(), newRunCommand(), newMigrateCommand(), newAPICommand(), newVersionCommand())
+	finishTree(root)
 	return root
 }
 
@@ -33,7 +34,7 @@ func newVersionCommand() *cobra.Command {
 		Use:     "version",
 		Short:   "Print the apiserver-boot version",
 		Example: "  apiserver-boot version",
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fmt.Fprintln(cmd.OutOrStdout(), version.Get().String())
 			return nil

@@ -31,7 +31,7 @@ the object until you edit it.`,
 		Example: `  apiserver-boot create subresource --subresource status --group stable --version v1 --kind CronTab
   apiserver-boot create subresource --subresource scale --group stable --version v1 --kind CronTab --spec-replicas-path .spec.size
   apiserver-boot create subresource --subresource restart --group stable --version v1 --kind CronTab`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()
@@ -55,6 +55,9 @@ func (o *subresourceOptions) run(cmd *cobra.Command) error {
 		if v == "" {
 			return fmt.Errorf("%s is required", flag)
 		}
+	}
+	if err := project.CheckGroupWithoutDomain(o.group, p.Domain); err != nil {
+		return err
 	}
 	if err := project.ValidateName("--subresource", o.name); err != nil {
 		return err

@@ -30,7 +30,7 @@ through the generated internal type. The version objects are stored in is marked
 +storageversion (--from, unless a version already carries the marker); edit the
 new types, and write conversions for fields that differ.`,
 		Example: "  apiserver-boot create version --group stable --version v2 --kind CronTab --from v1",
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE:    func(cmd *cobra.Command, args []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()
@@ -51,6 +51,9 @@ func (o *versionOptions) run(cmd *cobra.Command) error {
 		if v == "" {
 			return fmt.Errorf("%s is required", flag)
 		}
+	}
+	if err := project.CheckGroupWithoutDomain(o.group, p.Domain); err != nil {
+		return err
 	}
 	if err := project.ValidateVersion(o.version); err != nil {
 		return err
