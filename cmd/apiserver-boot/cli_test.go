@@ -101,6 +101,7 @@ func TestCreateBadInputWritesNothing(t *testing.T) {
 		{[]string{"--group", "stable", "--version", "V1", "--kind", "CronTab"}, "did you mean --version v1?"},
 		{[]string{"--group", "stable", "--version", "v1", "--kind", "crontab"}, "did you mean --kind Crontab?"},
 		{[]string{"--group", "stable", "--version", "v1", "--kind", "cron-tab"}, "did you mean --kind CronTab?"},
+		{[]string{"--group", "stable", "--version", "v1", "--kind", "CronTab", "--resource", "CronTabs"}, "did you mean --resource crontabs?"},
 	} {
 		_, err := run(t, dir, append([]string{"create", "group", "version", "resource"}, tc.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -114,6 +115,23 @@ func TestCreateBadInputWritesNothing(t *testing.T) {
 	} {
 		if _, err := run(t, dir, args...); err == nil {
 			t.Errorf("%v: want an error", args)
+		}
+	}
+	// A kind of the project named in another case, or a version it is not
+	// served in, gets the flags naming it.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"create", "subresource", "--subresource", "scale", "--group", "stable", "--version", "v1", "--kind", "crontab"}, "did you mean --group stable --version v1 --kind CronTab?"},
+		{[]string{"create", "subresource", "--subresource", "scale", "--group", "stable", "--version", "v2", "--kind", "CronTab"}, "did you mean --group stable --version v1 --kind CronTab?"},
+		{[]string{"create", "controller", "--group", "stable", "--version", "v1", "--kind", "crontab"}, "did you mean --group stable --version v1 --kind CronTab?"},
+		{[]string{"create", "version", "--group", "stable", "--version", "v2", "--kind", "CronTab", "--from", "v9"}, "CronTab is served in v1: give one of them with --from"},
+		{[]string{"create", "version", "--group", "stable", "--version", "v2", "--kind", "crontab", "--from", "v1"}, "did you mean --group stable --kind CronTab?"},
+		{[]string{"migrate", "storage", "--kind", "crontab"}, "did you mean --group stable --kind CronTab?"},
+	} {
+		if _, err := run(t, dir, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: want an error containing %q, got %v", tc.args, tc.want, err)
 		}
 	}
 	// Every command naming a kind of the project by --group refuses the domain in it.

@@ -63,7 +63,7 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 	default:
 		_, pkg, ok := project.BuiltinKind(o.group, o.version, o.kind)
 		if !ok {
-			return fmt.Errorf("--group %s --version %s --kind %s is neither a resource of this project (see PROJECT) nor a built-in Kubernetes kind (k8s.io/api/%s/%s has no %s)", o.group, o.version, o.kind, o.group, o.version, o.kind)
+			return fmt.Errorf("--group %s --version %s --kind %s is neither a resource of this project (see PROJECT) nor a built-in Kubernetes kind (k8s.io/api/%s/%s has no %s)%s", o.group, o.version, o.kind, o.group, o.version, o.kind, p.Suggest(o.group, o.version, o.kind))
 		}
 		plural := project.Plural(o.kind)
 		r = &project.Resource{Group: o.group, Version: o.version, Kind: o.kind, Plural: plural, Singular: project.Singular(o.kind), External: true, Package: pkg}

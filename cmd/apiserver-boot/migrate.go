@@ -107,6 +107,9 @@ func (o *migrateStorageOptions) run(ctx context.Context, out io.Writer) error {
 		}
 	}
 	if len(targets) == 0 {
+		if hint := p.Suggest(o.group, "", o.kind); hint != "" && o.kind != "" {
+			return fmt.Errorf("no resource matches --group %q --kind %q%s", o.group, o.kind, hint)
+		}
 		return fmt.Errorf("no resource matches --group %q --kind %q: see PROJECT for the project's groups and kinds", o.group, o.kind)
 	}
 

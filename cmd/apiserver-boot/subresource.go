@@ -64,6 +64,9 @@ func (o *subresourceOptions) run(cmd *cobra.Command) error {
 	}
 	r := p.Find(o.group, o.version, o.kind)
 	if r == nil {
+		if hint := p.Suggest(o.group, o.version, o.kind); hint != "" {
+			return fmt.Errorf("no resource --group %s --version %s --kind %s in PROJECT%s", o.group, o.version, o.kind, hint)
+		}
 		return fmt.Errorf("no resource --group %s --version %s --kind %s in PROJECT: create it first with `apiserver-boot create group version resource`", o.group, o.version, o.kind)
 	}
 	k, err := model.FindResource(filepath.Join(root, project.APIs(o.group, o.version)), o.kind)

@@ -60,7 +60,16 @@ func (o *versionOptions) run(cmd *cobra.Command) error {
 	}
 	from := p.Find(o.group, o.from, o.kind)
 	if from == nil {
-		return fmt.Errorf("--from %s: no kind %s in %s/%s in PROJECT", o.from, o.kind, o.group, o.from)
+		var served []string
+		for _, r := range p.Resources {
+			if r.Group == o.group && r.Kind == o.kind && !r.External {
+				served = append(served, r.Version)
+			}
+		}
+		if len(served) > 0 {
+			return fmt.Errorf("--from %s: no kind %s in %s/%s in PROJECT; %s is served in %s: give one of them with --from", o.from, o.kind, o.group, o.from, o.kind, strings.Join(served, ", "))
+		}
+		return fmt.Errorf("--from %s: no kind %s in %s/%s in PROJECT%s", o.from, o.kind, o.group, o.from, p.Suggest(o.group, "", o.kind))
 	}
 	if p.Find(o.group, o.version, o.kind) != nil {
 		fmt.Fprintf(cmd.OutOrStdout(), "Nothing to do: %s/%s already serves %s.\n", o.group, o.version, o.kind)

@@ -136,6 +136,9 @@ func ValidateKind(kind string) error {
 // name, category): lowercase DNS-1035 labels, as discovery requires.
 func ValidateName(flag, name string) error {
 	if errs := validation.IsDNS1035Label(name); len(errs) > 0 {
+		if lower := strings.ToLower(name); lower != name && len(validation.IsDNS1035Label(lower)) == 0 {
+			return fmt.Errorf("%s %q is not valid: want a lowercase name of letters, digits and '-', starting with a letter; did you mean %s %s?", flag, name, flag, lower)
+		}
 		return fmt.Errorf("%s %q is not valid: want a lowercase name of letters, digits and '-', starting with a letter (%s)", flag, name, strings.Join(errs, "; "))
 	}
 	return nil

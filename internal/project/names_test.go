@@ -31,6 +31,7 @@ func TestValidation(t *testing.T) {
 		{"version semver", ValidateVersion("v1.0"), "did you mean --version v1?"},
 		{"kind lowercase", ValidateKind("crontab"), "did you mean --kind Crontab?"},
 		{"kind snake case", ValidateKind("cron_tab"), "did you mean --kind CronTab?"},
+		{"resource capitalised", ValidateName("--resource", "CronTabs"), "did you mean --resource crontabs?"},
 		{"group a Go keyword", ValidateGroup("func", "example.com"), `--group "func" is not valid: it is a Go keyword`},
 		{"group a predeclared identifier", ValidateGroup("string", "example.com"), `--group "string" is not valid: it is a predeclared Go identifier`},
 		{"version v1", ValidateVersion("v1"), ""},
