@@ -247,8 +247,11 @@ func TestUnknownSubcommands(t *testing.T) {
 		}
 	}
 	out, err := run(t, dir, "build")
-	if err != nil || !strings.Contains(out, "Available Commands:") {
-		t.Errorf("build alone should print its help: %v\n%s", err, out)
+	if err != nil || !strings.Contains(out, "Available Commands:") || strings.Contains(out, "build [flags]") {
+		t.Errorf("build alone should print its help, without a usage line of its own: %v\n%s", err, out)
+	}
+	if out, _ := run(t, dir, "build", "config", "--help"); !strings.Contains(out, "apiserver-boot build config [flags]") {
+		t.Errorf("build config --help lost its usage line:\n%s", out)
 	}
 }
 

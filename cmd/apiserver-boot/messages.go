@@ -24,6 +24,10 @@ func finishTree(root *cobra.Command) {
 	root.SetHelpCommand(newHelpCommand())
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
+	// The usage of a group does not show it as a command of its own
+	// ("apiserver-boot build [flags]"): it only prints its help.
+	root.SetUsageTemplate(strings.Replace(root.UsageTemplate(), "{{if .Runnable}}\n  {{.UseLine}}{{end}}",
+		`{{if and .Runnable (not (index .Annotations "group"))}}`+"\n  {{.UseLine}}{{end}}", 1))
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		// What cobra suggests for its root only (and sets when it does).
@@ -33,6 +37,7 @@ func finishTree(root *cobra.Command) {
 			// argument was not one of its subcommands.
 			c.Args = noArgs
 			c.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
+			c.Annotations = map[string]string{"group": "true"}
 		}
 		for _, sub := range c.Commands() {
 			walk(sub)
