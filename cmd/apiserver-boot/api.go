@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -55,7 +56,15 @@ fixtures (go test, with the Go toolchain on PATH).`,
 		Example: `  # after tagging v0.2.0 of the project
   apiserver-boot api snapshot v0.2.0
   git add pkg/apis/testdata/v0.2.0 && git commit -m "API of v0.2.0"`,
-		Args: cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 0:
+				return errors.New("api snapshot needs the release to record, e.g. apiserver-boot api snapshot v0.2.0")
+			case len(args) > 1:
+				return fmt.Errorf("unexpected argument %q: api snapshot records one release, e.g. apiserver-boot api snapshot %s", args[1], args[0])
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root, p, err := loadProject()
 			if err != nil {

@@ -26,6 +26,8 @@ func newBuildCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "build",
 		Short: "Build the project's container image and its Kubernetes configuration",
+		Example: `  apiserver-boot build container --image registry.example.com/crontab:v0.1.0
+  apiserver-boot build config --image registry.example.com/crontab:v0.1.0`,
 	}
 	cmd.AddCommand(newBuildContainerCommand(), newBuildConfigCommand())
 	return cmd
@@ -71,7 +73,7 @@ $SOURCE_DATE_EPOCH). Teams building with Docker can use the scaffolded Dockerfil
   docker load -i bin/image.tar
   apiserver-boot build container --image registry.example.com/crontab:v0.1.0 --platform linux/amd64,linux/arm64 --push
   apiserver-boot build container --image localhost:5001/crontab:dev --output bin/crontab.tar`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root, _, err := loadProject()
 			if err != nil {

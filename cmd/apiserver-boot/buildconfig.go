@@ -71,7 +71,7 @@ keys: keep it out of version control (the scaffolded .gitignore does).`,
 		Example: `  apiserver-boot build config --name crontab --namespace crontab-system --image registry.example.com/crontab:v0.1.0
   kubectl apply -k config/
   apiserver-boot build config --image registry.example.com/crontab:v0.1.0 --etcd-servers https://etcd.example.com:2379 --output deploy/`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root, p, err := loadProject()
 			if err != nil {

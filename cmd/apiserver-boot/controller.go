@@ -27,7 +27,7 @@ services), watched through client-go's informers. Generated code registers it
 with the controller-manager.`,
 		Example: `  apiserver-boot create controller --group stable --version v1 --kind CronTab
   apiserver-boot create controller --group apps --version v1 --kind Deployment`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()
@@ -48,6 +48,9 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 			return fmt.Errorf("%s is required", flag)
 		}
 	}
+	if err := project.CheckGroupWithoutDomain(o.group, p.Domain); err != nil {
+		return err
+	}
 	data, err := newTemplateData(root, p)
 	if err != nil {
 		return err
@@ -60,7 +63,7 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 	default:
 		_, pkg, ok := project.BuiltinKind(o.group, o.version, o.kind)
 		if !ok {
-			return fmt.Errorf("--group %s --version %s --kind %s is neither a resource of this project (see PROJECT) nor a built-in Kubernetes kind (k8s.io/api/%s/%s has no %s)", o.group, o.version, o.kind, o.group, o.version, o.kind)
+			return fmt.Errorf("--group %s --version %s --kind %s is neither a resource of this project (see PROJECT) nor a built-in Kubernetes kind (k8s.io/api/%s/%s has no %s)%s", o.group, o.version, o.kind, o.group, o.version, o.kind, p.Suggest(o.group, o.version, o.kind))
 		}
 		plural := project.Plural(o.kind)
 		r = &project.Resource{Group: o.group, Version: o.version, Kind: o.kind, Plural: plural, Singular: project.Singular(o.kind), External: true, Package: pkg}

@@ -17,6 +17,10 @@ func newCreateCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "create",
 		Short: "Add API groups, versions, resources and controllers",
+		Example: `  apiserver-boot create group version resource --group stable --version v1 --kind CronTab
+  apiserver-boot create version --group stable --version v2 --kind CronTab --from v1
+  apiserver-boot create subresource --subresource scale --group stable --version v1 --kind CronTab
+  apiserver-boot create controller --group apps --version v1 --kind Deployment`,
 	}
 	group := newCreateLevel("group", "Create an API group (pkg/apis/<group>)",
 		"  apiserver-boot create group --group stable", levelGroup)
@@ -55,7 +59,7 @@ func newCreateLevel(use, short, example string, level createLevel) *cobra.Comman
 		Use:     use,
 		Short:   short,
 		Example: example,
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd)
 		},

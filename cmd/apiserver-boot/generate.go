@@ -14,7 +14,7 @@ internal types, registration and strategy hooks, then loads the Go packages once
 and runs deepcopy, conversion, defaulter and OpenAPI generation over them. Files
 are only written once everything generated parses; on failure nothing changes.`,
 		Example: "  apiserver-boot generate\n  go generate ./pkg/apis",
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root, err := findRoot()
 			if err != nil {

@@ -49,7 +49,7 @@ get it another way (kind load image-archive bin/image.tar); with --build=false
 		Example: `  apiserver-boot run in-cluster --name crontab --namespace crontab-system --image registry.example.com/crontab:v0.1.0
   kubectl get crontabs
   apiserver-boot run in-cluster --image localhost:5001/crontab:dev --kubeconfig kind.kubeconfig --etcd-servers https://etcd.example.com:2379`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd)
 		},
@@ -72,6 +72,9 @@ func (o *inClusterOptions) run(cmd *cobra.Command) error {
 	}
 	out := cmd.OutOrStdout()
 	// Every flag is checked before anything is built or applied.
+	if o.timeout <= 0 {
+		return fmt.Errorf("--timeout %s is not valid: want a positive duration, such as 5m", o.timeout)
+	}
 	if o.build {
 		if _, _, _, err := o.container.plan(root); err != nil {
 			return err

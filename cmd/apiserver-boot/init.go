@@ -22,8 +22,9 @@ import (
 
 func newInitCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "init",
-		Short: "Initialise a project",
+		Use:     "init",
+		Short:   "Initialise a project",
+		Example: `  apiserver-boot init repo --domain example.com`,
 	}
 	cmd.AddCommand(newInitRepoCommand())
 	return cmd
@@ -45,7 +46,7 @@ pkg/ layout, then generates code so the project builds. It needs a go.mod
 (from go mod init) or --module.`,
 		Example: `  go mod init example.com/crontab && apiserver-boot init repo --domain example.com
   apiserver-boot init repo --domain example.com --module example.com/crontab`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd)
 		},

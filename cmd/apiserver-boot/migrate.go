@@ -17,13 +17,15 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/version"
 )
 
 func newMigrateCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "migrate",
-		Short: "Maintenance of a running API's data",
+		Use:     "migrate",
+		Short:   "Maintenance of a running API's data",
+		Example: `  apiserver-boot migrate storage`,
 	}
 	cmd.AddCommand(newMigrateStorageCommand())
 	return cmd
@@ -57,7 +59,7 @@ fails after trying every object.`,
   apiserver-boot migrate storage
   # one kind, against a deployed apiserver (through kube-apiserver)
   apiserver-boot migrate storage --group stable --kind CronTab --kubeconfig ~/.kube/config`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd.Context(), cmd.OutOrStdout())
 		},
@@ -72,8 +74,17 @@ fails after trying every object.`,
 }
 
 func (o *migrateStorageOptions) run(ctx context.Context, out io.Writer) error {
+	if o.pageSize < 1 {
+		return fmt.Errorf("--page-size %d is not valid: want 1 or more objects per list request", o.pageSize)
+	}
+	if o.timeout <= 0 {
+		return fmt.Errorf("--timeout %s is not valid: want a positive duration, such as 30m", o.timeout)
+	}
 	root, p, err := loadProject()
 	if err != nil {
+		return err
+	}
+	if err := project.CheckGroupWithoutDomain(o.group, p.Domain); err != nil {
 		return err
 	}
 	api, err := model.LoadAPI(root, p, version.Module, "")
@@ -96,6 +107,9 @@ func (o *migrateStorageOptions) run(ctx context.Context, out io.Writer) error {
 		}
 	}
 	if len(targets) == 0 {
+		if hint := p.Suggest(o.group, "", o.kind); hint != "" && o.kind != "" {
+			return fmt.Errorf("no resource matches --group %q --kind %q%s", o.group, o.kind, hint)
+		}
 		return fmt.Errorf("no resource matches --group %q --kind %q: see PROJECT for the project's groups and kinds", o.group, o.kind)
 	}
 

@@ -26,6 +26,7 @@ validation, subresources, and a controller-manager to reconcile them.`,
 	}
 	root.PersistentFlags().BoolP(quietFlag, "q", false, "Print only errors, warnings and results: no progress (status lines of builds), no step-by-step messages; the logs of the processes run local starts still show")
 	root.AddCommand(newInitCommand(), newCreateCommand(), newGenerateCommand(), newBuildCommand(), newRunCommand(), newMigrateCommand(), newAPICommand(), newVersionCommand())
+	finishTree(root)
 	return root
 }
 
@@ -34,7 +35,7 @@ func newVersionCommand() *cobra.Command {
 		Use:     "version",
 		Short:   "Print the apiserver-boot version",
 		Example: "  apiserver-boot version",
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fmt.Fprintln(cmd.OutOrStdout(), version.Get().String())
 			return nil

@@ -32,6 +32,8 @@ func newRunCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the project",
+		Example: `  apiserver-boot run local
+  apiserver-boot run in-cluster --image registry.example.com/crontab:v0.1.0`,
 	}
 	cmd.AddCommand(newRunLocalCommand(), newRunInClusterCommand())
 	return cmd
@@ -79,7 +81,7 @@ results, warnings, errors and the servers' logs.`,
   kubectl --kubeconfig kubeconfig get crontabs
   apiserver-boot run local --secure-port 10443 --etcd-servers http://127.0.0.1:2379
   apiserver-boot run local --watch`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd)
 		},
@@ -89,7 +91,7 @@ results, warnings, errors and the servers' logs.`,
 	f.StringVar(&o.etcdServers, "etcd-servers", "", "External etcd client URLs (comma separated); empty runs an embedded etcd")
 	f.StringVar(&o.kubeconfig, "kubeconfig", o.kubeconfig, "Where to write the kubeconfig for kubectl, relative to the project root (a kubeconfig of another cluster there is refused, not overwritten)")
 	f.BoolVar(&o.controllerManager, "controller-manager", o.controllerManager, "Also run the controller-manager")
-	f.StringVar(&o.controllerManagerAddress, "controller-manager-address", o.controllerManagerAddress, "Address of the controller-manager's /healthz, /readyz and /metrics")
+	f.StringVar(&o.controllerManagerAddress, "controller-manager-address", o.controllerManagerAddress, "Address (host:port) of the controller-manager's /healthz, /readyz and /metrics; empty turns them off")
 	f.BoolVar(&o.generate, "generate", o.generate, "Run `apiserver-boot generate` before building")
 	f.BoolVar(&o.watch, "watch", false, "Watch pkg/apis (types and hooks): on a change, regenerate and rebuild while the running apiserver keeps serving, then restart it and the controller-manager on the same etcd data and kubeconfig; a failed generate or build keeps the running one")
 	f.DurationVar(&o.timeout, "timeout", o.timeout, "How long to wait for the apiserver to become ready")
@@ -98,7 +100,42 @@ results, warnings, errors and the servers' logs.`,
 	return cmd
 }
 
+// validate checks the flags before anything is read or started.
+func (o *runLocalOptions) validate() error {
+	if err := checkPort("--secure-port", o.securePort); err != nil {
+		return err
+	}
+	if o.controllerManager && o.controllerManagerAddress != "" {
+		_, port, err := net.SplitHostPort(o.controllerManagerAddress)
+		if err != nil {
+			return fmt.Errorf("--controller-manager-address %q is not valid: want host:port, such as 127.0.0.1:9440 (empty turns the endpoints off)", o.controllerManagerAddress)
+		}
+		n, err := strconv.Atoi(port)
+		if err != nil {
+			return fmt.Errorf("--controller-manager-address %q is not valid: the port %q is not a number; want host:port, such as 127.0.0.1:9440", o.controllerManagerAddress, port)
+		}
+		if err := checkPort("--controller-manager-address "+o.controllerManagerAddress+": port", n); err != nil {
+			return err
+		}
+	}
+	if o.timeout <= 0 {
+		return fmt.Errorf("--timeout %s is not valid: want a positive duration, such as 5m", o.timeout)
+	}
+	return nil
+}
+
+// checkPort refuses a port number outside 1-65535.
+func checkPort(flag string, port int) error {
+	if port < 1 || port > 65535 {
+		return fmt.Errorf("%s %d is not valid: want a port from 1 to 65535", flag, port)
+	}
+	return nil
+}
+
 func (o *runLocalOptions) run(cmd *cobra.Command) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
 	root, p, err := loadProject()
 	if err != nil {
 		return err
@@ -121,9 +158,9 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 	} else {
 		l.Close()
 	}
-	if o.controllerManager {
+	if o.controllerManager && o.controllerManagerAddress != "" {
 		if l, err := net.Listen("tcp", o.controllerManagerAddress); err != nil {
-			return fmt.Errorf("%s is taken: choose another with --controller-manager-address", o.controllerManagerAddress)
+			return fmt.Errorf("--controller-manager-address %s cannot be listened on (%v): choose another", o.controllerManagerAddress, err)
 		} else {
 			l.Close()
 		}

@@ -40,7 +40,7 @@ names the kind.`,
 		Example: `  apiserver-boot create subresource --subresource status --group stable --version v1 --kind CronTab
   apiserver-boot create subresource --subresource scale --group stable --version v1 --kind CronTab --spec-replicas-path .spec.size
   apiserver-boot create subresource --subresource restart --group stable --version v1 --kind CronTab`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()
@@ -65,11 +65,17 @@ func (o *subresourceOptions) run(cmd *cobra.Command) error {
 			return fmt.Errorf("%s is required", flag)
 		}
 	}
+	if err := project.CheckGroupWithoutDomain(o.group, p.Domain); err != nil {
+		return err
+	}
 	if err := project.ValidateName("--subresource", o.name); err != nil {
 		return err
 	}
 	r := p.Find(o.group, o.version, o.kind)
 	if r == nil {
+		if hint := p.Suggest(o.group, o.version, o.kind); hint != "" {
+			return fmt.Errorf("no resource --group %s --version %s --kind %s in PROJECT%s", o.group, o.version, o.kind, hint)
+		}
 		return fmt.Errorf("no resource --group %s --version %s --kind %s in PROJECT: create it first with `apiserver-boot create group version resource`", o.group, o.version, o.kind)
 	}
 	k, err := model.FindResource(filepath.Join(root, project.APIs(o.group, o.version)), o.kind)

@@ -35,7 +35,7 @@ through the generated internal type. The version objects are stored in is marked
 +storageversion (--from, unless a version already carries the marker); edit the
 new types, and write conversions for fields that differ.`,
 		Example: "  apiserver-boot create version --group stable --version v2 --kind CronTab --from v1",
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE:    func(cmd *cobra.Command, args []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()
@@ -57,12 +57,24 @@ func (o *versionOptions) run(cmd *cobra.Command) error {
 			return fmt.Errorf("%s is required", flag)
 		}
 	}
+	if err := project.CheckGroupWithoutDomain(o.group, p.Domain); err != nil {
+		return err
+	}
 	if err := project.ValidateVersion(o.version); err != nil {
 		return err
 	}
 	from := p.Find(o.group, o.from, o.kind)
 	if from == nil {
-		return fmt.Errorf("--from %s: no kind %s in %s/%s in PROJECT", o.from, o.kind, o.group, o.from)
+		var served []string
+		for _, r := range p.Resources {
+			if r.Group == o.group && r.Kind == o.kind && !r.External {
+				served = append(served, r.Version)
+			}
+		}
+		if len(served) > 0 {
+			return fmt.Errorf("--from %s: no kind %s in %s/%s in PROJECT; %s is served in %s: give one of them with --from", o.from, o.kind, o.group, o.from, o.kind, strings.Join(served, ", "))
+		}
+		return fmt.Errorf("--from %s: no kind %s in %s/%s in PROJECT%s", o.from, o.kind, o.group, o.from, p.Suggest(o.group, "", o.kind))
 	}
 	if p.Find(o.group, o.version, o.kind) != nil {
 		fmt.Fprintf(cmd.OutOrStdout(), "Nothing to do: %s/%s already serves %s.\n", o.group, o.version, o.kind)

@@ -46,10 +46,31 @@ func goReserved(name string) string {
 	return ""
 }
 
+// CheckGroupWithoutDomain refuses a --group given with the project's domain
+// (stable.example.com for stable in a project of domain example.com): the
+// flag names the group as pkg/apis/<group> does, the domain is added.
+func CheckGroupWithoutDomain(group, domain string) error {
+	if short, ok := strings.CutSuffix(group, "."+domain); ok && short != "" && domain != "" {
+		return fmt.Errorf("--group %s: give the group without the project's domain: --group %s (it is served as %s)", group, short, group)
+	}
+	return nil
+}
+
 // ValidateGroup checks --group (it becomes a Go package name and the first label of <group>.<domain>).
 func ValidateGroup(group, domain string) error {
+	if err := CheckGroupWithoutDomain(group, domain); err != nil {
+		return err
+	}
 	if !groupRE.MatchString(group) {
-		return fmt.Errorf("--group %q is not valid: want lowercase letters and digits starting with a letter, such as stable or batch2", group)
+		hint := ""
+		if fixed := strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(group)); fixed != group && groupRE.MatchString(fixed) {
+			// A Go package name: no capitals, no dashes.
+			hint = fmt.Sprintf("; did you mean --group %s?", fixed)
+		} else if strings.Contains(group, ".") {
+			first := group[:strings.Index(group, ".")]
+			hint = fmt.Sprintf("; a group has no dots: the project's domain is added, --group %s is served as %s.%s", first, first, domain)
+		}
+		return fmt.Errorf("--group %q is not valid: want lowercase letters and digits starting with a letter, such as stable or batch2 (it names a Go package)%s", group, hint)
 	}
 	if why := goReserved(group); why != "" {
 		return fmt.Errorf("--group %q is not valid: it is %s, and the group names a Go package; choose another group", group, why)
@@ -71,7 +92,7 @@ func ValidateGroup(group, domain string) error {
 // ValidateVersion checks --version.
 func ValidateVersion(version string) error {
 	if !versionRE.MatchString(version) {
-		return fmt.Errorf("--version %q is not valid: want a Kubernetes API version such as v1, v1alpha1 or v2beta3", version)
+		return fmt.Errorf("--version %q is not valid: want a Kubernetes API version such as v1, v1alpha1 or v2beta3%s", version, versionHint(version))
 	}
 	if why := goReserved(version); why != "" {
 		return fmt.Errorf("--version %q is not valid: it is %s, and the version names a Go package", version, why)
@@ -79,10 +100,27 @@ func ValidateVersion(version string) error {
 	return nil
 }
 
+// versionHint guesses the version meant by one that is not valid: v1beta
+// (v1beta1), V1 (v1), 1 (v1), v1.0 (v1).
+func versionHint(version string) string {
+	guess := strings.ToLower(version)
+	if !strings.HasPrefix(guess, "v") {
+		guess = "v" + guess
+	}
+	guess = strings.TrimSuffix(strings.TrimSuffix(guess, ".0"), ".0")
+	if strings.HasSuffix(guess, "alpha") || strings.HasSuffix(guess, "beta") {
+		guess += "1"
+	}
+	if guess != version && versionRE.MatchString(guess) {
+		return fmt.Sprintf("; did you mean --version %s?", guess)
+	}
+	return ""
+}
+
 // ValidateKind checks --kind.
 func ValidateKind(kind string) error {
 	if !kindRE.MatchString(kind) {
-		return fmt.Errorf("--kind %q is not valid: want an UpperCamelCase Go identifier such as CronTab", kind)
+		return fmt.Errorf("--kind %q is not valid: want an UpperCamelCase Go identifier such as CronTab%s", kind, kindHint(kind))
 	}
 	// The lowercased kind names the controller's package and the files.
 	if why := goReserved(strings.ToLower(kind)); why != "" {
@@ -98,6 +136,9 @@ func ValidateKind(kind string) error {
 // name, category): lowercase DNS-1035 labels, as discovery requires.
 func ValidateName(flag, name string) error {
 	if errs := validation.IsDNS1035Label(name); len(errs) > 0 {
+		if lower := strings.ToLower(name); lower != name && len(validation.IsDNS1035Label(lower)) == 0 {
+			return fmt.Errorf("%s %q is not valid: want a lowercase name of letters, digits and '-', starting with a letter; did you mean %s %s?", flag, name, flag, lower)
+		}
 		return fmt.Errorf("%s %q is not valid: want a lowercase name of letters, digits and '-', starting with a letter (%s)", flag, name, strings.Join(errs, "; "))
 	}
 	return nil
@@ -218,4 +259,17 @@ func ValidateFieldPath(p string) error {
 		return fmt.Errorf("%q is not a JSON path of fields such as .spec.replicas", p)
 	}
 	return nil
+}
+
+// kindHint guesses the kind meant by one that is not UpperCamelCase:
+// crontab (Crontab), cron-tab or cron_tab (CronTab).
+func kindHint(kind string) string {
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(kind, func(r rune) bool { return r == '-' || r == '_' || r == '.' || r == ' ' }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	if guess := b.String(); guess != kind && kindRE.MatchString(guess) {
+		return fmt.Sprintf("; did you mean --kind %s?", guess)
+	}
+	return ""
 }

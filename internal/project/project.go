@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 )
@@ -129,6 +131,48 @@ func (p *Project) Marshal() ([]byte, error) {
 
 // FullGroup is the API group name: <group>.<domain>.
 func (p *Project) FullGroup(group string) string { return group + "." + p.Domain }
+
+// Suggest names the project's kinds closest to a --group, --version and
+// --kind that match none: the kind in another case, or by its plural or
+// singular name, preferring those of the group and version given. version
+// "" leaves --version out of the suggestion. It returns "" when no kind is
+// close, else "; did you mean ...?".
+func (p *Project) Suggest(group, version, kind string) string {
+	group = strings.TrimSuffix(group, "."+p.Domain)
+	var close []*Resource
+	for _, r := range p.Resources {
+		if !r.External && (strings.EqualFold(r.Kind, kind) || strings.EqualFold(r.Plural, kind) || strings.EqualFold(r.Singular, kind)) {
+			close = append(close, r)
+		}
+	}
+	prefer := func(same func(r *Resource) bool) {
+		var better []*Resource
+		for _, r := range close {
+			if same(r) {
+				better = append(better, r)
+			}
+		}
+		if len(better) > 0 {
+			close = better
+		}
+	}
+	prefer(func(r *Resource) bool { return strings.EqualFold(r.Group, group) })
+	prefer(func(r *Resource) bool { return strings.EqualFold(r.Version, version) })
+	var out []string
+	for _, r := range close {
+		s := "--group " + r.Group + " --version " + r.Version + " --kind " + r.Kind
+		if version == "" {
+			s = "--group " + r.Group + " --kind " + r.Kind
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; did you mean " + strings.Join(out, " or ") + "?"
+}
 
 // Find returns the resource with the given group, version and kind, or nil.
 func (p *Project) Find(group, version, kind string) *Resource {
