@@ -36,6 +36,14 @@ var reservedBy = map[string]string{
 	"zz_generated.validations.go": "validation-gen",
 }
 
+// generatedFile names a generated file and, if known, what writes it.
+func generatedFile(file string) string {
+	if by, ok := reservedBy[file]; ok {
+		return file + " (" + by + ")"
+	}
+	return file
+}
+
 // generatedDecls are the methods (by receiver type) and package-level names
 // the generated files of one package declare, each with the file declaring it.
 type generatedDecls struct {
@@ -207,18 +215,18 @@ func checkGeneratedNames(api *State, out []files.File) error {
 					if !f.tagged {
 						keep = fmt.Sprintf("give it the tag `json:\"%s\"` to keep the wire name", f.wire)
 					}
-					add(f.pos, "field %s.%s: %s (%s) declares method %s on %s in package %s, and a Go type cannot have a field and a method of the same name: rename the Go field and %s",
-						f.typ, f.name, file, reservedBy[file], f.name, f.typ, decls.pkg, keep)
+					add(f.pos, "field %s.%s: %s declares method %s on %s in package %s, and a Go type cannot have a field and a method of the same name: rename the Go field and %s",
+						f.typ, f.name, generatedFile(file), f.name, f.typ, decls.pkg, keep)
 				}
 			}
 			for _, m := range methods {
 				if file, ok := versioned.methods[m.typ][m.name]; ok {
-					add(m.pos, "method %s.%s is declared by %s (%s) too: rename or remove yours", m.typ, m.name, file, reservedBy[file])
+					add(m.pos, "method %s.%s is declared by %s too: rename or remove yours", m.typ, m.name, generatedFile(file))
 				}
 			}
 			for name, pos := range v.Declared {
 				if file, ok := versioned.toplevel[name]; ok {
-					add(pos, "%s is declared by %s (%s) of package %s too: rename or remove yours", name, file, reservedBy[file], v.Name)
+					add(pos, "%s is declared by %s of package %s too: rename or remove yours", name, generatedFile(file), v.Name)
 				}
 			}
 		}
@@ -344,9 +352,7 @@ func fieldTypeErrors(root string, v *model.Version) []string {
 			if len(fl.Names) > 0 {
 				name = fl.Names[0].Name
 			}
-			if _, _, skip := model.JSONName(fl); skip {
-				continue
-			}
+			// Fields left out of the JSON (`json:"-"`) are deep-copied all the same.
 			if holdsEmptyInterface(fl.Type, map[string]bool{}) {
 				errs = append(errs, fmt.Sprintf("%s: field %s.%s has type %s: a value of type interface{} or any cannot be deep-copied, encoded in protobuf or described in the OpenAPI schema. "+
 					"Use runtime.RawExtension (k8s.io/apimachinery/pkg/runtime) for any JSON object, apiextensionsv1.JSON (k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1) for any JSON value "+

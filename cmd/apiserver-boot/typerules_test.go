@@ -59,13 +59,30 @@ func editSpec(t *testing.T, dir, fields string, imports ...string) func() {
 	return func() { os.WriteFile(types, src, 0o644) }
 }
 
-// TestReservedNames: a field named like a method the generated code
+// TestGenerateRefuses: what would fail the build or the apiserver later is
+// a generate error at its file:line, with nothing written. The cases share
+// one project (each scaffold costs seconds) and restore what they edit.
+func TestGenerateRefuses(t *testing.T) {
+	dir := newProject(t)
+	for _, tc := range []struct {
+		name string
+		run  func(*testing.T, string)
+	}{
+		{"reserved names", reservedNames},
+		{"interface fields", interfaceFields},
+		{"hook signatures", hookSignatures},
+		{"hooks must compile", hooksMustCompile}, // last: removes the generated files
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, dir) })
+	}
+}
+
+// reservedNames: a field named like a method the generated code
 // declares on its type (Size, by the protobuf encoding; DeepCopy, by
 // deepcopy-gen; OpenAPIModelName), or a hand-written method of that name,
 // would fail the build inside a zz_generated file: generate refuses it at the
 // field's line, saying which file declares what and what to do.
-func TestReservedNames(t *testing.T) {
-	dir := newProject(t)
+func reservedNames(t *testing.T, dir string) {
 	for _, tc := range []struct {
 		fields string
 		wants  []string
@@ -99,10 +116,9 @@ func TestReservedNames(t *testing.T) {
 	restore()
 }
 
-// TestInterfaceFields: interface{} and any fields, anywhere in an API type,
+// interfaceFields: interface{} and any fields, anywhere in an API type,
 // are refused at their line, naming the field and what to use instead.
-func TestInterfaceFields(t *testing.T) {
-	dir := newProject(t)
+func interfaceFields(t *testing.T, dir string) {
 	restore := editSpec(t, dir, "\t// +optional\n\tItems []map[string]any `json:\"items,omitempty\"`\n"+
 		"\t// +optional\n\tNested *Nested `json:\"nested,omitempty\"`\n"+
 		"\t// +optional\n\tInline struct {\n\t\tValue *interface{} `json:\"value\"`\n\t} `json:\"inline,omitempty\"`\n")
@@ -124,11 +140,10 @@ func TestInterfaceFields(t *testing.T) {
 	restore()
 }
 
-// TestHookSignatures: a hook declared with another signature than the one
+// hookSignatures: a hook declared with another signature than the one
 // the framework calls is a generate error at its line, with what was found
 // and the signature expected spelled out.
-func TestHookSignatures(t *testing.T) {
-	dir := newProject(t)
+func hookSignatures(t *testing.T, dir string) {
 	hooks := filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_hooks.go")
 	src, _ := os.ReadFile(hooks)
 
@@ -175,13 +190,12 @@ func TestHookSignatures(t *testing.T) {
 	os.Remove(extra)
 }
 
-// TestHooksMustCompile: a hand-written file of the API packages that does not
+// hooksMustCompile: a hand-written file of the API packages that does not
 // compile (a hooks file with a syntax or a type error) fails generate with
 // the compiler's file:line message; generated code the hooks call (DeepCopy,
 // the conversions, the protobuf methods) is not an error, even in a project
 // whose generated files are all missing.
-func TestHooksMustCompile(t *testing.T) {
-	dir := newProject(t)
+func hooksMustCompile(t *testing.T, dir string) {
 	v1 := filepath.Join(dir, "pkg", "apis", "stable", "v1")
 	extra := filepath.Join(v1, "more_hooks.go")
 
