@@ -275,6 +275,9 @@ func runUniverseGenerators(api *State) ([]files.File, error) {
 	if err := checkHooks(api, c); err != nil {
 		return nil, err
 	}
+	if err := checkShadowedMethods(api, c); err != nil {
+		return nil, err
+	}
 	api.reads = mainModuleReads(api, c)
 	var generated []files.File
 	for _, g := range universeGenerators {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/gengo/v2/generator"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
 )
 
 // Hooks are methods the user declares on the generated <Kind>Strategy and
@@ -463,4 +464,67 @@ func dedupe(list []string) []string {
 		}
 	}
 	return out
+}
+
+// checkShadowedMethods refuses a field of a kind or list type named like a
+// method the type gets from an embedded field (GetObjectKind from
+// metav1.TypeMeta, GetName... from metav1.ObjectMeta, GetContinue... from
+// metav1.ListMeta): the field hides the method, and the type no longer is a
+// runtime.Object or a metav1.Object, which the generated registration and
+// the apiserver need it to be.
+func checkShadowedMethods(api *State, c *generator.Context) error {
+	var errs []string
+	for _, g := range api.Groups {
+		for _, v := range g.Versions {
+			pkg := c.Universe.Package(v.Package)
+			if pkg == nil {
+				continue
+			}
+			fields, _ := userDecls(v)
+			for _, k := range v.Kinds {
+				for _, name := range []string{k.Name, k.Name + "List"} {
+					t := pkg.Types[name]
+					if t == nil || t.GoType == nil {
+						continue
+					}
+					st, ok := t.GoType.Underlying().(*gotypes.Struct)
+					if !ok {
+						continue
+					}
+					// The methods each embedded field brings.
+					from := map[string]string{}
+					for i := range st.NumFields() {
+						f := st.Field(i)
+						if !f.Embedded() {
+							continue
+						}
+						ms := gotypes.NewMethodSet(gotypes.NewPointer(f.Type()))
+						for j := range ms.Len() {
+							from[ms.At(j).Obj().Name()] = gotypes.TypeString(f.Type(), func(p *gotypes.Package) string { return project.ImportAlias(p.Path()) })
+						}
+					}
+					for i := range st.NumFields() {
+						f := st.Field(i)
+						embedded, ok := from[f.Name()]
+						if f.Embedded() || !ok {
+							continue
+						}
+						pos := token.Position{Filename: v.Dir}
+						for _, uf := range fields {
+							if uf.typ == name && uf.name == f.Name() {
+								pos = uf.pos
+							}
+						}
+						errs = append(errs, fmt.Sprintf("%s: field %s.%s hides the method %s that %s gets from its embedded %s, which makes it a runtime.Object and a metav1.Object for the registration and the apiserver: rename the Go field and keep its json tag (the wire name is unchanged)",
+							relPos(api.Root, pos), name, f.Name(), f.Name(), name, embedded))
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(errs)
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "\n"))
+	}
+	return nil
 }

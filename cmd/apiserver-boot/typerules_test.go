@@ -104,6 +104,13 @@ func reservedNames(t *testing.T, dir string) {
 		restore()
 	}
 
+	// A field of a kind hiding a method its embedded TypeMeta gives it.
+	types := filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_types.go")
+	src, _ := os.ReadFile(types)
+	os.WriteFile(types, []byte(strings.Replace(string(src), "\tSpec   CronTabSpec   `json:\"spec,omitempty\"`\n", "\tSpec   CronTabSpec   `json:\"spec,omitempty\"`\n\t// +optional\n\tGetObjectKind string `json:\"objectKind,omitempty\"`\n", 1)), 0o644)
+	failsNamingAll(t, dir, "field GetObjectKind", "pkg/apis/stable/v1/crontab_types.go:34:2: field CronTab.GetObjectKind hides the method GetObjectKind that CronTab gets from its embedded metav1.TypeMeta")
+	os.WriteFile(types, src, 0o644)
+
 	// A hand-written method the protobuf encoding declares too.
 	extra := filepath.Join(dir, "pkg", "apis", "stable", "v1", "size.go")
 	os.WriteFile(extra, []byte("package v1\n\n// Size is the number of replicas.\nfunc (s *CronTabSpec) Size() int { return int(s.Replicas) }\n"), 0o644)
