@@ -250,8 +250,9 @@ func relPos(root string, pos token.Position) string {
 // are in an API type (nested in slices, maps, pointers, anonymous structs,
 // or through a local type declared as one): no generator can copy, encode
 // or describe a value of unknown type, and deepcopy-gen and openapi-gen stop
-// without naming the field. Types that opt out of deepcopy and no served
-// type refers to are left alone: they are not API types.
+// without naming the field. Types that opt out of deepcopy and of openapi-gen
+// (both run over every type of the package) and no served type refers to are
+// left alone: they are not API types.
 func checkFieldTypes(api *model.API) error {
 	var errs []string
 	for _, g := range api.Groups {
@@ -267,7 +268,7 @@ func checkFieldTypes(api *model.API) error {
 }
 
 func fieldTypeErrors(root string, v *model.Version) []string {
-	// The package's type declarations, and those that opt out of deepcopy.
+	// The package's type declarations, and those that opt out of deepcopy and OpenAPI.
 	decls := map[string]*ast.TypeSpec{}
 	optOut := map[string]bool{}
 	for _, f := range v.Files {
@@ -286,7 +287,8 @@ func fieldTypeErrors(root string, v *model.Version) []string {
 					}
 				}
 				all := strings.Join(text, "\n")
-				optOut[ts.Name.Name] = strings.Contains(all, "+k8s:deepcopy-gen=false") || strings.Contains(all, "+kubebuilder:object:generate=false")
+				optOut[ts.Name.Name] = (strings.Contains(all, "+k8s:deepcopy-gen=false") || strings.Contains(all, "+kubebuilder:object:generate=false")) &&
+					strings.Contains(all, "+k8s:openapi-gen=false")
 			}
 		}
 	}

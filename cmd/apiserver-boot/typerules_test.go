@@ -140,7 +140,11 @@ func interfaceFields(t *testing.T, dir string) {
 	restore()
 	os.Remove(nested)
 
-	// What the message suggests generates.
+	// What the message suggests generates; so does a type that is not an
+	// API type (out of deepcopy and OpenAPI, and no kind refers to it).
+	helper := filepath.Join(dir, "pkg", "apis", "stable", "v1", "helper.go")
+	os.WriteFile(helper, []byte("package v1\n\n// Helper is not an API type.\n// +k8s:deepcopy-gen=false\n// +k8s:openapi-gen=false\ntype Helper struct {\n\tM map[string]any `json:\"m\"`\n}\n"), 0o644)
+	defer os.Remove(helper)
 	restore = editSpec(t, dir, "\t// +optional\n\tObject *runtime.RawExtension `json:\"object,omitempty\"`\n\t// +optional\n\tValue *apiextensionsv1.JSON `json:\"value,omitempty\"`\n",
 		`apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"`, `"k8s.io/apimachinery/pkg/runtime"`)
 	mustRun(t, dir, "generate")
