@@ -89,6 +89,8 @@ type State struct {
 	reads []string
 	// schemas waits for the kinds' schemas, computed beside the universe.
 	schemas func() ([]crdschema.Schema, error)
+	// universe is the last package load, for the checks after generation.
+	universe *generator.Context
 }
 
 // Result tells what a run changed.
@@ -130,6 +132,11 @@ func Run(m *model.API, opts Options) (res *Result, err error) {
 		}
 	}()
 
+	// Field types no generator can handle stop the run before any does,
+	// naming the field.
+	if err := checkFieldTypes(api.API); err != nil {
+		return nil, err
+	}
 	var staged []files.File
 	for _, g := range sourceGenerators {
 		out, err := g.Generate(api)
@@ -172,6 +179,11 @@ func Run(m *model.API, opts Options) (res *Result, err error) {
 	} else {
 		api.Warnings = append(api.Warnings, unfilledStubs(api)...)
 	}
+	// A field or hand-written declaration named like something the
+	// generated code declares on the same type would fail the build there.
+	if err := checkGeneratedNames(api, append(append([]files.File{}, staged...), generated...)); err != nil {
+		return nil, err
+	}
 	if err := formatAll(generated); err != nil {
 		return nil, err
 	}
@@ -179,6 +191,11 @@ func Run(m *model.API, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 	if err := removeStale(api, tx); err != nil {
+		return nil, err
+	}
+	// With every file in place, the hand-written files of the API packages
+	// must compile (hooks above all, which nothing else reads).
+	if err := checkCompiles(api, api.universe); err != nil {
 		return nil, err
 	}
 	return &Result{Written: tx.Written(), Unchanged: tx.Unchanged, Files: tx.Files, Removed: tx.Removed(), Reads: api.reads}, nil
@@ -252,6 +269,13 @@ func runUniverseGenerators(api *State) ([]files.File, error) {
 	api.schemas = func() ([]crdschema.Schema, error) { <-done; return list, serr }
 	c, err := loadUniverse(api)
 	if err != nil {
+		return nil, err
+	}
+	api.universe = c
+	if err := checkHooks(api, c); err != nil {
+		return nil, err
+	}
+	if err := checkShadowedMethods(api, c); err != nil {
 		return nil, err
 	}
 	api.reads = mainModuleReads(api, c)

@@ -264,3 +264,7 @@ func (v *Version) defaultWarnings() []string {
 	}
 	return out
 }
+
+// JSONName reads a struct field's JSON name and inlining from its tag
+// (encoding/json's rules); skip is a field tagged `json:"-"`.
+func JSONName(f *ast.Field) (name string, inline bool, skip bool) { return jsonName(f) }

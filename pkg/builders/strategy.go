@@ -76,7 +76,23 @@ type Strategy struct {
 // hookError reports a hook declared with a signature the framework cannot call.
 func hookError(hooks any, name, want string) error {
 	m, _ := reflect.TypeOf(hooks).MethodByName(name)
-	return fmt.Errorf("%T.%s has signature %s; want %s", hooks, name, strings.TrimPrefix(m.Type.String(), "func("+reflect.TypeOf(hooks).String()+", "), want)
+	// m.Type has the receiver as its first argument: spell the method without it.
+	var in, out []string
+	for i := 1; i < m.Type.NumIn(); i++ {
+		in = append(in, m.Type.In(i).String())
+	}
+	for i := range m.Type.NumOut() {
+		out = append(out, m.Type.Out(i).String())
+	}
+	got := "func(" + strings.Join(in, ", ") + ")"
+	switch len(out) {
+	case 0:
+	case 1:
+		got += " " + out[0]
+	default:
+		got += " (" + strings.Join(out, ", ") + ")"
+	}
+	return fmt.Errorf("%T.%s has signature %s; want %s", hooks, name, got, want)
 }
 
 func hasMethod(hooks any, name string) bool {

@@ -83,6 +83,10 @@ func TestBadHookSignatureIsAnError(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "Validate") || !strings.Contains(err.Error(), "field.ErrorList") {
 		t.Fatalf("want an error naming Validate and the wanted signature, got %v", err)
 	}
+	// The signature found is spelled whole, without the receiver.
+	if want := "builders.badHooks.Validate has signature func(context.Context, *builders.widget) error; want func(context.Context, *builders.widget) field.ErrorList"; !strings.Contains(err.Error(), want) {
+		t.Errorf("want %q, got %v", want, err)
+	}
 }
 
 func TestUpdateKeepsStatusAndCountsSpecChanges(t *testing.T) {

@@ -1,0 +1,530 @@
+package generators
+
+import (
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/build"
+	"go/parser"
+	"go/token"
+	gotypes "go/types"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+
+	"k8s.io/gengo/v2/generator"
+
+	"github.com/apiserver-boot/apiserver-boot/generators/model"
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
+)
+
+// Hooks are methods the user declares on the generated <Kind>Strategy and
+// <Kind>SchemeFns (docs/hooks.md). One with another signature would compile
+// and then stop the apiserver at start-up (pkg/builders binds the strategy
+// hooks by reflection), or fail the build inside zz_generated.register.go
+// (DefaultingFunction): checkHooks refuses it at generate time, from the
+// types of the loaded packages.
+
+const (
+	contextType   = "context.Context"
+	objectType    = "k8s.io/apimachinery/pkg/runtime.Object"
+	errorListType = "k8s.io/apimachinery/pkg/util/validation/field.ErrorList"
+)
+
+// hookParam is one parameter of a hook: its name in the expected signature,
+// and its type, where "T" is the object type.
+type hookParam struct{ name, typ string }
+
+// strategyHooks are the hooks pkg/builders' newStrategy binds, by name: T is
+// the internal type (*<group>.<Kind>) or runtime.Object, the same for every T
+// of a hook.
+var strategyHooks = map[string]struct {
+	params  []hookParam
+	results []string
+}{
+	"PrepareForCreate":             {params: []hookParam{{"ctx", contextType}, {"obj", "T"}}},
+	"PrepareForUpdate":             {params: []hookParam{{"ctx", contextType}, {"obj", "T"}, {"old", "T"}}},
+	"Validate":                     {params: []hookParam{{"ctx", contextType}, {"obj", "T"}}, results: []string{errorListType}},
+	"ValidateUpdate":               {params: []hookParam{{"ctx", contextType}, {"obj", "T"}, {"old", "T"}}, results: []string{errorListType}},
+	"Canonicalize":                 {params: []hookParam{{"obj", "T"}}},
+	"ValidateName":                 {params: []hookParam{{"name", "string"}, {"prefix", "bool"}}, results: []string{"[]string"}},
+	"DeclarativeValidationOptions": {params: []hookParam{{"ctx", contextType}}, results: []string{"map[string]bool"}},
+}
+
+// typeKey spells a type with full package paths, aliases resolved, so that
+// two types are the same exactly when their keys are.
+func typeKey(t gotypes.Type) string {
+	return gotypes.TypeString(unalias(t), func(p *gotypes.Package) string { return p.Path() })
+}
+
+func unalias(t gotypes.Type) gotypes.Type {
+	t = gotypes.Unalias(t)
+	if p, ok := t.(*gotypes.Pointer); ok {
+		return gotypes.NewPointer(gotypes.Unalias(p.Elem()))
+	}
+	return t
+}
+
+// invalid tells whether a signature names a type that did not type-check:
+// the compile check reports the cause.
+func invalid(sig *gotypes.Signature) bool {
+	for _, tuple := range []*gotypes.Tuple{sig.Params(), sig.Results()} {
+		for i := range tuple.Len() {
+			if strings.Contains(gotypes.TypeString(tuple.At(i).Type(), nil), "invalid type") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// shortName spells a type with package names, as source does.
+func shortName(t gotypes.Type) string {
+	return gotypes.TypeString(t, func(p *gotypes.Package) string { return p.Name() })
+}
+
+// spell writes a method as declared: func (recv) Name(params) results.
+func spell(recv, name string, params []hookParam, results []string, short func(string) string) string {
+	var ps []string
+	for i, p := range params {
+		// Consecutive parameters of one type share it: obj, old *stable.CronTab.
+		if i+1 < len(params) && params[i+1].typ == p.typ {
+			ps = append(ps, p.name)
+			continue
+		}
+		ps = append(ps, p.name+" "+short(p.typ))
+	}
+	s := fmt.Sprintf("func (%s) %s(%s)", recv, name, strings.Join(ps, ", "))
+	var rs []string
+	for _, r := range results {
+		rs = append(rs, short(r))
+	}
+	switch len(rs) {
+	case 0:
+	case 1:
+		s += " " + rs[0]
+	default:
+		s += " (" + strings.Join(rs, ", ") + ")"
+	}
+	return s
+}
+
+// declaredSignature spells a method as the user declared it.
+func declaredSignature(recv, name string, sig *gotypes.Signature) string {
+	var params []hookParam
+	for i := range sig.Params().Len() {
+		p := sig.Params().At(i)
+		typ := shortName(p.Type())
+		if sig.Variadic() && i == sig.Params().Len()-1 {
+			typ = "..." + strings.TrimPrefix(typ, "[]")
+		}
+		name := p.Name()
+		if name == "" {
+			name = "_"
+		}
+		params = append(params, hookParam{name, typ})
+	}
+	var results []string
+	for i := range sig.Results().Len() {
+		results = append(results, shortName(sig.Results().At(i).Type()))
+	}
+	return spell(recv, name, params, results, func(s string) string { return s })
+}
+
+// shortType turns a type key into source spelling: "*example.com/m/pkg/apis/stable.CronTab" -> "*stable.CronTab".
+func shortType(key string) string {
+	rest := strings.TrimLeft(key, "*[]")
+	prefix := key[:len(key)-len(rest)]
+	if i := strings.LastIndex(rest, "/"); i >= 0 {
+		rest = rest[i+1:]
+	}
+	return prefix + rest
+}
+
+// methodPos finds where the version's hand-written files declare a method.
+func methodPos(v *model.Version, typ, name string) token.Position {
+	for _, f := range v.Files {
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil && len(fd.Recv.List) == 1 && fd.Name.Name == name && receiverName(fd.Recv.List[0].Type) == typ {
+				return v.Fset.Position(fd.Pos())
+			}
+		}
+	}
+	return token.Position{Filename: v.Dir}
+}
+
+// checkHooks checks the signature of every hook the versions declare.
+func checkHooks(api *State, c *generator.Context) error {
+	var errs []string
+	for _, g := range api.Groups {
+		for _, v := range g.Versions {
+			pkg := c.Universe.Package(v.Package)
+			if pkg == nil {
+				continue
+			}
+			for _, k := range v.Kinds {
+				internal := "*" + g.Package + "." + k.Name
+				versioned := "*" + v.Package + "." + k.Name
+				if t := pkg.Types[k.Strategy]; t != nil {
+					named, ok := t.GoType.(*gotypes.Named)
+					if !ok {
+						continue
+					}
+					for i := range named.NumMethods() {
+						m := named.Method(i)
+						hook, ok := strategyHooks[m.Name()]
+						sig := m.Type().(*gotypes.Signature)
+						if !ok || invalid(sig) || strategyHookMatches(sig, hook.params, hook.results, internal) {
+							continue
+						}
+						recv := recvSpelling(sig, k.Strategy)
+						pos := methodPos(v, k.Strategy, m.Name())
+						msg := fmt.Sprintf("%s: %s.%s has the wrong signature for the %s hook:\n\tfound:    %s\n\texpected: %s",
+							relPos(api.Root, pos), k.Strategy, m.Name(), m.Name(), declaredSignature(recv, m.Name(), sig),
+							spell(recv, m.Name(), substitute(hook.params, internal), hook.results, shortType))
+						if usesT(hook.params) {
+							msg += fmt.Sprintf("\n\tthe strategy hooks of %s take the internal type %s (import %q) or runtime.Object, not the versioned *%s.%s",
+								k.Name, shortType(internal), g.Package, v.Name, k.Name)
+						}
+						errs = append(errs, msg)
+					}
+				}
+				fns := k.Name + "SchemeFns"
+				if t := pkg.Types[fns]; t != nil {
+					named, ok := t.GoType.(*gotypes.Named)
+					if !ok {
+						continue
+					}
+					for i := range named.NumMethods() {
+						m := named.Method(i)
+						sig := m.Type().(*gotypes.Signature)
+						if m.Name() != "DefaultingFunction" || invalid(sig) || defaultingMatches(sig, versioned) {
+							continue
+						}
+						recv := recvSpelling(sig, fns)
+						pos := methodPos(v, fns, m.Name())
+						errs = append(errs, fmt.Sprintf("%s: %s.DefaultingFunction has the wrong signature:\n\tfound:    %s\n\texpected: %s\n\tit is called with the versioned object (generated SetDefaults_%s); obj interface{} or runtime.Object works too, nothing is returned",
+							relPos(api.Root, pos), fns, declaredSignature(recv, m.Name(), sig),
+							spell(recv, "DefaultingFunction", []hookParam{{"obj", "*" + k.Name}}, nil, func(s string) string { return s }), k.Name))
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(errs)
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "\n"))
+	}
+	return nil
+}
+
+// recvSpelling is the receiver as declared: T or *T.
+func recvSpelling(sig *gotypes.Signature, typ string) string {
+	if sig.Recv() != nil {
+		if _, ptr := sig.Recv().Type().(*gotypes.Pointer); ptr {
+			return "*" + typ
+		}
+	}
+	return typ
+}
+
+func usesT(params []hookParam) bool {
+	for _, p := range params {
+		if p.typ == "T" {
+			return true
+		}
+	}
+	return false
+}
+
+func substitute(params []hookParam, t string) []hookParam {
+	out := make([]hookParam, len(params))
+	for i, p := range params {
+		out[i] = p
+		if p.typ == "T" {
+			out[i].typ = t
+		}
+	}
+	return out
+}
+
+// strategyHookMatches tells whether sig is the hook's, with T the internal
+// type or runtime.Object.
+func strategyHookMatches(sig *gotypes.Signature, params []hookParam, results []string, internal string) bool {
+	if sig.Variadic() || sig.Params().Len() != len(params) || sig.Results().Len() != len(results) {
+		return false
+	}
+	for i, r := range results {
+		if typeKey(sig.Results().At(i).Type()) != r {
+			return false
+		}
+	}
+	for _, t := range []string{internal, objectType} {
+		ok := true
+		for i, p := range substitute(params, t) {
+			ok = ok && typeKey(sig.Params().At(i).Type()) == p.typ
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// defaultingMatches tells whether DefaultingFunction takes one argument the
+// versioned object can be passed as, and returns nothing.
+func defaultingMatches(sig *gotypes.Signature, versioned string) bool {
+	if sig.Variadic() || sig.Params().Len() != 1 || sig.Results().Len() != 0 {
+		return false
+	}
+	t := sig.Params().At(0).Type()
+	if iface, ok := t.Underlying().(*gotypes.Interface); ok && iface.Empty() {
+		return true
+	}
+	key := typeKey(t)
+	return key == versioned || key == objectType
+}
+
+// checkCompiles type-checks the API packages as the build will, with every
+// file generate just wrote, and refuses errors in hand-written files (a
+// hooks file that does not compile) with the compiler's file:line message.
+// The packages they import come from the universe the generators loaded.
+// Errors inside generated files are not reported here: the checks before
+// name their causes, and the build names them too. If a package cannot be
+// checked faithfully (an import missing from the universe, or a package of
+// the project importing the API packages itself), nothing is reported.
+func checkCompiles(api *State, c *generator.Context) error {
+	dirs := map[string]string{}
+	for _, g := range api.Groups {
+		dirs[g.Package] = g.Dir
+		for _, v := range g.Versions {
+			dirs[v.Package] = v.Dir
+		}
+	}
+	loaded := map[string]*gotypes.Package{}
+	var collect func(p *gotypes.Package)
+	collect = func(p *gotypes.Package) {
+		if p == nil || loaded[p.Path()] != nil {
+			return
+		}
+		loaded[p.Path()] = p
+		for _, i := range p.Imports() {
+			collect(i)
+		}
+	}
+	for _, pkg := range c.Universe {
+		for _, t := range pkg.Types {
+			if n, ok := t.GoType.(*gotypes.Named); ok {
+				collect(n.Obj().Pkg())
+			}
+		}
+	}
+	// dependsOnAPI tells whether a loaded package imports an API package:
+	// it holds the universe's view of it, not the one checked here.
+	memo := map[string]bool{}
+	var dependsOnAPI func(p *gotypes.Package) bool
+	dependsOnAPI = func(p *gotypes.Package) bool {
+		if v, ok := memo[p.Path()]; ok {
+			return v
+		}
+		memo[p.Path()] = false
+		for _, i := range p.Imports() {
+			if _, api := dirs[i.Path()]; api || dependsOnAPI(i) {
+				memo[p.Path()] = true
+				return true
+			}
+		}
+		return false
+	}
+
+	fset := token.NewFileSet()
+	checked := map[string]*gotypes.Package{}
+	checking := map[string]bool{}
+	unfaithful := false
+	var errs []string
+	sizes := gotypes.SizesFor("gc", runtime.GOARCH)
+	var check func(path string) (*gotypes.Package, error)
+	importer := importerFunc(func(path string) (*gotypes.Package, error) {
+		if _, ok := dirs[path]; ok {
+			return check(path)
+		}
+		if path == "unsafe" {
+			return gotypes.Unsafe, nil
+		}
+		p := loaded[path]
+		if p == nil {
+			// Only generated code imports it (protowire): an empty package
+			// fails generated code only, which is not reported.
+			p = gotypes.NewPackage(path, filepath.Base(path))
+			p.MarkComplete()
+			return p, nil
+		}
+		if dependsOnAPI(p) {
+			unfaithful = true
+		}
+		return p, nil
+	})
+	check = func(path string) (*gotypes.Package, error) {
+		if p, ok := checked[path]; ok {
+			return p, nil
+		}
+		if checking[path] {
+			return nil, fmt.Errorf("import cycle through %s", path)
+		}
+		checking[path] = true
+		dir := dirs[path]
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		var syntax []*ast.File
+		handWritten := map[string]bool{}
+		for _, e := range entries {
+			name := e.Name()
+			if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			if match, err := build.Default.MatchFile(dir, name); err != nil || !match {
+				continue
+			}
+			file := filepath.Join(dir, name)
+			f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
+			if err != nil {
+				return nil, err
+			}
+			syntax = append(syntax, f)
+			handWritten[file] = !strings.HasPrefix(name, "zz_generated")
+			for _, imp := range f.Imports {
+				ip := strings.Trim(imp.Path.Value, "`\"")
+				if _, api := dirs[ip]; handWritten[file] && !api && ip != "unsafe" && loaded[ip] == nil {
+					unfaithful = true // a hand-written import the universe lacks
+				}
+			}
+		}
+		// The files an undefined name or a missing import in generated code
+		// would otherwise hide behind are hand-written: collect all errors.
+		conf := gotypes.Config{
+			Importer: importer,
+			Sizes:    sizes,
+			Error: func(err error) {
+				if te, ok := err.(gotypes.Error); ok {
+					pos := te.Fset.Position(te.Pos)
+					if handWritten[pos.Filename] {
+						errs = append(errs, fmt.Sprintf("%s: %s", relPos(api.Root, pos), te.Msg))
+					}
+				}
+			},
+		}
+		name := filepath.Base(dir)
+		if len(syntax) > 0 {
+			name = syntax[0].Name.Name
+		}
+		p, _ := conf.Check(path, fset, syntax, nil)
+		if p == nil {
+			p = gotypes.NewPackage(path, name)
+		}
+		checked[path] = p
+		return p, nil
+	}
+	var paths []string
+	for p := range dirs {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		if _, err := check(p); err != nil {
+			// What cannot be read or parsed here, the build reports.
+			return nil
+		}
+	}
+	if unfaithful || len(errs) == 0 {
+		return nil
+	}
+	// As go build: the first ten, in file order.
+	errs = dedupe(errs)
+	if len(errs) > 10 {
+		errs = append(errs[:10], "too many errors")
+	}
+	return fmt.Errorf("the API packages do not compile:\n%s", strings.Join(errs, "\n"))
+}
+
+type importerFunc func(path string) (*gotypes.Package, error)
+
+func (f importerFunc) Import(path string) (*gotypes.Package, error) { return f(path) }
+
+func dedupe(list []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range list {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// checkShadowedMethods refuses a field of a kind or list type named like a
+// method the type gets from an embedded field (GetObjectKind from
+// metav1.TypeMeta, GetName... from metav1.ObjectMeta, GetContinue... from
+// metav1.ListMeta): the field hides the method, and the type no longer is a
+// runtime.Object or a metav1.Object, which the generated registration and
+// the apiserver need it to be.
+func checkShadowedMethods(api *State, c *generator.Context) error {
+	var errs []string
+	for _, g := range api.Groups {
+		for _, v := range g.Versions {
+			pkg := c.Universe.Package(v.Package)
+			if pkg == nil {
+				continue
+			}
+			fields, _ := userDecls(v)
+			for _, k := range v.Kinds {
+				for _, name := range []string{k.Name, k.Name + "List"} {
+					t := pkg.Types[name]
+					if t == nil || t.GoType == nil {
+						continue
+					}
+					st, ok := t.GoType.Underlying().(*gotypes.Struct)
+					if !ok {
+						continue
+					}
+					// The methods each embedded field brings.
+					from := map[string]string{}
+					for i := range st.NumFields() {
+						f := st.Field(i)
+						if !f.Embedded() {
+							continue
+						}
+						ms := gotypes.NewMethodSet(gotypes.NewPointer(f.Type()))
+						for j := range ms.Len() {
+							from[ms.At(j).Obj().Name()] = gotypes.TypeString(f.Type(), func(p *gotypes.Package) string { return project.ImportAlias(p.Path()) })
+						}
+					}
+					for i := range st.NumFields() {
+						f := st.Field(i)
+						embedded, ok := from[f.Name()]
+						if f.Embedded() || !ok {
+							continue
+						}
+						pos := token.Position{Filename: v.Dir}
+						for _, uf := range fields {
+							if uf.typ == name && uf.name == f.Name() {
+								pos = uf.pos
+							}
+						}
+						errs = append(errs, fmt.Sprintf("%s: field %s.%s hides the method %s that %s gets from its embedded %s, which makes it a runtime.Object and a metav1.Object for the registration and the apiserver: rename the Go field and keep its json tag (the wire name is unchanged)",
+							relPos(api.Root, pos), name, f.Name(), f.Name(), name, embedded))
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(errs)
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "\n"))
+	}
+	return nil
+}
