@@ -18,10 +18,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	ownkubeconfig "github.com/apiserver-boot/apiserver-boot/internal/kubeconfig"
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
+	"github.com/apiserver-boot/apiserver-boot/pkg/controllers"
 )
 
 func newRunCommand() *cobra.Command {
@@ -154,11 +157,13 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	rel, _ := filepath.Rel(mustGetwd(), kubeconfig)
-	example := "api-resources"
-	if len(p.Resources) > 0 {
-		example = "get " + p.Resources[0].Plural
+	fmt.Fprintf(out, "Ready. Try:\n  kubectl --kubeconfig %s %s\n", rel, readyExample(p))
+	if o.controllerManager {
+		for _, line := range notRunLocally(p) {
+			fmt.Fprintln(out, line)
+		}
 	}
-	fmt.Fprintf(out, "Ready. Try:\n  kubectl --kubeconfig %s %s\nCtrl-C stops everything.\n", rel, example)
+	fmt.Fprintln(out, "Ctrl-C stops everything.")
 	if o.watch {
 		return o.watchAndReload(ctx, s, cmd.ErrOrStderr())
 	}
@@ -169,6 +174,34 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 	case c := <-s.exited:
 		return fmt.Errorf("%s exited: %v", c.name, c.err)
 	}
+}
+
+// readyExample is the kubectl command the ready banner suggests: a get of a
+// kind the standalone apiserver serves (one of the project's, not a
+// built-in kind that only has a controller here).
+func readyExample(p *project.Project) string {
+	for _, r := range p.Resources {
+		if !r.External && r.Plural != "" {
+			return "get " + r.Plural
+		}
+	}
+	return "api-resources"
+}
+
+// notRunLocally says which controllers the controller-manager leaves out
+// under run local: those of built-in kinds, which the standalone apiserver
+// does not serve (it says so too, in the same words).
+func notRunLocally(p *project.Project) []string {
+	var out []string
+	for _, r := range p.Resources {
+		if !r.External || !r.Controller {
+			continue
+		}
+		group, _, _ := project.BuiltinKind(r.Group, r.Version, r.Kind)
+		out = append(out, controllers.NotServedStandalone(project.ControllerPackage(r.Kind),
+			controllers.Resource{GroupVersionResource: schema.GroupVersionResource{Group: group, Version: r.Version, Resource: r.Plural}, Kind: r.Kind}))
+	}
+	return out
 }
 
 // localServers are the apiserver and controller-manager of run local.
@@ -204,8 +237,9 @@ func (s *localServers) startFrom(ctx context.Context, bin string) (time.Duration
 	fmt.Fprintf(s.out, "apiserver ready in %s\n", ready.Round(time.Millisecond))
 	if s.o.controllerManager {
 		// No Leases on a standalone apiserver: leader election is for clusters.
-		// The standalone apiserver serves no built-in kinds: the informers of
-		// their controllers never sync, and must not stop the others.
+		// The standalone apiserver serves no built-in kinds: the
+		// controller-manager leaves their controllers out (notRunLocally); a
+		// slow sync must not stop the others either.
 		cmArgs := []string{"--kubeconfig", s.kubeconfig, "--leader-elect=false", "--bind-address", s.o.controllerManagerAddress, "--cache-sync-timeout=0"}
 		cm, err := startChild(s.root, "controller-manager", filepath.Join(bin, "controller-manager"), cmArgs, s.logs)
 		if err != nil {
