@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
@@ -467,13 +468,16 @@ func installNamespaces(server *genericapiserver.GenericAPIServer, scheme *runtim
 		return err
 	}
 	server.AddPostStartHookOrDie("system-namespaces", func(hook genericapiserver.PostStartHookContext) error {
+		// Until they exist (etcd may be unreachable for a while), /readyz
+		// fails on this hook, as kube-apiserver's does on its own.
 		ctx := hook
-		var err error
-		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
-			if err = namespaces.ensureSystemNamespaces(ctx); err == nil {
-				break
+		err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+			if err := namespaces.ensureSystemNamespaces(ctx); err != nil {
+				klog.InfoS("System namespaces not created yet", "err", err)
+				return false, nil
 			}
-		}
+			return true, nil
+		})
 		if err != nil {
 			return err
 		}
@@ -499,7 +503,7 @@ func namespaceDefinitions(ref common.ReferenceCallback) map[string]common.OpenAP
 		return spec.Schema{VendorExtensible: spec.VendorExtensible{Extensions: ext}, SchemaProps: spec.SchemaProps{
 			Description: doc, Type: []string{"array"}, Items: &spec.SchemaOrArray{Schema: &items}}}
 	}
-	objectMeta, listMeta, time := metav1.ObjectMeta{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()
+	objectMeta, listMeta, metaTime := metav1.ObjectMeta{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()
 	namespace, list, nsSpec, nsStatus, condition := corev1.Namespace{}.OpenAPIModelName(), corev1.NamespaceList{}.OpenAPIModelName(),
 		corev1.NamespaceSpec{}.OpenAPIModelName(), corev1.NamespaceStatus{}.OpenAPIModelName(), corev1.NamespaceCondition{}.OpenAPIModelName()
 	nsDoc, specDoc, statusDoc, condDoc, listDoc := corev1.Namespace{}.SwaggerDoc(), corev1.NamespaceSpec{}.SwaggerDoc(), corev1.NamespaceStatus{}.SwaggerDoc(), corev1.NamespaceCondition{}.SwaggerDoc(), corev1.NamespaceList{}.SwaggerDoc()
@@ -535,10 +539,10 @@ func namespaceDefinitions(ref common.ReferenceCallback) map[string]common.OpenAP
 			d := obj(condDoc[""], map[string]spec.Schema{
 				"type":               str(condDoc["type"]),
 				"status":             str(condDoc["status"]),
-				"lastTransitionTime": refTo(condDoc["lastTransitionTime"], time),
+				"lastTransitionTime": refTo(condDoc["lastTransitionTime"], metaTime),
 				"reason":             str(condDoc["reason"]),
 				"message":            str(condDoc["message"]),
-			}, time)
+			}, metaTime)
 			d.Schema.Required = []string{"type", "status"}
 			return d
 		}(),

@@ -230,6 +230,16 @@ func TestStandaloneNamespaces(t *testing.T) {
 	if len(resources.APIResources) != 1 || resources.APIResources[0].Name != "namespaces" || !slices.Equal(resources.APIResources[0].ShortNames, []string{"ns"}) {
 		t.Errorf("discovery of v1: %+v", resources.APIResources)
 	}
+	// The OpenAPI describes them (kubectl explain, server-side apply).
+	doc, err := kube.CoreV1().RESTClient().Get().AbsPath("/openapi/v3/api/v1").DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"io.k8s.api.core.v1.Namespace"`, `"io.k8s.api.core.v1.NamespaceSpec"`, "Finalizers is an opaque list of values"} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("/openapi/v3/api/v1 lacks %s", want)
+		}
+	}
 }
 
 func waitFor(timeout time.Duration, f func() bool) bool {
