@@ -24,7 +24,6 @@ import (
 
 	ownkubeconfig "github.com/apiserver-boot/apiserver-boot/internal/kubeconfig"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
-	"github.com/apiserver-boot/apiserver-boot/pkg/controllers"
 )
 
 func newRunCommand() *cobra.Command {
@@ -198,8 +197,7 @@ func notRunLocally(p *project.Project) []string {
 			continue
 		}
 		group, _, _ := project.BuiltinKind(r.Group, r.Version, r.Kind)
-		out = append(out, controllers.NotServedStandalone(project.ControllerPackage(r.Kind),
-			controllers.Resource{GroupVersionResource: schema.GroupVersionResource{Group: group, Version: r.Version, Resource: r.Plural}, Kind: r.Kind}))
+		out = append(out, project.NotServedStandalone(project.ControllerPackage(r.Kind), schema.GroupVersion{Group: group, Version: r.Version}.String(), r.Kind))
 	}
 	return out
 }

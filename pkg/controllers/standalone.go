@@ -1,23 +1,17 @@
 package controllers
 
 import (
-	"fmt"
-
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
 )
 
 // groupVersionResources is the part of client-go's discovery client that
 // runnable reads.
 type groupVersionResources interface {
 	ServerResourcesForGroupVersion(groupVersion string) (*metav1.APIResourceList, error)
-}
-
-// NotServedStandalone is what the controller-manager says of a controller
-// of a kind the standalone apiserver of `run local` does not serve.
-func NotServedStandalone(name string, r Resource) string {
-	return fmt.Sprintf("controller %s for %s cannot run against the standalone apiserver of run local: it serves only the project's kinds (and namespaces); it runs when aggregated in a cluster", name, r)
 }
 
 // runnable returns the controllers to run. Against a standalone apiserver
@@ -65,7 +59,7 @@ func runnable(disc groupVersionResources, controllers []Controller) []Controller
 			out = append(out, c)
 			continue
 		}
-		klog.Warning(NotServedStandalone(c.Name(), r))
+		klog.Warning(project.NotServedStandalone(c.Name(), r.GroupVersion().String(), r.Kind))
 	}
 	return out
 }
