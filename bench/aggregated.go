@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,8 +42,9 @@ const (
 	// front-proxy client certificate and its CA for request headers).
 	kasCluster kasMode = "cluster"
 	// kasComparable is kube-apiserver with what the standalone generated
-	// apiserver does not run turned off: no admission plugins, priority and
-	// fairness off, every authenticated request allowed.
+	// apiserver does not run turned off: no admission plugins but
+	// NamespaceLifecycle (which both run), priority and fairness off, every
+	// authenticated request allowed.
 	kasComparable kasMode = "comparable"
 )
 
@@ -137,6 +139,7 @@ func (b *bench) kubeAPIServer(bin, etcdURL, prefix string, mode kasMode) (_ *kub
 		if err != nil {
 			return nil, err
 		}
+		plugins = slices.DeleteFunc(plugins, func(p string) bool { return p == "NamespaceLifecycle" })
 		k.flags = []string{"--authorization-mode", "AlwaysAllow", "--enable-priority-and-fairness=false",
 			"--disable-admission-plugins", strings.Join(plugins, ",")}
 	}

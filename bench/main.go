@@ -354,10 +354,10 @@ const methodText = `## How each figure is measured
    it (registered by an APIService; authentication by the front-proxy certificate, authorization by
    SubjectAccessReview, admission and priority and fairness from kube-apiserver's objects); clients reach both
    through kube-apiserver, and the CPU of a create through the aggregator counts both processes. (b)
-   **standalone**: the generated apiserver alone (bearer token, no admission, priority and fairness off, an
-   authorizer allowing its token) against kube-apiserver with the settings that make it comparable:
-   ` + "`--authorization-mode=AlwaysAllow --enable-priority-and-fairness=false`" + ` and every default admission plugin disabled
-   (the list read from its ` + "`--help`" + `); the notes list what kube-apiserver still runs. In each pairing the same
+   **standalone**: the generated apiserver alone (bearer token, NamespaceLifecycle admission against the namespaces it
+   serves, priority and fairness off, an authorizer allowing its token) against kube-apiserver with the settings that
+   make it comparable: ` + "`--authorization-mode=AlwaysAllow --enable-priority-and-fairness=false`" + ` and every default
+   admission plugin but NamespaceLifecycle disabled (the list read from its ` + "`--help`" + `); the notes list what kube-apiserver still runs. In each pairing the same
    client-go dynamic client (JSON, no client-side rate limit, bearer token over TLS, HTTP/2) first creates 50
    objects on each server (warm-up), then 1,000 objects with C = 1, 8 and 32 workers into a namespace per C, in
    four chunks of 250 that alternate between the servers so that both see the same bursts of other work. Server

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/apiserver-boot/apiserver-boot/bench/internal/proc"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -218,8 +219,23 @@ func (b *bench) generatedServer(p *servingProject, etcdURL string) (_ *target, e
 	if err != nil {
 		return nil, err
 	}
-	err = t.ready(b.ctx, 2*time.Minute)
-	return t, err
+	if err = t.ready(b.ctx, 2*time.Minute); err != nil {
+		return t, err
+	}
+	// The standalone apiserver serves namespaces and, as a cluster, refuses
+	// objects in one that does not exist.
+	return t, t.createNamespaces(b.ctx, benchNamespaces())
+}
+
+// createNamespaces creates namespaces that do not exist yet.
+func (t *target) createNamespaces(ctx context.Context, namespaces []string) error {
+	for _, ns := range namespaces {
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
+		if _, err := t.client.Resource(namespaceGVR).Create(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("%s: creating namespace %s: %w", t.name, ns, err)
+		}
+	}
+	return nil
 }
 
 // widgetCRD is the scaffolded Widget's schema as a CustomResourceDefinition
@@ -285,11 +301,8 @@ func (t *target) installCRD(ctx context.Context, namespaces []string) error {
 	if _, err := t.client.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating the CRD: %w", err)
 	}
-	for _, ns := range namespaces {
-		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
-		if _, err := t.client.Resource(namespaceGVR).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("creating namespace %s: %w", ns, err)
-		}
+	if err := t.createNamespaces(ctx, namespaces); err != nil {
+		return err
 	}
 	// Served once a create goes through.
 	return waitFor(ctx, t.srv, time.Minute, func() bool {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/internal/private"
 	"github.com/apiserver-boot/apiserver-boot/internal/progress"
 	"github.com/apiserver-boot/apiserver-boot/internal/runlock"
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
 )
 
 func newRunCommand() *cobra.Command {
@@ -214,11 +216,12 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	rel, _ := filepath.Rel(mustGetwd(), kubeconfig)
-	example := "api-resources"
-	if len(p.Resources) > 0 {
-		example = "get " + p.Resources[0].Plural
+	fmt.Fprintf(out, "Ready. Try:\n  kubectl --kubeconfig %s %s\n", rel, readyExample(p))
+	if o.controllerManager {
+		for _, line := range notRunLocally(p) {
+			fmt.Fprintln(out, line)
+		}
 	}
-	fmt.Fprintf(out, "Ready. Try:\n  kubectl --kubeconfig %s %s\n", rel, example)
 	fmt.Fprintln(info, "Ctrl-C stops everything.")
 	if o.watch {
 		return o.watchAndReload(ctx, s)
@@ -268,6 +271,33 @@ func embeddedEtcdFree(root string) error {
 	return fmt.Errorf("the embedded etcd's data %s is in use by %s, an apiserver left running?: stop it (kill %d), or run on another etcd with --etcd-servers", relToWd(dir), who, pid)
 }
 
+// readyExample is the kubectl command the ready banner suggests: a get of a
+// kind the standalone apiserver serves (one of the project's, not a
+// built-in kind that only has a controller here).
+func readyExample(p *project.Project) string {
+	for _, r := range p.Resources {
+		if !r.External && r.Plural != "" {
+			return "get " + r.Plural
+		}
+	}
+	return "api-resources"
+}
+
+// notRunLocally says which controllers the controller-manager leaves out
+// under run local: those of built-in kinds, which the standalone apiserver
+// does not serve (it says so too, in the same words).
+func notRunLocally(p *project.Project) []string {
+	var out []string
+	for _, r := range p.Resources {
+		if !r.External || !r.Controller {
+			continue
+		}
+		group, _, _ := project.BuiltinKind(r.Group, r.Version, r.Kind)
+		out = append(out, project.NotServedStandalone(project.ControllerPackage(r.Kind), schema.GroupVersion{Group: group, Version: r.Version}.String(), r.Kind))
+	}
+	return out
+}
+
 // localServers are the apiserver and controller-manager of run local.
 type localServers struct {
 	o                *runLocalOptions
@@ -303,8 +333,9 @@ func (s *localServers) startFrom(ctx context.Context, bin string) (time.Duration
 	fmt.Fprintf(s.info, "apiserver ready in %s\n", ready.Round(time.Millisecond))
 	if s.o.controllerManager {
 		// No Leases on a standalone apiserver: leader election is for clusters.
-		// The standalone apiserver serves no built-in kinds: the informers of
-		// their controllers never sync, and must not stop the others.
+		// The standalone apiserver serves no built-in kinds: the
+		// controller-manager leaves their controllers out (notRunLocally); a
+		// slow sync must not stop the others either.
 		cmArgs := []string{"--kubeconfig", s.kubeconfig, "--leader-elect=false", "--bind-address", s.o.controllerManagerAddress, "--cache-sync-timeout=0"}
 		cm, err := startChild(s.root, "controller-manager", filepath.Join(bin, "controller-manager"), cmArgs, s.logs)
 		if err != nil {

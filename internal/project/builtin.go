@@ -1,6 +1,7 @@
 package project
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 
@@ -42,4 +43,11 @@ func BuiltinKind(group, version, kind string) (fullGroup, pkg string, ok bool) {
 		}
 	}
 	return "", "", false
+}
+
+// NotServedStandalone is what run local and the controller-manager say of
+// the controller named controller, of a kind (such as apps/v1 Deployment)
+// that the standalone apiserver of run local does not serve.
+func NotServedStandalone(controller, groupVersion, kind string) string {
+	return fmt.Sprintf("controller %s for %s %s cannot run against the standalone apiserver of run local: it serves only the project's kinds (and namespaces); it runs when aggregated in a cluster", controller, groupVersion, kind)
 }

@@ -26,12 +26,14 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	apimachineryversion "k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/endpoints/openapi"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	basecompatibility "k8s.io/component-base/compatibility"
 	baseversion "k8s.io/component-base/version"
@@ -293,6 +295,13 @@ func Run(ctx context.Context, cfg Config, o *Options) error {
 	if err != nil {
 		return err
 	}
+	standalone := !o.delegated()
+	if standalone {
+		// kube-apiserver serves namespaces in delegated mode; standalone, this server does.
+		if err := addNamespacesToScheme(scheme); err != nil {
+			return err
+		}
+	}
 	codecs := serializer.NewCodecFactory(scheme)
 
 	var storageVersions []schema.GroupVersion
@@ -327,6 +336,9 @@ func Run(ctx context.Context, cfg Config, o *Options) error {
 	namer := openapi.NewDefinitionNamer(scheme)
 	// What the schemas enforce is what the OpenAPI publishes.
 	definitions := WithSchemas(cfg.OpenAPIDefinitions, cfg.Groups)
+	if standalone {
+		definitions = withNamespaceDefinitions(definitions)
+	}
 	serverConfig.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(definitions, namer)
 	serverConfig.OpenAPIConfig.Info.Title = cfg.Name
 	serverConfig.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(definitions, namer)
@@ -346,7 +358,8 @@ func Run(ctx context.Context, cfg Config, o *Options) error {
 	}
 
 	var token string
-	if o.delegated() {
+	var namespaceInformers informers.SharedInformerFactory
+	if !standalone {
 		if err := o.applyDelegated(serverConfig); err != nil {
 			return err
 		}
@@ -362,6 +375,11 @@ func Run(ctx context.Context, cfg Config, o *Options) error {
 		if err := features.ApplyTo(&serverConfig.Config, nil, nil); err != nil {
 			return err
 		}
+		// No kube-apiserver, so no namespaces but ours: NamespaceLifecycle
+		// admission against the namespaces this server serves.
+		if namespaceInformers, err = standaloneNamespaces(serverConfig); err != nil {
+			return err
+		}
 	}
 
 	serverConfig.ShutdownDelayDuration = o.ShutdownDelay
@@ -373,6 +391,7 @@ func Run(ctx context.Context, cfg Config, o *Options) error {
 	if err != nil {
 		return err
 	}
+	var namespaced []*genericregistry.Store // what a namespace holds
 	for _, g := range cfg.Groups {
 		info := genericapiserver.NewDefaultAPIGroupInfo(g.Name, scheme, metav1.ParameterCodec, codecs)
 		for _, r := range g.Resources {
@@ -381,6 +400,9 @@ func Run(ctx context.Context, cfg Config, o *Options) error {
 			storage, err := newStorage(r, g.Name, scheme, opts)
 			if err != nil {
 				return err
+			}
+			if r.Namespaced {
+				namespaced = append(namespaced, storage[r.Plural].(*resourceREST).Store)
 			}
 			for _, v := range r.Versions {
 				if info.VersionedResourcesStorageMap[v] == nil {
@@ -395,8 +417,13 @@ func Run(ctx context.Context, cfg Config, o *Options) error {
 			return fmt.Errorf("installing %s: %w", g.Name, err)
 		}
 	}
+	if standalone {
+		if err := installNamespaces(server, scheme, codecs, serverConfig.RESTOptionsGetter, namespaceInformers, namespaced); err != nil {
+			return err
+		}
+	}
 
-	if o.WriteKubeconfig != "" && !o.delegated() {
+	if o.WriteKubeconfig != "" && standalone {
 		path, certFile := o.WriteKubeconfig, o.SecureServing.ServerCert.CertKey.CertFile
 		host := net.JoinHostPort(o.SecureServing.BindAddress.String(), strconv.Itoa(o.SecureServing.BindPort))
 		server.AddPostStartHookOrDie("write-kubeconfig", func(genericapiserver.PostStartHookContext) error {

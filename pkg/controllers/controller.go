@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
@@ -49,12 +50,47 @@ type Controller interface {
 	Run(ctx context.Context, workers int)
 }
 
+// Option configures a controller made by New.
+type Option func(*options)
+
+type options struct {
+	resource *Resource
+}
+
+// Resource is the kind a controller reconciles and the resource serving it.
+type Resource struct {
+	schema.GroupVersionResource
+	Kind string
+}
+
+// String is "apps/v1 Deployment" ("v1 Pod" for the core group).
+func (r Resource) String() string {
+	return r.GroupVersion().String() + " " + r.Kind
+}
+
+// Watches records the kind a controller reconciles, served as resource gvr:
+// the controller-manager checks at start that the apiserver serves it
+// (generated wiring sets it).
+func Watches(gvr schema.GroupVersionResource, kind string) Option {
+	return func(o *options) { o.resource = &Resource{GroupVersionResource: gvr, Kind: kind} }
+}
+
+// Watching is implemented by controllers that say what they reconcile.
+type Watching interface {
+	Watches() (Resource, bool)
+}
+
 // New returns the controller named name, reconciling the objects watch selects.
-func New[T runtime.Object, S Informers](name string, impl Reconciler[T, S], watch Watch[T, S]) Controller {
-	return &controller[T, S]{name: name, impl: impl, watch: watch}
+func New[T runtime.Object, S Informers](name string, impl Reconciler[T, S], watch Watch[T, S], opts ...Option) Controller {
+	c := &controller[T, S]{name: name, impl: impl, watch: watch}
+	for _, o := range opts {
+		o(&c.options)
+	}
+	return c
 }
 
 type controller[T runtime.Object, S Informers] struct {
+	options
 	name     string
 	impl     Reconciler[T, S]
 	watch    Watch[T, S]
@@ -64,6 +100,13 @@ type controller[T runtime.Object, S Informers] struct {
 }
 
 func (c *controller[T, S]) Name() string { return c.name }
+
+func (c *controller[T, S]) Watches() (Resource, bool) {
+	if c.resource == nil {
+		return Resource{}, false
+	}
+	return *c.resource, true
+}
 
 func (c *controller[T, S]) Init(config *rest.Config, informers Informers) error {
 	si, ok := informers.(S)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -159,6 +160,11 @@ func endpoints(ready *atomic.Bool) http.Handler {
 // until ctx is done. It fails when a controller cannot start, or when the
 // informers do not sync within --cache-sync-timeout.
 func runControllers(ctx context.Context, o *ManagerOptions, config *rest.Config, newInformers NewInformers, controllers []Controller, ready *atomic.Bool) error {
+	disc, err := discovery.NewDiscoveryClientForConfig(config)
+	if err != nil {
+		return err
+	}
+	controllers = runnable(disc, controllers)
 	si, err := newInformers(config, o.Resync)
 	if err != nil {
 		return err
@@ -199,8 +205,10 @@ func runControllers(ctx context.Context, o *ManagerOptions, config *rest.Config,
 		}()
 	}
 	klog.InfoS("Controller manager started", "controllers", len(controllers))
+	// Until ctx is done, or the informers do not sync in time: with no
+	// controller to run, the process still serves its endpoints.
+	<-ctx.Done()
 	wg.Wait()
-	stop()
 	<-synced
 	return syncErr
 }

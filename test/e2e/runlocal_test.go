@@ -209,6 +209,11 @@ func TestExternalEtcd(t *testing.T) {
 	if enc, v := etcd.stored(t, "/registry/stable.example.com/crontabs/default/external"); enc != "protobuf" || v != "stable.example.com/v1" {
 		t.Errorf("etcd key of crontab external: %s in %s, want protobuf in stable.example.com/v1", enc, v)
 	}
+	// The namespaces the standalone apiserver serves are stored as
+	// kube-apiserver stores them: protobuf in v1 under <prefix>/namespaces/.
+	if enc, v := etcd.stored(t, "/registry/namespaces/default"); enc != "protobuf" || v != "v1" {
+		t.Errorf("etcd key of namespace default: %s in %s, want protobuf in v1", enc, v)
+	}
 	rl.stop(t)
 	etcd.stop(t)
 	if left := projectProcesses(); len(left) > 0 {
@@ -495,13 +500,13 @@ func TestPortTaken(t *testing.T) {
 func TestControllerManager(t *testing.T) {
 	cmAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	rl, _ := runLocal(t, "--generate=false", "--controller-manager-address", cmAddr)
-	// /readyz waits for every informer: the project also has a controller of
-	// apps/v1 Deployments, which a standalone apiserver does not serve, so it
-	// stays unready here (the CronTab controller works regardless, below).
+	// /readyz waits for every informer of the controllers it runs: the
+	// project's controller of apps/v1 Deployments, which a standalone
+	// apiserver does not serve, is not run here (TestRunLocalAsACluster).
 	for path, want := range map[string]struct {
 		code int
 		body string
-	}{"/healthz": {200, "ok"}, "/metrics": {200, "workqueue_adds_total"}, "/readyz": {503, "informers not synced"}} {
+	}{"/healthz": {200, "ok"}, "/metrics": {200, "workqueue_adds_total"}, "/readyz": {200, "ok"}} {
 		var body string
 		var code int
 		waitUntil(20*time.Second, func() bool {
@@ -593,5 +598,90 @@ func TestRoundTripNamesUnconvertedFields(t *testing.T) {
 	}
 	if want := "Convert_stable_CronTabSpec_To_v2_CronTabSpec does not convert field(s) CronSpec"; !strings.Contains(out, want) {
 		t.Errorf("the round-trip failure should name the field (%q):\n%s", want, out[:min(len(out), 3000)])
+	}
+}
+
+// TestRunLocalAsACluster: run local's standalone apiserver behaves as a
+// cluster where it can and says where it cannot. (a) An object in a
+// namespace that does not exist is refused with NotFound naming it; (b)
+// after `kubectl create namespace` it is created, and deleting the
+// namespace deletes it; (c) the controller-manager says the Deployment
+// controller cannot run standalone and does not start it (no endless
+// "could not find the requested resource"); (d) the ready banner suggests
+// a kind the apiserver serves.
+func TestRunLocalAsACluster(t *testing.T) {
+	cmAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	rl, _ := runLocal(t, "--generate=false", "--controller-manager-address", cmAddr)
+	defer rl.stop(t)
+
+	// (d) The banner's command works: it gets one of the project's kinds.
+	var suggested string
+	for _, line := range strings.Split(rl.out.String(), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "kubectl --kubeconfig kubeconfig "); ok {
+			suggested = rest
+		}
+	}
+	if !strings.HasPrefix(suggested, "get ") || suggested == "get deployments" {
+		t.Errorf("the ready banner suggests kubectl %q, want a get of one of the project's kinds:\n%s", suggested, rl.out.String())
+	}
+	if r := kubectl(strings.Fields(suggested)...); r.err != nil {
+		t.Errorf("the banner's kubectl %s fails: %v\n%s", suggested, r.err, r.stderr)
+	}
+	const notStandalone = "controller deployment for apps/v1 Deployment cannot run against the standalone apiserver of run local: it serves only the project's kinds (and namespaces); it runs when aggregated in a cluster"
+	if !strings.Contains(rl.out.String(), "\n"+notStandalone+"\n") {
+		t.Errorf("the banner does not say the Deployment controller does not run here:\n%s", rl.out.String())
+	}
+
+	// (a) A namespace that does not exist.
+	const inNope = "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: lost\n  namespace: nope\nspec:\n  replicas: 2\n"
+	r := kubectlApplyStdin(t, "create", inNope)
+	if r.err == nil || !strings.Contains(r.stderr, "(NotFound)") || !strings.Contains(r.stderr, `namespaces "nope" not found`) {
+		t.Errorf("create in a namespace that does not exist: err=%v\n%s\nwant NotFound: namespaces \"nope\" not found", r.err, r.stderr)
+	}
+	// (b) Once created, as in a cluster.
+	mustKubectl(t, "create", "namespace", "nope")
+	if got := mustKubectl(t, "get", "namespace", "nope", "-o", "jsonpath={.status.phase}"); got != "Active" {
+		t.Errorf("namespace nope: phase %q, want Active", got)
+	}
+	if r := kubectlApplyStdin(t, "create", inNope); r.err != nil {
+		t.Fatalf("create after kubectl create namespace: %v\n%s", r.err, r.stderr)
+	}
+	if got := mustKubectl(t, "get", "namespaces", "-o", "name"); !strings.Contains(got, "namespace/default\n") || !strings.Contains(got, "namespace/nope\n") {
+		t.Errorf("kubectl get namespaces:\n%s", got)
+	}
+	// kubectl waits until the namespace is gone: its content goes first.
+	mustKubectl(t, "delete", "namespace", "nope", "--timeout=60s")
+	if r := kubectl("get", "crontabs", "--all-namespaces", "-o", "name"); r.err != nil || strings.Contains(r.stdout, "lost") {
+		t.Errorf("after the namespace was deleted: %v %q", r.err, r.stdout)
+	}
+	if r := kubectl("delete", "namespace", "default"); r.err == nil || !strings.Contains(r.stderr, "this namespace may not be deleted") {
+		t.Errorf("delete namespace default: %v\n%s", r.err, r.stderr)
+	}
+
+	// (c) Said once by the controller-manager, which does not start the
+	// controller: no informer error loop, and /readyz is ok.
+	if !waitUntil(30*time.Second, func() bool { return strings.Count(rl.out.String(), notStandalone) >= 2 }) {
+		t.Fatalf("the controller-manager did not say the Deployment controller cannot run:\n%s", rl.out.String())
+	}
+	var cmLine string
+	for _, line := range strings.Split(rl.out.String(), "\n") {
+		if strings.HasPrefix(line, "[controller-manager]") && strings.Contains(line, notStandalone) {
+			cmLine = line
+		}
+	}
+	if cmLine == "" || strings.Count(rl.out.String(), notStandalone) != 2 {
+		t.Errorf("want the message once in the banner and once from the controller-manager:\n%s", rl.out.String())
+	}
+	time.Sleep(5 * time.Second)
+	if strings.Contains(rl.out.String(), "could not find the requested resource") {
+		t.Errorf("the controller-manager loops on a resource the apiserver does not serve:\n%s", rl.out.String())
+	}
+	resp, err := http.Get("http://" + cmAddr + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("controller-manager /readyz: %d, want 200 (every controller it runs has synced)", resp.StatusCode)
 	}
 }

@@ -19,6 +19,7 @@ limitations under the License.
 package crontab
 
 import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/controllers"
@@ -41,5 +42,7 @@ func NewControllerWith(impl controllers.Reconciler[*v1.CronTab, *sharedinformers
 			return informer.Informer(), func(namespace, name string) (*v1.CronTab, error) {
 				return informer.Lister().CronTabs(namespace).Get(name)
 			}
-		})
+		},
+		// What the controller-manager checks the apiserver serves before it starts the controller.
+		controllers.Watches(schema.GroupVersionResource{Group: "stable.example.com", Version: "v1", Resource: "crontabs"}, "CronTab"))
 }
