@@ -26,8 +26,8 @@ import (
 	ownkubeconfig "github.com/apiserver-boot/apiserver-boot/internal/kubeconfig"
 	"github.com/apiserver-boot/apiserver-boot/internal/private"
 	"github.com/apiserver-boot/apiserver-boot/internal/progress"
-	"github.com/apiserver-boot/apiserver-boot/internal/runlock"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/runlock"
 )
 
 func newRunCommand() *cobra.Command {
