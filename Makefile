@@ -14,7 +14,7 @@ build: ## Build bin/apiserver-boot.
 test: test-unit test-e2e test-faults ## Everything CI runs.
 
 test-unit: vet ## Fast tests: naming, templates, markers, generators (goldens), strategies, CLI input checks, example/ in sync.
-	$(GO) test ./...
+	$(GO) test -timeout 30m ./...
 
 test-e2e: test-tools ## Slow tier: scaffold, build and run a project; drive it with kubectl on embedded and external etcd, and aggregated behind kube-apiserver.
 	$(GO) test -tags e2e -count=1 -v -timeout 60m ./test/e2e/
