@@ -307,16 +307,75 @@ func (r *namespaceREST) finalize(ctx context.Context, name string) error {
 	return err
 }
 
-// ensureSystemNamespaces creates default, kube-system and kube-public.
-func (r *namespaceREST) ensureSystemNamespaces(ctx context.Context) error {
+// ensureSystemNamespaces creates default, kube-system and kube-public. On
+// the first start that serves namespaces (no default namespace yet: a new
+// project, or one whose objects were written by a server that did not serve
+// namespaces), it also creates every namespace that already holds objects of
+// the project's kinds, so that stored objects stay in a namespace that exists
+// and new objects can be created next to them.
+func (r *namespaceREST) ensureSystemNamespaces(ctx context.Context, contents []*genericregistry.Store) error {
 	ctx = genericapirequest.WithNamespace(ctx, metav1.NamespaceNone)
-	for _, name := range systemNamespaces {
+	names := systemNamespaces
+	if _, err := r.store.Get(ctx, metav1.NamespaceDefault, &metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		held, err := namespacesHoldingObjects(ctx, contents)
+		if err != nil {
+			return err
+		}
+		names = slices.Concat(systemNamespaces, held)
+		if len(held) > 0 {
+			klog.InfoS("Creating the namespaces that stored objects are in", "namespaces", held)
+		}
+	} else if err != nil {
+		return err
+	}
+	for _, name := range names {
 		_, err := r.store.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating namespace %s: %w", name, err)
 		}
 	}
 	return nil
+}
+
+// namespacesHoldingObjects lists, a page at a time, the stored objects of
+// the namespaced stores and returns the namespaces they are in (sorted, the
+// system namespaces left out).
+func namespacesHoldingObjects(ctx context.Context, contents []*genericregistry.Store) ([]string, error) {
+	found := sets.New[string]()
+	all := genericapirequest.WithNamespace(ctx, metav1.NamespaceAll)
+	for _, s := range contents {
+		if !s.NamespaceScoped() {
+			continue
+		}
+		opts := &metainternalversion.ListOptions{Limit: 500}
+		for {
+			list, err := s.List(all, opts)
+			if err != nil {
+				return nil, fmt.Errorf("listing %s: %w", s.DefaultQualifiedResource, err)
+			}
+			if err := meta.EachListItem(list, func(obj runtime.Object) error {
+				m, err := meta.Accessor(obj)
+				if err != nil {
+					return err
+				}
+				found.Insert(m.GetNamespace())
+				return nil
+			}); err != nil {
+				return nil, err
+			}
+			lm, err := meta.ListAccessor(list)
+			if err != nil {
+				return nil, err
+			}
+			if lm.GetContinue() == "" {
+				break
+			}
+			opts = &metainternalversion.ListOptions{Limit: 500, Continue: lm.GetContinue()}
+		}
+	}
+	found.Delete(systemNamespaces...)
+	found.Delete("")
+	return sets.List(found), nil
 }
 
 // namespaceTable is kubectl's NAME STATUS AGE.
@@ -472,7 +531,7 @@ func installNamespaces(server *genericapiserver.GenericAPIServer, scheme *runtim
 		// fails on this hook, as kube-apiserver's does on its own.
 		ctx := hook
 		err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-			if err := namespaces.ensureSystemNamespaces(ctx); err != nil {
+			if err := namespaces.ensureSystemNamespaces(ctx, contents); err != nil {
 				klog.InfoS("System namespaces not created yet", "err", err)
 				return false, nil
 			}

@@ -331,6 +331,8 @@ func TestAPIEvolution(t *testing.T) {
 		e.create("crontabs", "CronTab", name, spec, status)
 	}
 	e.create("notes", "Note", "n0", map[string]any{"text": "stored as JSON"}, nil)
+	// The old build served no namespaces: it took objects in any namespace.
+	e.kubectl(`{"apiVersion": "stable.example.com/v1", "kind": "Note", "metadata": {"name": "n-team", "namespace": "team-a"}, "spec": {"text": "in a namespace nobody created"}}`, "create", "-f", "-")
 	e.check("stored by the old build")
 	if enc, _ := e.etcd.stored(t, "/registry/stable.example.com/crontabs/default/a"); enc != "protobuf" {
 		t.Fatalf("the old build stored CronTab as %s, want protobuf", enc)
@@ -359,6 +361,18 @@ func TestAPIEvolution(t *testing.T) {
 	}
 	server = e.serve(cli)
 	e.check("upgraded")
+	// The upgraded build serves namespaces: the one the old build's object
+	// is in exists, so the object is listed and new ones join it.
+	if out := e.kubectl("", "get", "namespace", "team-a", "-o", "jsonpath={.status.phase}"); out != "Active" {
+		t.Errorf("namespace team-a of a stored object after the upgrade: phase %q, want Active", out)
+	}
+	e.kubectl(`{"apiVersion": "stable.example.com/v1", "kind": "Note", "metadata": {"name": "n-team-2", "namespace": "team-a"}, "spec": {"text": "next to it"}}`, "create", "-f", "-")
+	if out := e.kubectl("", "get", "notes", "-n", "team-a", "-o", "name"); out != "note.stable.example.com/n-team\nnote.stable.example.com/n-team-2\n" {
+		t.Errorf("notes in team-a after the upgrade: %q", out)
+	}
+	if r := kubectlWith(filepath.Join(e.dir, "kubeconfig"), `{"apiVersion": "stable.example.com/v1", "kind": "Note", "metadata": {"name": "n", "namespace": "never-created"}, "spec": {"text": "x"}}`, "create", "-f", "-"); r.err == nil || !strings.Contains(r.stderr, `namespaces "never-created" not found`) {
+		t.Errorf("create in a namespace that holds nothing and was never created: %v %s, want NotFound", r.err, r.stderr)
+	}
 	server.stop(t)
 
 	// Record the release: fixtures and API description.
