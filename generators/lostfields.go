@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -435,7 +436,7 @@ func (l lossReporter) where(v *model.Version, typ, goName string) (kinds, path s
 type kindPath struct{ kind, path string }
 
 // typePaths maps every struct type a version's kinds reach to the JSON paths
-// they hold it at (shortest first), walking the declared fields.
+// they hold it at (the plainest first), walking the declared fields.
 func typePaths(v *model.Version) map[string][]kindPath {
 	out := map[string][]kindPath{}
 	for _, k := range v.Kinds {
@@ -475,7 +476,14 @@ func typePaths(v *model.Version) map[string][]kindPath {
 		walk(k.Name, "")
 	}
 	for typ := range out {
-		slices.SortStableFunc(out[typ], func(a, b kindPath) int { return len(a.path) - len(b.path) })
+		// Plain paths first (spec.template before spec.jobs[]), then shorter.
+		hops := func(p string) int { return strings.Count(p, "[]") + strings.Count(p, "{}") }
+		slices.SortStableFunc(out[typ], func(a, b kindPath) int {
+			if d := hops(a.path) - hops(b.path); d != 0 {
+				return d
+			}
+			return len(a.path) - len(b.path)
+		})
 	}
 	return out
 }
@@ -535,8 +543,8 @@ func retypedBuiltins(api *State, g *model.Group) []string {
 					continue
 				}
 				mine, theirs := basicShape(v, f.Type), basicShape(storage, storage.Types[typ].Fields[i].Type)
-				if mine == "" || theirs == "" || mine == theirs {
-					continue
+				if mine == "" || theirs == "" || mine == theirs || basicName.ReplaceAllString(mine, "_") != basicName.ReplaceAllString(theirs, "_") {
+					continue // a pointer for a value, say: conversion-gen leaves it to a stub
 				}
 				kinds, path := l.where(v, typ, f.GoName)
 				problems = append(problems, fmt.Sprintf("%s/%s %s: %s (field %s %s of %s.%s) is %s in the internal type %s.%s (the storage version %s's): "+
@@ -550,6 +558,9 @@ func retypedBuiltins(api *State, g *model.Group) []string {
 	}
 	return problems
 }
+
+// basicName matches the basic type names of a basicShape.
+var basicName = regexp.MustCompile(`\w+`)
 
 // basicShape is a field type made of basic types only (int32, *string,
 // []int64, map[string]int32), with the version's named basic types

@@ -26,14 +26,15 @@ func editFile(t *testing.T, path, old, new string) {
 // scaffoldedSpecEnd is the end of the scaffolded CronTabSpec.
 const scaffoldedSpecEnd = "Replicas int32 `json:\"replicas,omitempty\"`\n}\n\n// CronTabStatus"
 
-// TestGenerateFailsWhileAFieldOnlyV2HasIsLost is the first hour of a new
-// user: a required field added to v2 only (v1 is the storage version, so the
+// TestGenerateFailsWhileAFieldIsLost is the first hour of a new user: a
+// required field added to v2 only (v1 is the storage version, so the
 // internal type lacks it) must make generate fail, naming the version, kind,
 // Go type, field and JSON path and both ways out, with the stub it wrote;
 // the failure survives the generate cache, a "filled in" conversion that
 // never reads the field fails too, and adding the field to the storage
-// version (and deleting the stub, as generate then says) passes.
-func TestGenerateFailsWhileAFieldOnlyV2HasIsLost(t *testing.T) {
+// version (and deleting the stub, as generate then says) passes. Then the
+// other direction, nested, and a changed basic type.
+func TestGenerateFailsWhileAFieldIsLost(t *testing.T) {
 	dir := newProject(t)
 	if out, err := run(t, dir, "create", "version", "--group", "stable", "--version", "v2", "--kind", "CronTab", "--from", "v1"); err != nil {
 		t.Fatalf("create version: %v\n%s", err, out)
@@ -86,30 +87,23 @@ func TestGenerateFailsWhileAFieldOnlyV2HasIsLost(t *testing.T) {
 		t.Fatalf("a stub no longer needed still fails every conversion: generate should say to delete it: %v", err)
 	}
 	os.Remove(conv)
-	if out, err := run(t, dir, "generate"); err != nil {
+	out, err := run(t, dir, "generate")
+	if err != nil {
 		t.Fatalf("generate with the field in the storage version: %v\n%s", err, out)
 	}
-}
 
-// TestGenerateFailsWhileAStorageFieldIsLost: the other direction, a field
-// of the storage version (so of the internal type) that a served version
-// lacks, nested in a type of its own: reading through v2 and writing back
-// would erase it; and a field whose basic type v2 changed.
-func TestGenerateFailsWhileAStorageFieldIsLost(t *testing.T) {
-	dir := newProject(t)
-	if out, err := run(t, dir, "create", "version", "--group", "stable", "--version", "v2", "--kind", "CronTab", "--from", "v1"); err != nil {
-		t.Fatalf("create version: %v\n%s", err, out)
-	}
-	v1Types := filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_types.go")
-	v2Types := filepath.Join(dir, "pkg", "apis", "stable", "v2", "crontab_types.go")
+	// The other direction, a field of the storage version (so of the
+	// internal type) that v2 lacks, nested in a type of its own: reading
+	// through v2 and writing back would erase it.
+	specEnd := schedule // both versions have the schedule now
 	nested := "Replicas int32 `json:\"replicas,omitempty\"`\n\t// +optional\n\tTemplate *JobTemplate `json:\"template,omitempty\"`\n}\n\n" +
 		"// JobTemplate is what runs.\ntype JobTemplate struct {\n\t// +optional\n\tImage string `json:\"image,omitempty\"`\n%s}\n\n// CronTabStatus"
-	editFile(t, v1Types, scaffoldedSpecEnd, strings.Replace(nested, "%s", "\t// +optional\n\tArgs []string `json:\"args,omitempty\"`\n", 1))
-	editFile(t, v2Types, scaffoldedSpecEnd, strings.Replace(nested, "%s", "", 1))
+	editFile(t, v1Types, specEnd, strings.Replace(nested, "%s", "\t// +optional\n\tArgs []string `json:\"args,omitempty\"`\n", 1))
+	editFile(t, v2Types, specEnd, strings.Replace(nested, "%s", "", 1))
 	// And a changed type, which conversion-gen converts with a Go conversion (int64 to int32) without a warning.
 	editFile(t, v2Types, "Replicas int32 `json:\"replicas,omitempty\"`\n\t// +optional\n\tTemplate", "Replicas int64 `json:\"replicas,omitempty\"`\n\t// +optional\n\tTemplate")
 
-	out, err := run(t, dir, "generate")
+	out, err = run(t, dir, "generate")
 	if err == nil {
 		t.Fatalf("generate passed while v1's spec.template.args is lost through v2:\n%s", out)
 	}
