@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -32,8 +31,8 @@ import (
 // <kind>_conversion.go: it calls the generated part and then returns an error
 // naming every unconverted field, so nothing is lost silently (the
 // round-trip test and any request through that version fail, naming the
-// fields) until the user fills it in. A stub still returning that error is
-// reported on every generate.
+// fields) until the user fills it in. generate itself fails while a stub
+// still returns that error (lostfields.go).
 
 // unconvertedCall is the call a stub returns until the user converts the fields.
 const unconvertedCall = "builders.UnconvertedFields"
@@ -277,36 +276,4 @@ func jsonName(g *model.Group, goName string) string {
 		}
 	}
 	return ""
-}
-
-// unfilledStubs reports hand-written conversion functions that still return
-// the stub's error.
-func unfilledStubs(api *State) []string {
-	var out []string
-	for _, g := range api.Groups {
-		for _, v := range g.Versions {
-			for _, f := range v.Files {
-				for _, d := range f.Decls {
-					fd, ok := d.(*ast.FuncDecl)
-					if !ok || fd.Body == nil || !strings.HasPrefix(fd.Name.Name, "Convert_") {
-						continue
-					}
-					ast.Inspect(fd.Body, func(n ast.Node) bool {
-						call, ok := n.(*ast.CallExpr)
-						if !ok {
-							return true
-						}
-						if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "UnconvertedFields" {
-							pos := v.Fset.Position(fd.Pos())
-							rel, _ := filepath.Rel(api.Root, pos.Filename)
-							out = append(out, fmt.Sprintf("%s:%d: %s is a stub that still fails every conversion: fill it in", rel, pos.Line, fd.Name.Name))
-						}
-						return true
-					})
-				}
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
 }

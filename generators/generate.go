@@ -124,8 +124,11 @@ func Run(m *model.API, opts Options) (res *Result, err error) {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
 	tx := &files.Transaction{Log: log}
+	// A run that fails only because fields are lost keeps what it wrote:
+	// the files are consistent, and the stubs are for the user to fill in.
+	var lost *LostFieldsError
 	defer func() {
-		if err != nil {
+		if err != nil && !errors.As(err, &lost) {
 			if rerr := tx.Rollback(); rerr != nil {
 				err = fmt.Errorf("%w (and restoring files failed: %v)", err, rerr)
 			}
@@ -176,8 +179,6 @@ func Run(m *model.API, opts Options) (res *Result, err error) {
 			return nil, err
 		}
 		api.Warnings = append(api.Warnings, messages...)
-	} else {
-		api.Warnings = append(api.Warnings, unfilledStubs(api)...)
 	}
 	// A field or hand-written declaration named like something the
 	// generated code declares on the same type would fail the build there.
@@ -198,7 +199,15 @@ func Run(m *model.API, opts Options) (res *Result, err error) {
 	if err := checkCompiles(api, api.universe); err != nil {
 		return nil, err
 	}
-	return &Result{Written: tx.Written(), Unchanged: tx.Unchanged, Files: tx.Files, Removed: tx.Removed(), Reads: api.reads}, nil
+	res = &Result{Written: tx.Written(), Unchanged: tx.Unchanged, Files: tx.Files, Removed: tx.Removed(), Reads: api.reads}
+	// Every field of every served version must round-trip through the
+	// internal type: until it does, the run fails, with its files written.
+	if lf, err := lostFields(api, generated); err != nil {
+		return nil, err
+	} else if lf != nil {
+		return res, lf
+	}
+	return res, nil
 }
 
 // generatedGo matches the header Go tools recognise as generated code.

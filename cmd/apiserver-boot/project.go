@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -128,7 +129,10 @@ func generateFiles(root string, out io.Writer, force bool) ([]string, error) {
 		return nil, err
 	}
 	res, err := generators.Run(api, generators.Options{})
-	if err != nil {
+	// Fields lost through the internal type fail the run with every file
+	// written (the conversion stubs to fill in included): reported after them.
+	var lost *generators.LostFieldsError
+	if err != nil && !errors.As(err, &lost) {
 		return nil, err
 	}
 	for _, w := range res.Written {
@@ -146,6 +150,11 @@ func generateFiles(root string, out io.Writer, force bool) ([]string, error) {
 	// A run that wrote conversion stubs under pkg/apis changed its own inputs
 	// (and its warnings were about that): leave the record to the next run.
 	changed := append(append([]string(nil), res.Written...), res.Removed...)
+	if lost != nil {
+		// No record: the next generate runs again, and fails again until
+		// every field round-trips.
+		return changed, lost
+	}
 	if after, err := generators.InputsHash(root, reads); err != nil || after != inputs {
 		return changed, err
 	}
@@ -170,6 +179,11 @@ func applyAndGenerate(cmd *cobra.Command, root string, plan *scaffold.Plan, noth
 		return nil
 	}
 	if err := generate(root, cmd.OutOrStdout(), false); err != nil {
+		var lost *generators.LostFieldsError
+		if errors.As(err, &lost) {
+			// Consistent, and what is left to do is in the new types.
+			return fmt.Errorf("generating code: %w\nthe files written above are kept", err)
+		}
 		if uerr := rep.Undo(); uerr != nil {
 			return fmt.Errorf("generating code: %w (and restoring the files written above failed: %v)", err, uerr)
 		}

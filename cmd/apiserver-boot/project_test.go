@@ -89,7 +89,8 @@ func TestGenerateFailureLeavesFilesAsTheyWere(t *testing.T) {
 
 // TestConversionStubsNameTheFields: a field renamed in a second version gets
 // a Convert_ stub naming it (never a silent drop, never a bare "undefined"),
-// generate keeps warning while the stub is unfilled, and stops once it is.
+// generate fails, naming both directions, while the stubs are unfilled, and
+// passes once they are.
 func TestConversionStubsNameTheFields(t *testing.T) {
 	dir := newProject(t)
 	if out, err := run(t, dir, "create", "version", "--group", "stable", "--version", "v2", "--kind", "CronTab", "--from", "v1"); err != nil {
@@ -105,8 +106,8 @@ func TestConversionStubsNameTheFields(t *testing.T) {
 	os.WriteFile(types, []byte(renamed), 0o644)
 
 	out, err := run(t, dir, "generate")
-	if err != nil {
-		t.Fatalf("generate: %v\n%s", err, out)
+	if err == nil {
+		t.Fatalf("generate passed with unfilled conversion stubs:\n%s", out)
 	}
 	for _, want := range []string{
 		`crontab_conversion.go: wrote Convert_v2_CronTabSpec_To_stable_CronTabSpec for you to fill in: Count (json "count"): no field of that name in stable.CronTabSpec`,
@@ -114,6 +115,16 @@ func TestConversionStubsNameTheFields(t *testing.T) {
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("generate output lacks %q:\n%s", want, out)
+		}
+	}
+	unfilled := []string{
+		"stable.example.com/v2 CronTab: spec.count (field Count int32 of v2.CronTabSpec) is not in the internal type stable.CronTabSpec",
+		"stable.example.com/v2 CronTab: spec.replicas (field Replicas int32 of the internal type stable.CronTabSpec, from the storage version v1) is not in v2.CronTabSpec",
+		"or convert it in Convert_stable_CronTabSpec_To_v2_CronTabSpec, the stub generate wrote at pkg/apis/stable/v2/crontab_conversion.go:",
+	}
+	for _, want := range unfilled {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("generate's error lacks %q:\n%v", want, err)
 		}
 	}
 	stubs, _ := os.ReadFile(filepath.Join(v2, "crontab_conversion.go"))
@@ -124,8 +135,8 @@ func TestConversionStubsNameTheFields(t *testing.T) {
 	}
 
 	out, err = run(t, dir, "generate")
-	if err != nil || !strings.Contains(out, "Convert_v2_CronTabSpec_To_stable_CronTabSpec is a stub that still fails every conversion") || strings.Contains(out, "wrote Convert_") {
-		t.Fatalf("second generate should warn about the unfilled stubs and write none: %v\n%s", err, out)
+	if err == nil || !strings.Contains(err.Error(), unfilled[0]) || strings.Contains(out, "wrote Convert_") {
+		t.Fatalf("second generate should fail again on the unfilled stubs and write none: %v\n%s", err, out)
 	}
 
 	filled := strings.ReplaceAll(string(stubs), `return builders.UnconvertedFields("Convert_v2_CronTabSpec_To_stable_CronTabSpec", "Count")`, "out.Replicas = in.Count\n\treturn nil")
@@ -134,7 +145,7 @@ func TestConversionStubsNameTheFields(t *testing.T) {
 	filled = strings.Replace(filled, "\t\"github.com/apiserver-boot/apiserver-boot/pkg/builders\"\n", "", 1)
 	os.WriteFile(filepath.Join(v2, "crontab_conversion.go"), []byte(filled), 0o644)
 	out, err = run(t, dir, "generate")
-	if err != nil || strings.Contains(out, "CronTabSpec is a stub") {
+	if err != nil || strings.Contains(out, "CronTabSpec") {
 		t.Fatalf("filled conversions still reported: %v\n%s", err, out)
 	}
 }

@@ -234,13 +234,15 @@ func renameInV2() error {
 	if err := os.WriteFile(types, []byte(src), 0o644); err != nil {
 		return err
 	}
+	// generate writes the stubs and fails until they are filled in.
 	out, err := sh(proj, cli, "generate")
-	if err != nil {
-		return err
+	if err == nil {
+		return fmt.Errorf("generate passed with the renamed field unconverted:\n%s", out)
 	}
 	for _, want := range []string{
 		`wrote Convert_v2_CronTabSpec_To_stable_CronTabSpec for you to fill in: Schedule (json "schedule"): no field of that name in stable.CronTabSpec`,
 		`wrote Convert_stable_CronTabSpec_To_v2_CronTabSpec for you to fill in: CronSpec (json "cronSpec"): no field of that name in v2.CronTabSpec`,
+		`stable.example.com/v2 CronTab: spec.schedule (field Schedule string of v2.CronTabSpec) is not in the internal type stable.CronTabSpec`,
 	} {
 		if !strings.Contains(out, want) {
 			return fmt.Errorf("generate should name the renamed field: %q missing from\n%s", want, out)
