@@ -134,6 +134,6 @@ func (o *initOptions) run(cmd *cobra.Command) error {
 	if err := applyAndGenerate(cmd, root, plan, "the project is already initialised."); err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "Initialised %s (domain %s). Next: apiserver-boot create group version resource --group <group> --version v1 --kind <Kind>\n", module, o.domain)
+	fmt.Fprintf(newConsole(cmd).Info(), "Initialised %s (domain %s). Next: apiserver-boot create group version resource --group <group> --version v1 --kind <Kind>\n", module, o.domain)
 	return nil
 }

@@ -173,12 +173,15 @@ func applyAndGenerate(cmd *cobra.Command, root string, plan *scaffold.Plan, noth
 	if err != nil {
 		return err
 	}
-	rep.Print(cmd.OutOrStdout())
+	// With --quiet, the files written and generated go unsaid; warnings,
+	// errors and "Nothing to do" are still printed.
+	con := newConsole(cmd)
+	rep.Print(con.Info(), con)
 	if !rep.Changed() {
-		fmt.Fprintln(cmd.OutOrStdout(), "Nothing to do: "+nothingToDo)
+		fmt.Fprintln(con, "Nothing to do: "+nothingToDo)
 		return nil
 	}
-	if err := generate(root, cmd.OutOrStdout(), false); err != nil {
+	if err := generate(root, generateOutput(con), false); err != nil {
 		var lost *generators.LostFieldsError
 		if errors.As(err, &lost) {
 			// Consistent, and what is left to do is in the new types.

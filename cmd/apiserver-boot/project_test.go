@@ -373,3 +373,29 @@ func TestStateDirIsPrivate(t *testing.T) {
 		}
 	}
 }
+
+// TestQuietScaffolding: with --quiet, init and create print nothing when all
+// goes well (no file list, no hints), and still say what they skipped.
+func TestQuietScaffolding(t *testing.T) {
+	dir := t.TempDir()
+	create := []string{"create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "CronTab", "-q"}
+	for _, args := range [][]string{
+		{"init", "repo", "--module", "example.com/crontab", "--domain", "example.com", "--quiet"},
+		create,
+	} {
+		out, err := run(t, dir, args...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		if out != "" {
+			t.Errorf("%v printed with --quiet:\n%s", args, out)
+		}
+	}
+	types := filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_types.go")
+	orig, _ := os.ReadFile(types)
+	os.WriteFile(types, append(orig, "\n// edited by the user\n"...), 0o644)
+	out, err := run(t, dir, create...)
+	if err != nil || !strings.Contains(out, "skipped pkg/apis/stable/v1/crontab_types.go") || strings.Contains(out, "wrote ") {
+		t.Fatalf("a quiet create should still say what it skipped, and only that: %v\n%s", err, out)
+	}
+}

@@ -53,13 +53,15 @@ func (r *Report) Undo() error { return r.tx.Rollback() }
 // Changed tells whether anything was written.
 func (r *Report) Changed() bool { return len(r.Written) > 0 }
 
-// Print writes one line per file.
-func (r *Report) Print(w io.Writer) {
+// Print writes one line per file: the files written to written and those
+// skipped to skipped (a quiet command drops the first and keeps the second:
+// a file the user owns that was not replaced is worth saying).
+func (r *Report) Print(written, skipped io.Writer) {
 	for _, p := range r.Written {
-		fmt.Fprintf(w, "wrote %s\n", p)
+		fmt.Fprintf(written, "wrote %s\n", p)
 	}
 	for _, p := range r.Skipped {
-		fmt.Fprintf(w, "skipped %s: it exists with other content (edited?); --force overwrites it\n", p)
+		fmt.Fprintf(skipped, "skipped %s: it exists with other content (edited?); --force overwrites it\n", p)
 	}
 }
 
