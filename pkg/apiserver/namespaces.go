@@ -310,24 +310,29 @@ func (r *namespaceREST) finalize(ctx context.Context, name string) error {
 // ensureSystemNamespaces creates default, kube-system and kube-public. On
 // the first start that serves namespaces (no default namespace yet: a new
 // project, or one whose objects were written by a server that did not serve
-// namespaces), it also creates every namespace that already holds objects of
-// the project's kinds, so that stored objects stay in a namespace that exists
-// and new objects can be created next to them.
-func (r *namespaceREST) ensureSystemNamespaces(ctx context.Context, contents []*genericregistry.Store) error {
+// namespaces), it first creates every namespace that already holds objects
+// of the project's kinds, so that stored objects stay in a namespace that
+// exists and new objects can be created next to them; default comes last,
+// so that it exists only once they do. A kind that cannot be listed is
+// retried; once giveUp is set it is skipped, with an error in the log, so
+// that one undecodable object cannot keep the server from serving.
+func (r *namespaceREST) ensureSystemNamespaces(ctx context.Context, contents []*genericregistry.Store, giveUp bool) error {
 	ctx = genericapirequest.WithNamespace(ctx, metav1.NamespaceNone)
-	names := systemNamespaces
+	var names []string
 	if _, err := r.store.Get(ctx, metav1.NamespaceDefault, &metav1.GetOptions{}); apierrors.IsNotFound(err) {
-		held, err := namespacesHoldingObjects(ctx, contents)
+		held, err := namespacesHoldingObjects(ctx, contents, giveUp)
 		if err != nil {
 			return err
 		}
-		names = slices.Concat(systemNamespaces, held)
 		if len(held) > 0 {
 			klog.InfoS("Creating the namespaces that stored objects are in", "namespaces", held)
 		}
+		names = held
 	} else if err != nil {
 		return err
 	}
+	// default last: it marks the namespaces of stored objects as created.
+	names = append(names, metav1.NamespaceSystem, metav1.NamespacePublic, metav1.NamespaceDefault)
 	for _, name := range names {
 		_, err := r.store.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
@@ -339,43 +344,55 @@ func (r *namespaceREST) ensureSystemNamespaces(ctx context.Context, contents []*
 
 // namespacesHoldingObjects lists, a page at a time, the stored objects of
 // the namespaced stores and returns the namespaces they are in (sorted, the
-// system namespaces left out).
-func namespacesHoldingObjects(ctx context.Context, contents []*genericregistry.Store) ([]string, error) {
+// system namespaces left out). A store that cannot be listed is an error,
+// or, with skipFailing, logged and left out.
+func namespacesHoldingObjects(ctx context.Context, contents []*genericregistry.Store, skipFailing bool) ([]string, error) {
 	found := sets.New[string]()
 	all := genericapirequest.WithNamespace(ctx, metav1.NamespaceAll)
 	for _, s := range contents {
 		if !s.NamespaceScoped() {
 			continue
 		}
-		opts := &metainternalversion.ListOptions{Limit: 500}
-		for {
-			list, err := s.List(all, opts)
-			if err != nil {
+		if err := eachNamespace(all, s, func(ns string) { found.Insert(ns) }); err != nil {
+			if !skipFailing {
 				return nil, fmt.Errorf("listing %s: %w", s.DefaultQualifiedResource, err)
 			}
-			if err := meta.EachListItem(list, func(obj runtime.Object) error {
-				m, err := meta.Accessor(obj)
-				if err != nil {
-					return err
-				}
-				found.Insert(m.GetNamespace())
-				return nil
-			}); err != nil {
-				return nil, err
-			}
-			lm, err := meta.ListAccessor(list)
-			if err != nil {
-				return nil, err
-			}
-			if lm.GetContinue() == "" {
-				break
-			}
-			opts = &metainternalversion.ListOptions{Limit: 500, Continue: lm.GetContinue()}
+			klog.ErrorS(err, "The namespaces of stored objects of a resource that cannot be listed are not created: create them with kubectl create namespace", "resource", s.DefaultQualifiedResource.String())
 		}
 	}
 	found.Delete(systemNamespaces...)
 	found.Delete("")
 	return sets.List(found), nil
+}
+
+// eachNamespace calls f with the namespace of every object of s, listing a
+// page at a time.
+func eachNamespace(ctx context.Context, s *genericregistry.Store, f func(string)) error {
+	opts := &metainternalversion.ListOptions{Limit: 500}
+	for {
+		list, err := s.List(ctx, opts)
+		if err != nil {
+			return err
+		}
+		if err := meta.EachListItem(list, func(obj runtime.Object) error {
+			m, err := meta.Accessor(obj)
+			if err != nil {
+				return err
+			}
+			f(m.GetNamespace())
+			return nil
+		}); err != nil {
+			return err
+		}
+		lm, err := meta.ListAccessor(list)
+		if err != nil {
+			return err
+		}
+		if lm.GetContinue() == "" {
+			return nil
+		}
+		opts = &metainternalversion.ListOptions{Limit: 500, Continue: lm.GetContinue()}
+	}
 }
 
 // namespaceTable is kubectl's NAME STATUS AGE.
@@ -530,8 +547,11 @@ func installNamespaces(server *genericapiserver.GenericAPIServer, scheme *runtim
 		// Until they exist (etcd may be unreachable for a while), /readyz
 		// fails on this hook, as kube-apiserver's does on its own.
 		ctx := hook
+		// Listing the stored objects is retried for a minute; past that, a
+		// kind that still cannot be listed is skipped.
+		giveUp := time.Now().Add(time.Minute)
 		err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-			if err := namespaces.ensureSystemNamespaces(ctx, contents); err != nil {
+			if err := namespaces.ensureSystemNamespaces(ctx, contents, time.Now().After(giveUp)); err != nil {
 				klog.InfoS("System namespaces not created yet", "err", err)
 				return false, nil
 			}

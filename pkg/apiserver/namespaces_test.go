@@ -23,6 +23,9 @@ import (
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
 )
 
@@ -77,7 +80,15 @@ func widgetDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDe
 // embedded etcd and returns a config for it.
 func startStandalone(t *testing.T) *rest.Config {
 	t.Helper()
-	dir := t.TempDir()
+	cfg, stop := startStandaloneIn(t, t.TempDir())
+	t.Cleanup(stop)
+	return cfg
+}
+
+// startStandaloneIn is startStandalone with its data (etcd, certificates)
+// in dir; stop stops the server and waits until it has.
+func startStandaloneIn(t *testing.T, dir string) (cfg *rest.Config, stop func()) {
+	t.Helper()
 	port, err := FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -95,14 +106,19 @@ func startStandalone(t *testing.T) *rest.Config {
 		defer close(done)
 		runErr = Run(ctx, Config{Name: "widgets", Groups: []*builders.APIGroup{widgetGroup()}, OpenAPIDefinitions: widgetDefinitions}, o)
 	}()
-	t.Cleanup(func() {
+	stop = func() {
 		cancel()
 		select {
 		case <-done:
 		case <-time.After(time.Minute):
 			t.Error("the server did not stop within a minute")
 		}
-	})
+	}
+	defer func() {
+		if cfg == nil {
+			stop()
+		}
+	}()
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		select {
 		case <-done:
@@ -120,12 +136,12 @@ func startStandalone(t *testing.T) *rest.Config {
 		if resp, err := client.Get(cfg.Host + "/readyz"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return cfg
+				return cfg, stop
 			}
 		}
 	}
 	t.Fatal("the server was not ready within 2 minutes")
-	return nil
+	return nil, nil
 }
 
 func nsWidget(name string, finalizers ...string) *unstructured.Unstructured {
@@ -249,4 +265,67 @@ func waitFor(timeout time.Duration, f func() bool) bool {
 		}
 	}
 	return f()
+}
+
+// TestNamespacesOfStoredObjects: objects stored by a build that served no
+// namespaces (here: their namespaces' keys removed from etcd) are in
+// namespaces that exist after the first start that serves them, and new
+// objects can be created beside them; later starts create none again.
+func TestNamespacesOfStoredObjects(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server")
+	}
+	dir := t.TempDir()
+	ctx := context.Background()
+	cfg, stop := startStandaloneIn(t, dir)
+	kube := kubernetes.NewForConfigOrDie(cfg)
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	for _, ns := range []string{"team-a", "team-b"} {
+		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dyn.Resource(widgetsGVR).Namespace(ns).Create(ctx, nsWidget("w"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop()
+
+	// What an earlier build left: the objects, no namespaces.
+	e, endpoint, pki, err := (&EmbeddedEtcdOptions{DataDir: filepath.Join(dir, "etcd")}).Start(filepath.Join(dir, "etcd-certs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsConfig, err := transport.TLSInfo{CertFile: pki.ClientCert, KeyFile: pki.ClientKey, TrustedCAFile: pki.CA}.ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, TLS: tlsConfig, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := cli.Delete(ctx, "/registry/namespaces/", clientv3.WithPrefix())
+	if err != nil || resp.Deleted != 5 {
+		t.Fatalf("removing the namespaces from etcd: %v, %d removed, want 5", err, resp.Deleted)
+	}
+	cli.Close()
+	e.Close()
+
+	cfg, stop = startStandaloneIn(t, dir)
+	defer stop()
+	kube = kubernetes.NewForConfigOrDie(cfg)
+	dyn = dynamic.NewForConfigOrDie(cfg)
+	list, err := kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, ns := range list.Items {
+		names = append(names, ns.Name)
+	}
+	if want := []string{"default", "kube-public", "kube-system", "team-a", "team-b"}; !slices.Equal(names, want) {
+		t.Fatalf("namespaces after the first start that serves them: %v, want %v", names, want)
+	}
+	if _, err := dyn.Resource(widgetsGVR).Namespace("team-a").Create(ctx, nsWidget("beside"), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create beside a stored object: %v", err)
+	}
 }
