@@ -257,18 +257,15 @@ func (o *runLocalOptions) record() runlock.Record {
 func embeddedEtcdFree(root string) error {
 	dir := filepath.Join(root, private.StateDir, "etcd")
 	db := filepath.Join(dir, "member", "snap", "db")
-	held, pid, err := runlock.Holder(db)
-	if err != nil || !held {
+	who, pid, held := runlock.HeldBy(db)
+	if !held {
 		return nil // the apiserver says what is wrong, if anything
 	}
-	if pid == 0 {
-		return fmt.Errorf("the embedded etcd's data %s is in use by another process (an apiserver left running?): stop it (`fuser %s` names it), or run on another etcd with --etcd-servers", relToWd(dir), relToWd(db))
+	stop := fmt.Sprintf("`fuser %s` names it", relToWd(db))
+	if pid > 0 {
+		stop = fmt.Sprintf("kill %d", pid)
 	}
-	who := fmt.Sprintf("process %d", pid)
-	if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil {
-		who += " (" + exe + ")"
-	}
-	return fmt.Errorf("the embedded etcd's data %s is in use by %s, an apiserver left running?: stop it (kill %d), or run on another etcd with --etcd-servers", relToWd(dir), who, pid)
+	return fmt.Errorf("the embedded etcd's data %s is in use by %s, an apiserver left running?: stop it (%s), or run on another etcd with --etcd-servers", relToWd(dir), who, stop)
 }
 
 // readyExample is the kubectl command the ready banner suggests: a get of a

@@ -180,6 +180,25 @@ func Holder(path string) (held bool, pid int, err error) {
 	return true, lockOwner(st.Dev, st.Ino), nil
 }
 
+// HeldBy says who holds an exclusive flock on path: "process 1234
+// (/path/to/exe)", or "another process" when its pid cannot be read; held
+// is false when nobody does (or path cannot be read: the caller's own use of
+// it will say why).
+func HeldBy(path string) (who string, pid int, held bool) {
+	held, pid, err := Holder(path)
+	if err != nil || !held {
+		return "", 0, false
+	}
+	if pid == 0 {
+		return "another process", 0, true
+	}
+	who = fmt.Sprintf("process %d", pid)
+	if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil {
+		who += " (" + exe + ")"
+	}
+	return who, pid, true
+}
+
 // lockOwner finds the pid of the exclusive flock on the file (dev, ino) in
 // /proc/locks; 0 when not found (not Linux, another pid namespace).
 func lockOwner(dev, ino uint64) int {

@@ -67,11 +67,7 @@ func (o *EmbeddedEtcdOptions) Start(certDir string) (*embed.Etcd, string, *etcdP
 	}
 	// etcd waits for ever for the lock of a database another etcd has open
 	// (an apiserver left running on the same data): say so at once.
-	if held, pid, err := runlock.Holder(filepath.Join(o.DataDir, "member", "snap", "db")); err == nil && held {
-		who := "another process"
-		if pid > 0 {
-			who = fmt.Sprintf("process %d", pid)
-		}
+	if who, _, held := runlock.HeldBy(filepath.Join(o.DataDir, "member", "snap", "db")); held {
 		return nil, "", nil, fmt.Errorf("--embedded-etcd-data-dir %s is in use by %s, another apiserver on the same data?: stop it, or give another --embedded-etcd-data-dir, or --etcd-servers", o.DataDir, who)
 	}
 	cfg := embed.NewConfig()
