@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -330,13 +329,7 @@ func TestCLIDoesNotLinkTheServer(t *testing.T) {
 func TestRunLocalKeepsFilesItDidNotWrite(t *testing.T) {
 	dir := newProject(t)
 	gomod, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	_, err = run(t, dir, "run", "local", "--kubeconfig", "go.mod", "--generate=false", "--controller-manager=false", "--secure-port", strconv.Itoa(port))
+	_, err := run(t, dir, "run", "local", "--kubeconfig", "go.mod", "--generate=false", "--controller-manager=false", "--secure-port", strconv.Itoa(freeLoopbackPort(t)))
 	if err == nil || !strings.Contains(err.Error(), "--kubeconfig "+filepath.Join(dir, "go.mod")+" exists and is not a kubeconfig") {
 		t.Errorf("want an error naming the file, got %v", err)
 	}
