@@ -34,6 +34,10 @@ type Console struct {
 	width    int
 	interval time.Duration
 	now      func() time.Time
+	// ticker starts the ticks of a task's progress; the returned func
+	// stops them. ticked, if set, is called after each tick is handled.
+	ticker func(time.Duration) (<-chan time.Time, func())
+	ticked func()
 	// status is the line shown on the terminal; empty when none is.
 	status string
 	task   *Task
@@ -42,7 +46,7 @@ type Console struct {
 // NewConsole writes to out and errOut; when out is a terminal, the status
 // line is drawn there.
 func NewConsole(out, errOut io.Writer, quiet bool) *Console {
-	c := &Console{out: out, err: errOut, quiet: quiet, interval: Interval, now: time.Now}
+	c := &Console{out: out, err: errOut, quiet: quiet, interval: Interval, now: time.Now, ticker: newTicker}
 	if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		c.tty = true
 		if w, _, err := term.GetSize(int(f.Fd())); err == nil {
@@ -137,15 +141,15 @@ func (c *Console) Start(step, unit string) *Task {
 	if c.tty {
 		every = redraw
 	}
+	tick, stop := c.ticker(every)
 	go func() {
 		defer close(t.stopped)
-		tick := time.NewTicker(every)
-		defer tick.Stop()
+		defer stop()
 		for {
 			select {
 			case <-t.stop:
 				return
-			case <-tick.C:
+			case <-tick:
 			}
 			c.mu.Lock()
 			if c.tty {
@@ -154,9 +158,17 @@ func (c *Console) Start(step, unit string) *Task {
 				fmt.Fprintln(c.out, t.line(c.now()))
 			}
 			c.mu.Unlock()
+			if c.ticked != nil {
+				c.ticked()
+			}
 		}
 	}()
 	return t
+}
+
+func newTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
 }
 
 // line is the status: the step, the count and the time elapsed.
