@@ -40,7 +40,11 @@ type Console struct {
 	ticked func()
 	// status is the line shown on the terminal; empty when none is.
 	status string
-	task   *Task
+	// open says that the last byte written, to the output or the error
+	// output (one terminal, usually), was not a newline: a line is under
+	// way, and the progress waits for its end rather than erase or split it.
+	open bool
+	task *Task
 }
 
 // NewConsole writes to out and errOut; when out is a terminal, the status
@@ -83,9 +87,10 @@ func (c *Console) writeTo(w io.Writer, p []byte) (int, error) {
 	defer c.mu.Unlock()
 	c.clearLocked()
 	n, err := w.Write(p)
-	if bytes.HasSuffix(p, []byte("\n")) {
-		c.drawLocked()
+	if n > 0 {
+		c.open = p[n-1] != '\n'
 	}
+	c.drawLocked()
 	return n, err
 }
 
@@ -97,9 +102,10 @@ func (c *Console) clearLocked() {
 	}
 }
 
-// drawLocked draws the running task's status line on the terminal.
+// drawLocked draws the running task's status line on the terminal, unless
+// a line is under way.
 func (c *Console) drawLocked() {
-	if !c.tty || c.task == nil {
+	if !c.tty || c.task == nil || c.open {
 		return
 	}
 	s := c.task.line(c.now())
@@ -154,7 +160,8 @@ func (c *Console) Start(step, unit string) *Task {
 			c.mu.Lock()
 			if c.tty {
 				c.drawLocked()
-			} else {
+			} else if !c.open {
+				// With a line under way, this tick's line is skipped.
 				fmt.Fprintln(c.out, t.line(c.now()))
 			}
 			c.mu.Unlock()

@@ -244,6 +244,47 @@ func TestTerminalOutput(t *testing.T) {
 	}
 }
 
+// TestPartialLine: output that does not end in a newline is not erased nor
+// split by the progress: the status line (or a plain progress line) waits
+// for the end of the line, on the output or the error output.
+func TestPartialLine(t *testing.T) {
+	var out buffer
+	c, clk, k := testConsole(&out, &out, true, false)
+	io.WriteString(c, "Checking ")
+	task := c.Start("Building bin/apiserver", "packages compiled")
+	k.tick(t)
+	if s := screen(out.String()); len(s) != 1 || s[0] != "Checking " {
+		t.Fatalf("screen after Start with a line under way: %q", s)
+	}
+	io.WriteString(c, "go.mod: ok\nGenerating")
+	clk.advance(2 * time.Second)
+	k.tick(t)
+	io.WriteString(c.Err(), "warning: slow")
+	k.tick(t)
+	if s := screen(out.String()); len(s) != 2 || s[0] != "Checking go.mod: ok" || s[1] != "Generatingwarning: slow" {
+		t.Fatalf("screen with a line under way: %q", s)
+	}
+	io.WriteString(c.Err(), "\n")
+	if s := screen(out.String()); len(s) != 3 || s[1] != "Generatingwarning: slow" || s[2] != "Building bin/apiserver: 0 packages compiled, 2s" {
+		t.Fatalf("screen once the line ends: %q", s)
+	}
+	task.Done()
+
+	var plain buffer
+	c, clk, k = testConsole(&plain, &plain, false, false)
+	task = c.Start("Generating code", "")
+	io.WriteString(c, "generate: ")
+	clk.advance(15 * time.Second)
+	k.tick(t)
+	io.WriteString(c, "up to date\n")
+	clk.advance(15 * time.Second)
+	k.tick(t)
+	task.Done()
+	if want := "generate: up to date\nGenerating code: 30s\n"; plain.String() != want {
+		t.Errorf("plain output:\n%q\nwant\n%q", plain.String(), want)
+	}
+}
+
 // TestQuiet: no progress and no Info; errors still reach the error output.
 func TestQuiet(t *testing.T) {
 	var out, errOut buffer
