@@ -20,10 +20,11 @@ func newConsole(cmd *cobra.Command) *progress.Console {
 }
 
 // generateOutput is where generate's messages go: all of them, or with
-// --quiet its warnings only (a warning's indented lines included).
-func generateOutput(con *progress.Console) io.Writer {
+// --quiet its warnings only (a warning's indented lines included). Close it
+// once generate returns, or a last line without a newline is lost.
+func generateOutput(con *progress.Console) io.WriteCloser {
 	if !con.Quiet() {
-		return con
+		return nopCloser{con}
 	}
 	inWarning := false
 	return progress.Lines(func(line string) {
@@ -42,5 +43,17 @@ func generateOutput(con *progress.Console) io.Writer {
 func generateWithProgress(con *progress.Console, root string) ([]string, error) {
 	task := con.Start("Generating code", "")
 	defer task.Done()
-	return generateFiles(root, generateOutput(con), false)
+	return generateOn(con, func(out io.Writer) ([]string, error) { return generateFiles(root, out, false) })
 }
+
+// generateOn runs gen (generateFiles) with generateOutput(con) as its
+// output, closed when gen returns.
+func generateOn(con *progress.Console, gen func(out io.Writer) ([]string, error)) ([]string, error) {
+	out := generateOutput(con)
+	defer out.Close()
+	return gen(out)
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+
 	"github.com/spf13/cobra"
 )
 
@@ -23,7 +25,7 @@ are only written once everything generated parses; on failure nothing changes.`,
 			con := newConsole(cmd)
 			task := con.Start("Generating code", "")
 			defer task.Done()
-			_, err = generateFiles(root, generateOutput(con), force)
+			_, err = generateOn(con, func(out io.Writer) ([]string, error) { return generateFiles(root, out, force) })
 			return err
 		},
 	}

@@ -90,15 +90,10 @@ func newTemplateData(root string, p *project.Project) (*templateData, error) {
 	}, nil
 }
 
-// generate runs every generator over the project at root, unless nothing it
-// reads changed since the last run (see generators/cache.go) and force is off.
-func generate(root string, out io.Writer, force bool) error {
-	_, err := generateFiles(root, out, force)
-	return err
-}
-
-// generateFiles is generate, returning the files it wrote or removed
-// (absolute paths; none when nothing changed).
+// generateFiles runs every generator over the project at root, unless
+// nothing it reads changed since the last run (see generators/cache.go) and
+// force is off. It returns the files it wrote or removed (absolute paths;
+// none when nothing changed).
 func generateFiles(root string, out io.Writer, force bool) ([]string, error) {
 	// The generated code is for this apiserver-boot's framework.
 	if w := gomod.FrameworkSkew(root, version.Get()); w != "" {
@@ -181,7 +176,7 @@ func applyAndGenerate(cmd *cobra.Command, root string, plan *scaffold.Plan, noth
 		fmt.Fprintln(con, "Nothing to do: "+nothingToDo)
 		return nil
 	}
-	if err := generate(root, generateOutput(con), false); err != nil {
+	if _, err := generateOn(con, func(out io.Writer) ([]string, error) { return generateFiles(root, out, false) }); err != nil {
 		var lost *generators.LostFieldsError
 		if errors.As(err, &lost) {
 			// Consistent, and what is left to do is in the new types.

@@ -34,15 +34,23 @@ type Console struct {
 	width    int
 	interval time.Duration
 	now      func() time.Time
+	// ticker starts the ticks of a task's progress; the returned func
+	// stops them. ticked, if set, is called after each tick is handled.
+	ticker func(time.Duration) (<-chan time.Time, func())
+	ticked func()
 	// status is the line shown on the terminal; empty when none is.
 	status string
-	task   *Task
+	// open says that the last byte written, to the output or the error
+	// output (one terminal, usually), was not a newline: a line is under
+	// way, and the progress waits for its end rather than erase or split it.
+	open bool
+	task *Task
 }
 
 // NewConsole writes to out and errOut; when out is a terminal, the status
 // line is drawn there.
 func NewConsole(out, errOut io.Writer, quiet bool) *Console {
-	c := &Console{out: out, err: errOut, quiet: quiet, interval: Interval, now: time.Now}
+	c := &Console{out: out, err: errOut, quiet: quiet, interval: Interval, now: time.Now, ticker: newTicker}
 	if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		c.tty = true
 		if w, _, err := term.GetSize(int(f.Fd())); err == nil {
@@ -79,9 +87,10 @@ func (c *Console) writeTo(w io.Writer, p []byte) (int, error) {
 	defer c.mu.Unlock()
 	c.clearLocked()
 	n, err := w.Write(p)
-	if bytes.HasSuffix(p, []byte("\n")) {
-		c.drawLocked()
+	if n > 0 {
+		c.open = p[n-1] != '\n'
 	}
+	c.drawLocked()
 	return n, err
 }
 
@@ -93,9 +102,10 @@ func (c *Console) clearLocked() {
 	}
 }
 
-// drawLocked draws the running task's status line on the terminal.
+// drawLocked draws the running task's status line on the terminal, unless
+// a line is under way.
 func (c *Console) drawLocked() {
-	if !c.tty || c.task == nil {
+	if !c.tty || c.task == nil || c.open {
 		return
 	}
 	s := c.task.line(c.now())
@@ -137,26 +147,35 @@ func (c *Console) Start(step, unit string) *Task {
 	if c.tty {
 		every = redraw
 	}
+	tick, stop := c.ticker(every)
 	go func() {
 		defer close(t.stopped)
-		tick := time.NewTicker(every)
-		defer tick.Stop()
+		defer stop()
 		for {
 			select {
 			case <-t.stop:
 				return
-			case <-tick.C:
+			case <-tick:
 			}
 			c.mu.Lock()
 			if c.tty {
 				c.drawLocked()
-			} else {
+			} else if !c.open {
+				// With a line under way, this tick's line is skipped.
 				fmt.Fprintln(c.out, t.line(c.now()))
 			}
 			c.mu.Unlock()
+			if c.ticked != nil {
+				c.ticked()
+			}
 		}
 	}()
 	return t
+}
+
+func newTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
 }
 
 // line is the status: the step, the count and the time elapsed.

@@ -46,11 +46,58 @@ func (c *clock) advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func testConsole(out, errOut io.Writer, tty, quiet bool) (*Console, *clock) {
+// ticks is the ticker of a test console: tick delivers one tick to the
+// running task and returns once the task has handled it.
+type ticks struct {
+	c       chan time.Time
+	handled chan struct{}
+	mu      sync.Mutex
+	// running is the number of tickers started and not stopped; started
+	// counts them all.
+	running, started int
+}
+
+func (k *ticks) ticker(time.Duration) (<-chan time.Time, func()) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.running++
+	k.started++
+	var once sync.Once
+	return k.c, func() {
+		once.Do(func() {
+			k.mu.Lock()
+			k.running--
+			k.mu.Unlock()
+		})
+	}
+}
+
+func (k *ticks) counts() (running, started int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.running, k.started
+}
+
+func (k *ticks) tick(t *testing.T) {
+	t.Helper()
+	if running, _ := k.counts(); running != 1 {
+		t.Fatalf("%d tickers running, want 1", running)
+	}
+	select {
+	case k.c <- time.Time{}:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the task reads no ticks")
+	}
+	<-k.handled
+}
+
+func testConsole(out, errOut io.Writer, tty, quiet bool) (*Console, *clock, *ticks) {
 	clk := &clock{t: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)}
+	k := &ticks{c: make(chan time.Time), handled: make(chan struct{})}
 	c := NewConsole(out, errOut, quiet)
-	c.tty, c.interval, c.now = tty, 10*time.Millisecond, clk.now
-	return c, clk
+	c.tty, c.now = tty, clk.now
+	c.ticker, c.ticked = k.ticker, func() { k.handled <- struct{}{} }
+	return c, clk, k
 }
 
 // screen is what a terminal shows for s: \r returns to the line's start,
@@ -116,7 +163,7 @@ func TestIsPackageLine(t *testing.T) {
 // everything else reaches the error output, in order.
 func TestGoBuildOutputCounts(t *testing.T) {
 	var out, errOut buffer
-	c, _ := testConsole(&out, &errOut, false, false)
+	c, _, _ := testConsole(&out, &errOut, false, false)
 	task := c.Start("Building bin/apiserver", "packages compiled")
 	w := task.GoBuildOutput()
 	// Written in pieces that split lines, as a pipe delivers them.
@@ -139,34 +186,33 @@ func TestGoBuildOutputCounts(t *testing.T) {
 // step, the count and the time elapsed; no escape sequences.
 func TestPlainOutput(t *testing.T) {
 	var out buffer
-	c, clk := testConsole(&out, &out, false, false)
+	c, clk, k := testConsole(&out, &out, false, false)
 	task := c.Start("Building bin/apiserver and bin/controller-manager", "packages compiled")
 	w := task.GoBuildOutput()
 	io.WriteString(w, "k8s.io/a\nk8s.io/b\nk8s.io/c\n")
 	clk.advance(72 * time.Second)
-	want := "Building bin/apiserver and bin/controller-manager: 3 packages compiled, 1m12s\n"
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(out.String(), want) && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	k.tick(t)
 	fmt.Fprintln(c, "a log line")
+	clk.advance(time.Second)
+	k.tick(t)
 	task.Done()
-	got := out.String()
-	if !strings.Contains(got, want) {
-		t.Fatalf("no %q in\n%s", want, got)
+	want := "Building bin/apiserver and bin/controller-manager: 3 packages compiled, 1m12s\n" +
+		"a log line\n" +
+		"Building bin/apiserver and bin/controller-manager: 3 packages compiled, 1m13s\n"
+	if got := out.String(); got != want {
+		t.Errorf("output:\n%q\nwant\n%q", got, want)
 	}
-	if strings.ContainsAny(got, "\r\033") {
-		t.Errorf("escape sequences in plain output: %q", got)
+	// Nothing after Done: its ticker is stopped and no longer read.
+	if running, _ := k.counts(); running != 0 {
+		t.Errorf("%d tickers running after Done", running)
 	}
-	for _, line := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
-		if line != "a log line" && !strings.HasPrefix(line, "Building bin/apiserver and bin/controller-manager: ") {
-			t.Errorf("unexpected line %q", line)
-		}
+	select {
+	case k.c <- time.Time{}:
+		t.Error("a tick was read after Done")
+	default:
 	}
-	// Nothing after Done.
-	time.Sleep(30 * time.Millisecond)
-	if out.String() != got {
-		t.Errorf("printed after Done: %q", strings.TrimPrefix(out.String(), got))
+	if got := out.String(); got != want {
+		t.Errorf("printed after Done: %q", strings.TrimPrefix(got, want))
 	}
 }
 
@@ -174,7 +220,7 @@ func TestPlainOutput(t *testing.T) {
 // other output appears above it, and Done erases it.
 func TestTerminalOutput(t *testing.T) {
 	var out buffer
-	c, clk := testConsole(&out, &out, true, false)
+	c, clk, k := testConsole(&out, &out, true, false)
 	task := c.Start("Building bin/apiserver", "packages compiled")
 	if s := screen(out.String()); len(s) != 1 || s[0] != "Building bin/apiserver: 0 packages compiled, 0s" {
 		t.Fatalf("screen after Start: %q", s)
@@ -187,10 +233,7 @@ func TestTerminalOutput(t *testing.T) {
 		t.Fatalf("screen with output during the task: %q", s)
 	}
 	clk.advance(time.Minute)
-	deadline := time.Now().Add(5 * time.Second)
-	for screen(out.String())[2] != "Building bin/apiserver: 2 packages compiled, 1m5s" && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	k.tick(t)
 	if s := screen(out.String()); s[2] != "Building bin/apiserver: 2 packages compiled, 1m5s" {
 		t.Fatalf("the status line is not redrawn with the time: %q", s)
 	}
@@ -201,17 +244,60 @@ func TestTerminalOutput(t *testing.T) {
 	}
 }
 
+// TestPartialLine: output that does not end in a newline is not erased nor
+// split by the progress: the status line (or a plain progress line) waits
+// for the end of the line, on the output or the error output.
+func TestPartialLine(t *testing.T) {
+	var out buffer
+	c, clk, k := testConsole(&out, &out, true, false)
+	io.WriteString(c, "Checking ")
+	task := c.Start("Building bin/apiserver", "packages compiled")
+	k.tick(t)
+	if s := screen(out.String()); len(s) != 1 || s[0] != "Checking " {
+		t.Fatalf("screen after Start with a line under way: %q", s)
+	}
+	io.WriteString(c, "go.mod: ok\nGenerating")
+	clk.advance(2 * time.Second)
+	k.tick(t)
+	io.WriteString(c.Err(), "warning: slow")
+	k.tick(t)
+	if s := screen(out.String()); len(s) != 2 || s[0] != "Checking go.mod: ok" || s[1] != "Generatingwarning: slow" {
+		t.Fatalf("screen with a line under way: %q", s)
+	}
+	io.WriteString(c.Err(), "\n")
+	if s := screen(out.String()); len(s) != 3 || s[1] != "Generatingwarning: slow" || s[2] != "Building bin/apiserver: 0 packages compiled, 2s" {
+		t.Fatalf("screen once the line ends: %q", s)
+	}
+	task.Done()
+
+	var plain buffer
+	c, clk, k = testConsole(&plain, &plain, false, false)
+	task = c.Start("Generating code", "")
+	io.WriteString(c, "generate: ")
+	clk.advance(15 * time.Second)
+	k.tick(t)
+	io.WriteString(c, "up to date\n")
+	clk.advance(15 * time.Second)
+	k.tick(t)
+	task.Done()
+	if want := "generate: up to date\nGenerating code: 30s\n"; plain.String() != want {
+		t.Errorf("plain output:\n%q\nwant\n%q", plain.String(), want)
+	}
+}
+
 // TestQuiet: no progress and no Info; errors still reach the error output.
 func TestQuiet(t *testing.T) {
 	var out, errOut buffer
-	c, clk := testConsole(&out, &errOut, false, true)
+	c, clk, k := testConsole(&out, &errOut, false, true)
 	task := c.Start("Building bin/apiserver", "packages compiled")
 	w := task.GoBuildOutput()
 	io.WriteString(w, goBuildV)
 	clk.advance(time.Minute)
-	time.Sleep(50 * time.Millisecond)
 	fmt.Fprintln(c.Info(), "Built in 1m.")
 	task.Done()
+	if _, started := k.counts(); started != 0 {
+		t.Errorf("quiet: %d tickers started for the progress", started)
+	}
 	if out.String() != "" {
 		t.Errorf("quiet output: %q", out.String())
 	}
@@ -226,15 +312,12 @@ func TestQuiet(t *testing.T) {
 // TestElapsedOnly: a step without a count shows its time.
 func TestElapsedOnly(t *testing.T) {
 	var out buffer
-	c, clk := testConsole(&out, &out, false, false)
+	c, clk, k := testConsole(&out, &out, false, false)
 	task := c.Start("Generating code", "")
 	clk.advance(12 * time.Second)
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(out.String(), "Generating code: 12s\n") && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	k.tick(t)
 	task.Done()
-	if !strings.Contains(out.String(), "Generating code: 12s\n") {
+	if out.String() != "Generating code: 12s\n" {
 		t.Errorf("output: %q", out.String())
 	}
 }
