@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"k8s.io/gengo/v2/generator"
+	gentypes "k8s.io/gengo/v2/types"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
@@ -191,6 +192,9 @@ func checkHooks(api *State, c *generator.Context) error {
 						errs = append(errs, msg)
 					}
 				}
+				if gk := g.Kind(k.Name); gk != nil && v.Name == gk.StorageVersion {
+					errs = append(errs, checkHandlers(api, g, v, pkg.Types[k.Strategy], gk)...)
+				}
 				fns := k.Name + "SchemeFns"
 				if t := pkg.Types[fns]; t != nil {
 					named, ok := t.GoType.(*gotypes.Named)
@@ -218,6 +222,67 @@ func checkHooks(api *State, c *generator.Context) error {
 		return errors.New(strings.Join(errs, "\n"))
 	}
 	return nil
+}
+
+// checkHandlers checks the handlers of the custom subresources of kind k,
+// methods of its strategy t in its storage version v. The generated
+// registration binds each with builders.NewSubresource, which infers the
+// object and request types from the handler and asserts the internal
+// object and the internal request to them when a request comes: a handler
+// taking the versioned types would compile and then panic. One that is not
+// declared there, checkSubresources reports.
+func checkHandlers(api *State, g *model.Group, v *model.Version, t *gentypes.Type, k *model.Kind) []string {
+	if t == nil {
+		return nil
+	}
+	named, ok := t.GoType.(*gotypes.Named)
+	if !ok {
+		return nil
+	}
+	var errs []string
+	for _, sub := range k.Subresources {
+		for i := range named.NumMethods() {
+			m := named.Method(i)
+			sig := m.Type().(*gotypes.Signature)
+			if m.Name() != sub.Handler || invalid(sig) {
+				continue
+			}
+			internal, request := "*"+g.Package+"."+k.Name, "*"+g.Package+"."+sub.Request
+			params, results := handlerMatches(sig, internal, request)
+			if params && results {
+				continue
+			}
+			recv := recvSpelling(sig, k.Strategy)
+			pos := methodPos(v, k.Strategy, m.Name())
+			msg := fmt.Sprintf("%s: %s.%s has the wrong signature for the handler of the %s subresource of %s:\n\tfound:    %s\n\texpected: %s",
+				relPos(api.Root, pos), k.Strategy, m.Name(), sub.Path, k.Name, declaredSignature(recv, m.Name(), sig),
+				spell(recv, m.Name(), []hookParam{{"ctx", contextType}, {"obj", internal}, {"req", request}}, []string{objectType, "error"}, shortType))
+			if !params {
+				msg += fmt.Sprintf("\n\tthe handler takes the internal types %s and %s (import %q), or runtime.Object for either, not the versioned *%s.%s and *%s.%s",
+					shortType(internal), shortType(request), g.Package, v.Name, k.Name, v.Name, sub.Request)
+			}
+			errs = append(errs, msg)
+		}
+	}
+	return errs
+}
+
+// handlerMatches tells whether the parameters and the results of sig are a
+// custom subresource's handler's as
+// builders.NewSubresource binds it: func(context.Context, T, R)
+// (runtime.Object, error), T the internal object type or runtime.Object, R
+// the internal request type or runtime.Object (the types the internal
+// object and request are asserted to).
+func handlerMatches(sig *gotypes.Signature, internal, request string) (params, results bool) {
+	results = sig.Results().Len() == 2 && typeKey(sig.Results().At(0).Type()) == objectType && typeKey(sig.Results().At(1).Type()) == "error"
+	if sig.Variadic() || sig.Params().Len() != 3 {
+		return false, results
+	}
+	key := func(i int) string { return typeKey(sig.Params().At(i).Type()) }
+	params = key(0) == contextType &&
+		(key(1) == internal || key(1) == objectType) &&
+		(key(2) == request || key(2) == objectType)
+	return params, results
 }
 
 // recvSpelling is the receiver as declared: T or *T.

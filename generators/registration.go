@@ -123,7 +123,6 @@ func checkSubresources(api *model.API) error {
 		for _, k := range g.Kinds {
 			stored := g.Version(k.StorageVersion)
 			for _, sub := range k.Subresources {
-				from := stored.Declared[sub.Request]
 				var missing []string
 				for _, name := range k.Versions {
 					if !slices.Contains(g.Version(name).Requests, sub.Request) {
@@ -135,8 +134,15 @@ func checkSubresources(api *model.API) error {
 					if len(missing) > 1 {
 						verb = "declare"
 					}
-					errs = append(errs, fmt.Sprintf("the %s subresource of %s is served in every version of the kind, but %s %s no %s (with a +subresource:request marker), the body of its requests: run `apiserver-boot create subresource --subresource %s --group %s --version %s --kind %s`, which adds it (and the +subresource:rest marker) to every version, or copy the type from %s:%d",
-						sub.Path, k.Name, strings.Join(missing, " and "), verb, sub.Request, sub.Path, g.Name, k.StorageVersion, k.Name, relTo(api.Root, from.Filename), from.Line))
+					// The command copies the type from the version that
+					// declares it, the storage version first.
+					copyFrom := ""
+					if v := g.RequestSource(k, sub.Request); v != nil {
+						from := v.Declared[sub.Request]
+						copyFrom = fmt.Sprintf(", or copy the type from %s:%d", relTo(api.Root, from.Filename), from.Line)
+					}
+					errs = append(errs, fmt.Sprintf("the %s subresource of %s is served in every version of the kind, but %s %s no %s (with a +subresource:request marker), the body of its requests: run `apiserver-boot create subresource --subresource %s --group %s --version %s --kind %s`, which adds it (and the +subresource:rest marker) to every version, copied from the version that declares it%s",
+						sub.Path, k.Name, strings.Join(missing, " and "), verb, sub.Request, sub.Path, g.Name, k.StorageVersion, k.Name, copyFrom))
 				}
 				if _, ok := stored.Methods(k.Strategy)[sub.Handler]; !ok {
 					hint := fmt.Sprintf("declare func (*%s) %s(ctx context.Context, obj *%s.%s, req *%s.%s) (runtime.Object, error) there", k.Strategy, sub.Handler, g.Name, k.Name, g.Name, sub.Request)

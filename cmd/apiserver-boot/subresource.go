@@ -155,7 +155,7 @@ func (o *subresourceOptions) custom(cmd *cobra.Command, root string, p *project.
 		if err != nil {
 			return err
 		}
-		edited, requests, err := carrySubresources(*data, name, kf.Path, kf.Src, func(t string) bool { _, ok := v.Declared[t]; return ok }, []model.RESTSubresource{sub})
+		edited, requests, err := carrySubresources(*data, g, k, name, kf.Path, kf.Src, func(t string) bool { _, ok := v.Declared[t]; return ok }, []model.RESTSubresource{sub})
 		if err != nil {
 			return err
 		}
@@ -225,12 +225,16 @@ func restMarker(sub model.RESTSubresource) string {
 	return m
 }
 
-// carrySubresources gives version of a kind the kind's custom subresources
-// subs: the +subresource:rest marker on the kind's type, in src (the content
-// of the kind's file, at path), returned with the markers it lacked, and,
-// for each request type the version does not declare (declares tells), that
-// type in <kind>_<subresource>_types.go. data names the group and the kind.
-func carrySubresources(data templateData, version, path string, src []byte, declares func(string) bool, subs []model.RESTSubresource) ([]byte, []scaffold.File, error) {
+// carrySubresources gives version of kind k of group g the kind's custom
+// subresources subs: the +subresource:rest marker on the kind's type, in src
+// (the content of the kind's file, at path), returned with the markers it
+// lacked, and, for each request type the version does not declare (declares
+// tells), that type in <kind>_<subresource>_types.go: copied, with its
+// fields and the types of its file it uses, from the version that declares
+// it (the storage version first, model.RequestSource), so that no field of
+// it is lost; from the template if none does. data names the group and the
+// kind.
+func carrySubresources(data templateData, g *model.Group, k *model.Kind, version, path string, src []byte, declares func(string) bool, subs []model.RESTSubresource) ([]byte, []scaffold.File, error) {
 	var out []scaffold.File
 	for _, sub := range subs {
 		edited, _, err := model.AddTypeMarker(path, src, data.Kind, restMarker(sub))
@@ -241,9 +245,14 @@ func carrySubresources(data templateData, version, path string, src []byte, decl
 		if declares(sub.Request) {
 			continue
 		}
-		d := data
-		d.Version, d.Subresource, d.Request, d.Handler = version, sub.Path, sub.Request, sub.Handler
-		b, err := templates.Render("resource/subresource_request_types.go.tmpl", &d)
+		var b []byte
+		if from := g.RequestSource(k, sub.Request); from != nil {
+			b, err = from.CopyTypes([]string{sub.Request}, version, []byte(data.Boilerplate), declares)
+		} else {
+			d := data
+			d.Version, d.Subresource, d.Request, d.Handler = version, sub.Path, sub.Request, sub.Handler
+			b, err = templates.Render("resource/subresource_request_types.go.tmpl", &d)
+		}
 		if err != nil {
 			return nil, nil, err
 		}

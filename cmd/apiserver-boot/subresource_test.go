@@ -110,3 +110,73 @@ func TestCustomSubresourceInEveryVersion(t *testing.T) {
 		t.Fatalf("generate should say the handler must be in the storage version: %v\n%s", err, out)
 	}
 }
+
+// TestCustomSubresourceCopiesTheRequestType: a version that lacks the
+// request type of a custom subresource gets it copied, with its fields, its
+// doc comment and the types of its file it uses, from the version that
+// declares it (the storage version first), whichever command adds it:
+// create subresource (which generate advises for a project an earlier
+// release left so), create version --from, and create group version
+// resource of the kind. An empty copy would lose the fields,
+// and generate would refuse it.
+func TestCustomSubresourceCopiesTheRequestType(t *testing.T) {
+	dir := newProject(t)
+	v1 := filepath.Join(dir, "pkg", "apis", "stable", "v1")
+	v2 := filepath.Join(dir, "pkg", "apis", "stable", "v2")
+	mustRun(t, dir, "create", "version", "--group", "stable", "--version", "v2", "--kind", "CronTab", "--from", "v1")
+	mustRun(t, dir, "create", "subresource", "--subresource", "restart", "--group", "stable", "--version", "v1", "--kind", "CronTab")
+
+	// v2 as an earlier release left it: no request type, no marker.
+	os.Remove(filepath.Join(v2, "crontab_restart_types.go"))
+	types := filepath.Join(v2, "crontab_types.go")
+	b, _ := os.ReadFile(types)
+	os.WriteFile(types, []byte(strings.Replace(string(b), "// +subresource:rest:path=restart,request=CronTabRestart\n", "", 1)), 0o644)
+
+	// The fields the user gave the request in v1, with a type of the file
+	// they use, and declarations the copy leaves out.
+	request := filepath.Join(v1, "crontab_restart_types.go")
+	req, _ := os.ReadFile(request)
+	src := strings.Replace(string(req), "\t// Add the fields of the request here.\n",
+		"\t// Reason is why the CronTab restarts.\n\t// +optional\n\tReason string `json:\"reason,omitempty\"`\n\t// Policy says what happens to running jobs.\n\t// +optional\n\tPolicy RestartPolicy `json:\"policy,omitempty\"`\n", 1)
+	src += "\n// RestartPolicy says what a restart does to running jobs.\ntype RestartPolicy struct {\n\t// Wait for running jobs to finish.\n\t// +optional\n\tWait bool `json:\"wait,omitempty\"`\n}\n" +
+		"\n// DefaultReason is the reason of a restart that gives none.\nconst DefaultReason = \"manual\"\n"
+	if src == string(req) {
+		t.Fatal("no field placeholder in the request type")
+	}
+	os.WriteFile(request, []byte(src), 0o644)
+
+	out, err := run(t, dir, "generate")
+	if err == nil || !strings.Contains(err.Error(), "pkg/apis/stable/v2 declares no CronTabRestart") ||
+		!strings.Contains(err.Error(), "copied from the version that declares it, or copy the type from pkg/apis/stable/v1/crontab_restart_types.go:") {
+		t.Fatalf("generate should name the command and where the type is declared: %v\n%s", err, out)
+	}
+
+	copied := func(version string) {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, "pkg", "apis", "stable", version, "crontab_restart_types.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := string(b)
+		for _, want := range []string{"package " + version + "\n", "\t// Reason is why the CronTab restarts.\n\t// +optional\n\tReason string `json:\"reason,omitempty\"`\n",
+			"\tPolicy RestartPolicy `json:\"policy,omitempty\"`\n", "// RestartPolicy says what a restart does to running jobs.\ntype RestartPolicy struct {\n",
+			"// +subresource:request\ntype CronTabRestart struct {\n"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("stable/%s lacks %q of v1's request type:\n%s", version, want, got)
+			}
+		}
+		if strings.Contains(got, "DefaultReason") {
+			t.Errorf("stable/%s: only the request type and the types it uses are copied:\n%s", version, got)
+		}
+	}
+	mustRun(t, dir, "create", "subresource", "--subresource", "restart", "--group", "stable", "--version", "v2", "--kind", "CronTab")
+	copied("v2")
+
+	// A version copied from another, and a fresh one.
+	mustRun(t, dir, "create", "version", "--group", "stable", "--version", "v3", "--kind", "CronTab", "--from", "v2")
+	copied("v3")
+	mustRun(t, dir, "create", "group", "version", "resource", "--group", "stable", "--version", "v1beta1", "--kind", "CronTab")
+	copied("v1beta1")
+	// No field is lost.
+	mustRun(t, dir, "generate")
+}

@@ -199,6 +199,33 @@ func hookSignatures(t *testing.T, dir string) {
 		mustRun(t, dir, "generate")
 	}
 	os.Remove(extra)
+
+	// The handler of a custom subresource takes the internal object and
+	// request (or runtime.Object), as the registration asserts them: taking
+	// the versioned object would build and then panic on the first request.
+	mustRun(t, dir, "create", "subresource", "--subresource", "restart", "--group", "stable", "--version", "v1", "--kind", "CronTab")
+	rest := filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_restart_rest.go")
+	src, _ = os.ReadFile(rest)
+	for _, tc := range []struct{ from, to, found, why string }{
+		{"obj *stable.CronTab, req", "obj *CronTab, req", "found:    func (*CronTabStrategy) Restart(ctx context.Context, obj *v1.CronTab, req *stable.CronTabRestart) (runtime.Object, error)",
+			`the handler takes the internal types *stable.CronTab and *stable.CronTabRestart (import "example.com/crontab/pkg/apis/stable"), or runtime.Object for either, not the versioned *v1.CronTab and *v1.CronTabRestart`},
+		{"(runtime.Object, error) {\n\treturn obj, nil", "*stable.CronTab {\n\treturn obj", "found:    func (*CronTabStrategy) Restart(ctx context.Context, obj *stable.CronTab, req *stable.CronTabRestart) *stable.CronTab", ""},
+	} {
+		edited := strings.Replace(string(src), tc.from, tc.to, 1)
+		if edited == string(src) {
+			t.Fatalf("no %q in the handler", tc.from)
+		}
+		os.WriteFile(rest, []byte(edited), 0o644)
+		failsNamingAll(t, dir, "handler "+tc.to,
+			"pkg/apis/stable/v1/crontab_restart_rest.go:33:1: CronTabStrategy.Restart has the wrong signature for the handler of the restart subresource of CronTab",
+			tc.found,
+			"expected: func (*CronTabStrategy) Restart(ctx context.Context, obj *stable.CronTab, req *stable.CronTabRestart) (runtime.Object, error)",
+			tc.why)
+	}
+	// runtime.Object generates.
+	os.WriteFile(rest, []byte(strings.Replace(string(src), "obj *stable.CronTab, req", "obj runtime.Object, req", 1)), 0o644)
+	mustRun(t, dir, "generate")
+	os.WriteFile(rest, src, 0o644)
 }
 
 // hooksMustCompile: a hand-written file of the API packages that does not

@@ -7,7 +7,6 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -101,7 +100,6 @@ func (o *versionOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	pkgClause := regexp.MustCompile(`(?m)^package ` + regexp.QuoteMeta(o.from) + `$`)
 	for _, e := range entries {
 		name := e.Name()
 		if !strings.HasPrefix(name, strings.ToLower(o.kind)+"_") || !strings.HasSuffix(name, "_types.go") {
@@ -113,7 +111,7 @@ func (o *versionOptions) run(cmd *cobra.Command) error {
 				return err
 			}
 		}
-		files = append(files, scaffold.File{Path: filepath.Join(newDir, name), Content: pkgClause.ReplaceAll(b, []byte("package "+o.version))})
+		files = append(files, scaffold.File{Path: filepath.Join(newDir, name), Content: model.RenamePackage(b, o.from, o.version)})
 	}
 	// The kind's custom subresources are served in every version: the copy
 	// carries their markers and request types, and gets those it lacks (the
@@ -204,7 +202,7 @@ func carryToNewVersion(root string, p *project.Project, data templateData, versi
 	if at < 0 {
 		return nil, fmt.Errorf("%s: not among the files written for the new version", kindFile)
 	}
-	edited, requests, err := carrySubresources(data, version, kindFile, files[at].Content, func(t string) bool { return declared[t] }, g.Kind(data.Kind).Subresources)
+	edited, requests, err := carrySubresources(data, g, g.Kind(data.Kind), version, kindFile, files[at].Content, func(t string) bool { return declared[t] }, g.Kind(data.Kind).Subresources)
 	if err != nil {
 		return nil, err
 	}
