@@ -140,6 +140,9 @@ func Run(m *model.API, opts Options) (res *Result, err error) {
 	if err := checkFieldTypes(api.API); err != nil {
 		return nil, err
 	}
+	if err := checkPinnedModules(api.API); err != nil {
+		return nil, err
+	}
 	var staged []files.File
 	for _, g := range sourceGenerators {
 		out, err := g.Generate(api)
@@ -149,6 +152,9 @@ func Run(m *model.API, opts Options) (res *Result, err error) {
 		staged = append(staged, out...)
 	}
 	if err := formatAll(staged); err != nil {
+		return nil, err
+	}
+	if err := checkOverwrites(api.Root, staged); err != nil {
 		return nil, err
 	}
 	// The upstream generators read these from disk, through the package loader.
@@ -188,6 +194,9 @@ func Run(m *model.API, opts Options) (res *Result, err error) {
 	if err := formatAll(generated); err != nil {
 		return nil, err
 	}
+	if err := checkOverwrites(api.Root, generated); err != nil {
+		return nil, err
+	}
 	if err := tx.Write(generated...); err != nil {
 		return nil, err
 	}
@@ -212,6 +221,29 @@ func Run(m *model.API, opts Options) (res *Result, err error) {
 
 // generatedGo matches the header Go tools recognise as generated code.
 var generatedGo = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`)
+
+// checkOverwrites refuses to replace a zz_generated.*.go file that is not
+// marked generated: generate owns those names, and a file written by
+// another generator (controller-gen's zz_generated.deepcopy.go, copied
+// from a kubebuilder project) is replaced, but one the user wrote or
+// unmarked is theirs.
+func checkOverwrites(root string, out []files.File) error {
+	var errs []string
+	for _, f := range out {
+		if !strings.HasPrefix(filepath.Base(f.Path), "zz_generated") || !strings.HasSuffix(f.Path, ".go") {
+			continue
+		}
+		content, err := os.ReadFile(f.Path)
+		if err != nil || generatedGo.Match(content) {
+			continue
+		}
+		errs = append(errs, fmt.Sprintf("%s is not marked generated (no `// Code generated ... DO NOT EDIT.` line), and generate writes it: rename it to keep what it declares, or remove it", relTo(root, f.Path)))
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "\n"))
+	}
+	return nil
+}
 
 // removeStale removes the files the last run (its cache record) generated
 // that this run no longer produces, so that the project builds after a kind

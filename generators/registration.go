@@ -52,7 +52,10 @@ func (registration) Generate(api *State) ([]files.File, error) {
 		}
 		for _, v := range g.Versions {
 			_, userKind := v.Declared["Kind"]
-			data := map[string]any{"Header": api.Header, "Framework": api.Framework, "Group": g, "Version": v, "KindHelper": !userKind}
+			data := map[string]any{"Header": api.Header, "Framework": api.Framework, "Group": g, "Version": v, "KindHelper": !userKind, "Own": v.OwnRegistration(), "OwnFile": ""}
+			if own := v.OwnRegistration(); len(own) > 0 {
+				data["OwnFile"] = filepath.Base(v.Declared[own[0]].Filename)
+			}
 			if err := render(filepath.Join(v.Dir, "zz_generated.register.go"), "generated/versioned_register.go.tmpl", data); err != nil {
 				return nil, err
 			}
@@ -73,18 +76,25 @@ func (registration) Generate(api *State) ([]files.File, error) {
 	return out, nil
 }
 
-// checkNames refuses types that declare a name the generated registration
-// of their package declares, naming both. The Kind(string) helper is left
-// out where the package declares Kind itself (Gateway API's `type Kind
-// string`); nothing else is optional: clients and listers use the rest.
+// checkNames refuses types that declare a name the generated code of their
+// package declares, naming both. The registration's own names
+// (model.RegistrationNames: GroupName, SchemeGroupVersion, SchemeBuilder,
+// AddToScheme...) are not among them: the generated registration declares
+// those the package does not and uses the package's own, as kubebuilder's
+// groupversion_info.go and the apimachinery register.go declare them; the
+// Kind(string) helper is left out where the package declares Kind itself
+// (Gateway API's `type Kind string`). A package declaring its own scheme
+// builder gets AddToServerScheme and addGeneratedTypes beside it.
 func checkNames(api *model.API) error {
 	var errs []string
 	for _, g := range api.Groups {
 		for _, v := range g.Versions {
-			// The registration's names, and those of defaulter-gen,
-			// conversion-gen and validation-gen in the same package.
-			generated := []string{"GroupName", "SchemeGroupVersion", "SchemeBuilder", "localSchemeBuilder", "AddToScheme", "Resource", "addKnownTypes",
-				"RegisterDefaults", "RegisterConversions", "RegisterValidations"}
+			// The names of defaulter-gen, conversion-gen and validation-gen
+			// in the same package, and of the strategies and scheme hooks.
+			generated := []string{"RegisterDefaults", "RegisterConversions", "RegisterValidations"}
+			if len(v.OwnRegistration()) > 0 {
+				generated = append(generated, "AddToServerScheme", "addGeneratedTypes")
+			}
 			for _, k := range v.Kinds {
 				generated = append(generated, k.Strategy, k.Name+"SchemeFns", "SetDefaults_"+k.Name)
 			}
@@ -98,7 +108,16 @@ func checkNames(api *model.API) error {
 			}
 			for _, name := range generated {
 				if pos, ok := v.Declared[name]; ok {
-					errs = append(errs, fmt.Sprintf("%s: %s is declared by the generated code of package %s (zz_generated.*.go): rename or remove it (a kubebuilder project declares the scheme builder in groupversion_info.go: leave that file out)", pos, name, v.Name))
+					errs = append(errs, fmt.Sprintf("%s: %s is declared by the generated code of package %s (zz_generated.*.go): rename or remove it", pos, name, v.Name))
+				}
+			}
+			// A group version the package declares (kubebuilder's
+			// GroupVersion) is the one it is served as: its own
+			// registration adds the kinds under it.
+			for _, gv := range v.GroupVersions() {
+				if (gv.Group != "" && gv.Group != g.FullName) || (gv.Version != "" && gv.Version != v.Name) {
+					errs = append(errs, fmt.Sprintf("%s: %s is %s/%s, and the package is served as %s/%s (pkg/apis/%s/%s with the domain of PROJECT): make them the same",
+						gv.Pos, gv.Name, gv.Group, gv.Version, g.FullName, v.Name, g.Name, v.Name))
 				}
 			}
 		}

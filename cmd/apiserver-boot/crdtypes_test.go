@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -184,27 +185,287 @@ func TestKubebuilderTypesGenerate(t *testing.T) {
 	}
 }
 
-// TestGeneratedNamesClash: a name the generated code declares, declared by
-// the types too (kubebuilder's groupversion_info.go), is a generate error at
-// the user's line, with nothing written.
+// TestGeneratedNamesClash: a name the generated code declares that is not
+// one of the registration's (a strategy, RegisterDefaults, or
+// AddToServerScheme beside a package's own scheme builder), declared by the
+// types too, is a generate error at the user's line, with nothing written.
 func TestGeneratedNamesClash(t *testing.T) {
 	dir := newProject(t)
-	info := filepath.Join(dir, "pkg", "apis", "stable", "v1", "groupversion_info.go")
-	os.WriteFile(info, []byte("package v1\n\nimport \"sigs.k8s.io/controller-runtime/pkg/scheme\"\n\nvar (\n\tSchemeBuilder = &scheme.Builder{}\n\tAddToScheme   = SchemeBuilder.AddToScheme\n)\n"), 0o644)
+	info := filepath.Join(dir, "pkg", "apis", "stable", "v1", "register.go")
+	os.WriteFile(info, []byte("package v1\n\nimport \"k8s.io/apimachinery/pkg/runtime\"\n\nvar (\n\tSchemeBuilder = runtime.NewSchemeBuilder()\n\tAddToScheme   = SchemeBuilder.AddToScheme\n)\n\nfunc AddToServerScheme() {}\n\ntype CronTabStrategy struct{}\n"), 0o644)
 	before := tree(t, dir)
 	out, err := run(t, dir, "generate")
 	msg := out
 	if err != nil {
 		msg += err.Error()
 	}
-	for _, want := range []string{"groupversion_info.go:6:2: SchemeBuilder is declared by the generated code of package v1", "groupversion_info.go:7:2: AddToScheme"} {
+	for _, want := range []string{"register.go:10:6: AddToServerScheme is declared by the generated code of package v1", "register.go:12:6: CronTabStrategy is declared"} {
 		if err == nil || !strings.Contains(msg, want) {
 			t.Errorf("want %q, got %v\n%s", want, err, out)
 		}
+	}
+	if strings.Contains(msg, "SchemeBuilder is declared") || strings.Contains(msg, "AddToScheme is declared") {
+		t.Errorf("the package's own scheme builder is refused:\n%s", msg)
 	}
 	for path, content := range tree(t, dir) {
 		if before[path] != content {
 			t.Errorf("%s written by a failed generate", path)
 		}
+	}
+}
+
+// kubebuilderGroupVersion is kubebuilder v4's groupversion_info.go, with
+// controller-runtime's scheme.Builder.
+const kubebuilderGroupVersion = `// Package v1 contains API Schema definitions for the kb v1 API group.
+// +kubebuilder:object:generate=true
+// +groupName=kb.example.com
+package v1
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+var (
+	// GroupVersion is group version used to register these objects.
+	GroupVersion = schema.GroupVersion{Group: "kb.example.com", Version: "v1"}
+
+	// SchemeBuilder is used to add go types to the GroupVersionKind scheme.
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+
+	// AddToScheme adds the types in this group-version to the given scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)
+`
+
+// kubebuilderGuestbook is kubebuilder v4's guestbook_types.go: registered
+// in init with SchemeBuilder.Register.
+const kubebuilderGuestbook = `package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// GuestbookSpec defines the desired state of Guestbook.
+type GuestbookSpec struct {
+	// +optional
+	Foo *string ` + "`json:\"foo,omitempty\"`" + `
+}
+
+// GuestbookStatus defines the observed state of Guestbook.
+type GuestbookStatus struct {
+	// +optional
+	Conditions []metav1.Condition ` + "`json:\"conditions,omitempty\"`" + `
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+
+// Guestbook is the Schema for the guestbooks API.
+type Guestbook struct {
+	metav1.TypeMeta ` + "`json:\",inline\"`" + `
+
+	// +optional
+	metav1.ObjectMeta ` + "`json:\"metadata,omitzero\"`" + `
+
+	// +required
+	Spec GuestbookSpec ` + "`json:\"spec\"`" + `
+
+	// +optional
+	Status GuestbookStatus ` + "`json:\"status,omitzero\"`" + `
+}
+
+// +kubebuilder:object:root=true
+
+// GuestbookList contains a list of Guestbook.
+type GuestbookList struct {
+	metav1.TypeMeta ` + "`json:\",inline\"`" + `
+	metav1.ListMeta ` + "`json:\"metadata,omitzero\"`" + `
+	Items           []Guestbook ` + "`json:\"items\"`" + `
+}
+
+func init() {
+	SchemeBuilder.Register(&Guestbook{}, &GuestbookList{})
+}
+`
+
+// apimachineryRegister is the apimachinery style (cluster-api's older
+// releases, k8s.io/api): runtime.NewSchemeBuilder(addKnownTypes),
+// localSchemeBuilder, and objectTypes appended to in init.
+const apimachineryRegister = `package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+var (
+	// GroupVersion is group version used to register these objects.
+	GroupVersion = schema.GroupVersion{Group: "legacy.example.com", Version: "v1beta1"}
+
+	// SchemeBuilder is used to add go types to the GroupVersionKind scheme.
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
+
+	localSchemeBuilder = &SchemeBuilder
+
+	// AddToScheme adds the types in this group-version to the given scheme.
+	AddToScheme = localSchemeBuilder.AddToScheme
+
+	objectTypes = []runtime.Object{}
+)
+
+func addKnownTypes(scheme *runtime.Scheme) error {
+	scheme.AddKnownTypes(GroupVersion, objectTypes...)
+	metav1.AddToGroupVersion(scheme, GroupVersion)
+	return nil
+}
+`
+
+const apimachineryMachine = `package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// MachineSpec is the desired state of a Machine.
+type MachineSpec struct {
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	ProviderID string ` + "`json:\"providerID,omitempty\"`" + `
+}
+
+// MachineStatus is the observed state of a Machine.
+type MachineStatus struct {
+	// +optional
+	Ready bool ` + "`json:\"ready,omitempty\"`" + `
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=machines,shortName=ma,scope=Namespaced
+// +kubebuilder:subresource:status
+
+// Machine is a machine.
+type Machine struct {
+	metav1.TypeMeta   ` + "`json:\",inline\"`" + `
+	metav1.ObjectMeta ` + "`json:\"metadata,omitempty\"`" + `
+
+	Spec   MachineSpec   ` + "`json:\"spec,omitempty\"`" + `
+	Status MachineStatus ` + "`json:\"status,omitempty\"`" + `
+}
+
+// +kubebuilder:object:root=true
+
+// MachineList is a list of Machines.
+type MachineList struct {
+	metav1.TypeMeta ` + "`json:\",inline\"`" + `
+	metav1.ListMeta ` + "`json:\"metadata,omitempty\"`" + `
+	Items           []Machine ` + "`json:\"items\"`" + `
+}
+
+func init() {
+	objectTypes = append(objectTypes, &Machine{}, &MachineList{})
+}
+`
+
+// goIn runs the go command in dir.
+func goIn(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// TestKubebuilderRegistrationAccepted: packages registering their kinds
+// themselves, as kubebuilder v4 (groupversion_info.go with controller-
+// runtime's scheme.Builder, SchemeBuilder.Register in init) and the
+// apimachinery style (runtime.NewSchemeBuilder, localSchemeBuilder,
+// objectTypes = append(...) in init) write them, generate unchanged: the
+// generated registration coexists with theirs, the project builds, vets and
+// serves both kinds (its conformance tests). controller-runtime missing from
+// go.mod is named with the release to get; controller-gen's
+// zz_generated.deepcopy.go is replaced, an unmarked one refused.
+func TestKubebuilderRegistrationAccepted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a generated project")
+	}
+	dir := t.TempDir()
+	mustRun(t, dir, "init", "repo", "--module", "example.com/kb", "--domain", "example.com")
+	mustRun(t, dir, "create", "group", "version", "--group", "kb", "--version", "v1")
+	mustRun(t, dir, "create", "group", "version", "--group", "legacy", "--version", "v1beta1")
+	kb := filepath.Join(dir, "pkg", "apis", "kb", "v1")
+	legacy := filepath.Join(dir, "pkg", "apis", "legacy", "v1beta1")
+	user := map[string]string{
+		filepath.Join(kb, "groupversion_info.go"):     kubebuilderGroupVersion,
+		filepath.Join(kb, "guestbook_types.go"):       kubebuilderGuestbook,
+		filepath.Join(legacy, "groupversion_info.go"): apimachineryRegister,
+		filepath.Join(legacy, "machine_types.go"):     apimachineryMachine,
+	}
+	for path, content := range user {
+		os.WriteFile(path, []byte(content), 0o644)
+	}
+
+	// controller-runtime is not in go.mod yet: generate names the release
+	// that works with the framework, and writes nothing.
+	before := tree(t, dir)
+	_, err := run(t, dir, "generate")
+	if err == nil || !strings.Contains(err.Error(), "pkg/apis/kb/v1/groupversion_info.go:8: imports sigs.k8s.io/controller-runtime/pkg/scheme") || !strings.Contains(err.Error(), "go get sigs.k8s.io/controller-runtime@v0.25.2") {
+		t.Fatalf("want the go get to run, got %v", err)
+	}
+	for path, content := range tree(t, dir) {
+		if before[path] != content {
+			t.Errorf("%s written by a failed generate", path)
+		}
+	}
+	goIn(t, dir, "get", "sigs.k8s.io/controller-runtime@v0.25.2")
+
+	// controller-gen's deepcopy, copied along: generate replaces it.
+	deepcopy := filepath.Join(kb, "zz_generated.deepcopy.go")
+	os.WriteFile(deepcopy, []byte("//go:build !ignore_autogenerated\n\n// Code generated by controller-gen. DO NOT EDIT.\n\npackage v1\n"), 0o644)
+	mustRun(t, dir, "generate")
+	for path, content := range user {
+		if b, _ := os.ReadFile(path); string(b) != content {
+			t.Errorf("%s was edited by generate", path)
+		}
+	}
+	if b, _ := os.ReadFile(deepcopy); !strings.Contains(string(b), "Code generated by apiserver-boot") || !strings.Contains(string(b), "func (in *Guestbook) DeepCopyObject()") {
+		t.Errorf("controller-gen's zz_generated.deepcopy.go not replaced:\n%s", b)
+	}
+	for _, dir := range []string{kb, legacy} {
+		b, _ := os.ReadFile(filepath.Join(dir, "zz_generated.register.go"))
+		if !strings.Contains(string(b), "func AddToServerScheme(") || strings.Contains(string(b), "SchemeBuilder      runtime.SchemeBuilder") || strings.Contains(string(b), "func addKnownTypes(") {
+			t.Errorf("%s redeclares the package's registration or lacks AddToServerScheme:\n%s", dir, b)
+		}
+	}
+	apis, _ := os.ReadFile(filepath.Join(dir, "pkg", "apis", "zz_generated.register.go"))
+	for _, want := range []string{"kbv1.AddToServerScheme", "legacyv1beta1.AddToServerScheme"} {
+		if !strings.Contains(string(apis), want) {
+			t.Errorf("the apiserver's registration lacks %s", want)
+		}
+	}
+	goIn(t, dir, "build", "./...")
+	goIn(t, dir, "vet", "./...")
+	// Both kinds served by the in-process apiserver: create, get, list,
+	// update, delete and watch, and the round trip through the internal type.
+	goIn(t, dir, "test", "-count=1", "-run", "Conformance|RoundTrip", "./pkg/apis/")
+
+	// A zz_generated.deepcopy.go that is not marked generated is the user's.
+	os.WriteFile(deepcopy, []byte("//go:build !ignore_autogenerated\n\npackage v1\n"), 0o644)
+	if _, err := run(t, dir, "generate", "--force"); err == nil || !strings.Contains(err.Error(), "pkg/apis/kb/v1/zz_generated.deepcopy.go is not marked generated") {
+		t.Errorf("want an unmarked zz_generated.deepcopy.go refused, got %v", err)
+	}
+}
+
+// TestGroupVersionMismatch: a GroupVersion the package declares that is
+// not the group and version it is served as is a generate error at its
+// line: its own registration would add the kinds under another group.
+func TestGroupVersionMismatch(t *testing.T) {
+	dir := newProject(t)
+	os.WriteFile(filepath.Join(dir, "pkg", "apis", "stable", "v1", "groupversion_info.go"), []byte("package v1\n\nimport \"k8s.io/apimachinery/pkg/runtime/schema\"\n\nvar GroupVersion = schema.GroupVersion{Group: \"stable.my.domain\", Version: \"v1\"}\n"), 0o644)
+	_, err := run(t, dir, "generate")
+	if err == nil || !strings.Contains(err.Error(), "groupversion_info.go:5:5: GroupVersion is stable.my.domain/v1, and the package is served as stable.example.com/v1") {
+		t.Fatalf("want the mismatch named, got %v", err)
 	}
 }
