@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -221,6 +222,13 @@ func restoreValue(u map[string]any, k string, sv any, shape sentShape, s *struct
 		if s != nil {
 			structuraldefaulting.Default(sv, s)
 		}
+		u[k] = sv
+		return true
+	}
+	if s != nil && s.Default.Object != nil && dropped(sv) && reflect.DeepEqual(uv, s.Default.Object) {
+		// The Go field dropped the zero sent, and decoding defaulted it:
+		// a CRD keeps what was sent (a default fills only what is absent).
+		structuraldefaulting.Default(sv, s)
 		u[k] = sv
 		return true
 	}

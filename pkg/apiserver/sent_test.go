@@ -34,8 +34,9 @@ type shelfSelector struct {
 	MatchLabels map[string]string `json:"matchLabels,omitempty"`
 }
 type shelfStatus struct {
-	Ready int32  `json:"ready,omitempty"` // +kubebuilder:validation:Minimum=1
-	Phase string `json:"phase,omitempty"` // +kubebuilder:default=Pending
+	Ready    int32  `json:"ready,omitempty"`    // +kubebuilder:validation:Minimum=1
+	Phase    string `json:"phase,omitempty"`    // +kubebuilder:default=Pending
+	Interval int32  `json:"interval,omitempty"` // +kubebuilder:default=5, +kubebuilder:validation:Minimum=1
 }
 type shelf struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -62,7 +63,8 @@ const shelfSchema = `{"type":"object","required":["spec"],"properties":{
     "replicas":{"type":"integer","format":"int32","minimum":1},
     "tls":{"type":"object","minProperties":1,"properties":{"mode":{"type":"string"}}},
     "selector":{"type":"object","properties":{"matchLabels":{"type":"object","additionalProperties":{"type":"string"}}}}}},
-  "status":{"type":"object","properties":{"ready":{"type":"integer","format":"int32","minimum":1},"phase":{"type":"string","default":"Pending"}}}}}`
+  "status":{"type":"object","properties":{"ready":{"type":"integer","format":"int32","minimum":1},"phase":{"type":"string","default":"Pending"},
+    "interval":{"type":"integer","format":"int32","default":5,"minimum":1}}}}}`
 
 func shelfValidation(t testing.TB) *crValidation {
 	t.Helper()
@@ -219,6 +221,22 @@ func TestValidatesWhatWasSent(t *testing.T) {
 		// Through the main resource, the status sent is not the object's.
 		ctx = sentRequest("update", "", "s", "application/json", []byte(body))
 		check(t, v.ValidateUpdate(ctx, decodeShelf(t, []byte(body)), old), nil, "")
+	})
+
+	t.Run("a zero the decoding defaulted", func(t *testing.T) {
+		// interval 0 is dropped by the Go field and defaulted to 5 on
+		// decode; the CRD keeps the 0 and refuses it.
+		body := `{"apiVersion":"example.com/v1","kind":"Shelf","metadata":{"name":"s","namespace":"default","resourceVersion":"1"},"status":{"ready":2,"interval":0}}`
+		obj := decodeShelf(t, []byte(body))
+		if obj.Status.Interval != 5 {
+			t.Fatalf("decoded interval %d, want the default 5", obj.Status.Interval)
+		}
+		ctx := sentRequest("update", "status", "s", "application/json", []byte(body))
+		check(t, v.ValidateStatusUpdate(ctx, obj, old), []string{"status.interval: Invalid value: 0: interval in body should be greater than or equal to 1"}, "")
+		// Left out, it is defaulted alike on both.
+		body = strings.Replace(body, `,"interval":0`, "", 1)
+		ctx = sentRequest("update", "status", "s", "application/json", []byte(body))
+		check(t, v.ValidateStatusUpdate(ctx, decodeShelf(t, []byte(body)), old), nil, "")
 	})
 
 	t.Run("scale", func(t *testing.T) {
