@@ -37,6 +37,7 @@ type crValidation struct {
 	nameRule func(name string, prefix bool) []string
 	status   bool // /status is served: a create carries no status
 	group    string
+	plural   string
 	storage  string
 	versions map[string]*crVersion
 }
@@ -74,7 +75,7 @@ func newCRValidation(scheme *runtime.Scheme, group string, r *builders.Resource,
 	if err := checkSchemas(group, r, schemas); err != nil {
 		return nil, err
 	}
-	v := &crValidation{scheme: scheme, nameRule: nameRule, status: status, group: gk.Group, storage: storage, versions: map[string]*crVersion{}}
+	v := &crValidation{scheme: scheme, nameRule: nameRule, status: status, group: gk.Group, plural: r.Plural, storage: storage, versions: map[string]*crVersion{}}
 	for version, internal := range schemas {
 		gvk := gk.WithVersion(version)
 		structural, err := structuralschema.NewStructural(internal)
@@ -154,6 +155,48 @@ func (v *crValidation) unstructured(obj runtime.Object, cv *crVersion) (*unstruc
 	return u, nil
 }
 
+// restoreSent puts back into u, the encoding of the object validated, the
+// values of the request's body that the encoding dropped (sent.go), when
+// ctx is a write of this kind through the API; old is the stored object,
+// on update.
+func (v *crValidation) restoreSent(ctx context.Context, u, old *unstructured.Unstructured, cv *crVersion, keep func(string) bool) {
+	s := sentFrom(ctx)
+	if s == nil {
+		return
+	}
+	info, ok := request.RequestInfoFrom(ctx)
+	if !ok || info.APIGroup != v.group || info.APIVersion != cv.gvk.Version || info.Resource != v.plural {
+		return // a write made by a hook, of another kind or version
+	}
+	switch info.Subresource {
+	case "", "status":
+	case "scale":
+		if s.scale == nil {
+			return
+		}
+	default:
+		return // a custom subresource: its body is its request's
+	}
+	if info.Name != "" && info.Name != u.GetName() {
+		return
+	}
+	var oldJSON func() ([]byte, error)
+	if old != nil {
+		oldJSON = func() ([]byte, error) { return json.Marshal(old.Object) }
+	}
+	m, shape := s.form(oldJSON)
+	if shape == sentNone {
+		return
+	}
+	if av, ok := m["apiVersion"]; ok && av != cv.gvk.GroupVersion().String() {
+		return
+	}
+	if k, ok := m["kind"]; ok && k != cv.gvk.Kind {
+		return
+	}
+	restoreSent(u.Object, m, shape, cv.structural, keep)
+}
+
 // Validate validates a new object.
 func (v *crValidation) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
 	cv := v.version(ctx)
@@ -164,6 +207,7 @@ func (v *crValidation) Validate(ctx context.Context, obj runtime.Object) field.E
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
+	v.restoreSent(ctx, u, nil, cv, func(k string) bool { return !v.status || k != "status" })
 	if v.status {
 		// A custom resource is created without status when /status is
 		// served; the Go object always has one, emptied.
@@ -215,6 +259,13 @@ func (v *crValidation) validateUpdate(ctx context.Context, obj, old runtime.Obje
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
+	// What the request may change: through /status its status only;
+	// otherwise all but the status /status serves.
+	keep := func(k string) bool { return !v.status || k != "status" }
+	if status {
+		keep = func(k string) bool { return k == "status" }
+	}
+	v.restoreSent(ctx, u, uOld, cv, keep)
 	if status && cv.status != nil {
 		return cv.status.ValidateUpdate(ctx, u, uOld)
 	}

@@ -146,6 +146,14 @@ func (s *scaleUpdate) UpdatedObject(ctx context.Context, oldObj runtime.Object) 
 	if err := unstructured.SetNestedField(u, int64(scale.Spec.Replicas), jsonPath(s.rest.paths.SpecReplicasPath)...); err != nil {
 		return nil, err
 	}
+	if sent := sentFrom(ctx); sent != nil {
+		// What the schema validation sees of the write, as a CRD's: the
+		// replicas even where the Go field drops a zero.
+		m := map[string]any{}
+		if err := unstructured.SetNestedField(m, int64(scale.Spec.Replicas), jsonPath(s.rest.paths.SpecReplicasPath)...); err == nil {
+			sent.scale = m
+		}
+	}
 	updated := s.rest.store.New()
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, updated); err != nil {
 		return nil, err

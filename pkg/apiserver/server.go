@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -382,6 +383,11 @@ func Run(ctx context.Context, cfg Config, o *Options) error {
 		}
 	}
 
+	// Writes keep their body for the schema validation (sent.go); inside
+	// every filter, so only for authorized requests.
+	serverConfig.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
+		return genericapiserver.DefaultBuildHandlerChain(withSentBodies(h), c)
+	}
 	serverConfig.ShutdownDelayDuration = o.ShutdownDelay
 	serverConfig.ShutdownSendRetryAfter = o.ShutdownSendRetryAfter
 	if err := o.Audit.ApplyTo(&serverConfig.Config); err != nil {

@@ -1,0 +1,360 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"sigs.k8s.io/yaml"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+)
+
+// What the client sent.
+//
+// A custom resource is validated as kube-apiserver's CRD handler decodes
+// it: the request as sent, pruned and defaulted. The object this server
+// validates was decoded into the Go types and is encoded again, and a zero
+// value the client sent on an omitempty (or omitzero) field is gone from
+// that encoding: `replicas: 0`, `tls: {}`, `selector: {matchLabels: {}}`.
+// So each write keeps its request body (withSentBodies), and the schema
+// validation puts back into the encoded object the values of the body that
+// the encoding dropped (restoreSent), with the schema's defaults inside
+// them: everything else, and the Go object the hooks see and the store
+// keeps, is as before. A value a hook changed is not touched (only values
+// the encoding lacks are restored, and only zero values: what a hook cleared
+// was not zero when sent).
+//
+// Per kind of write, the body is read as kube-apiserver reads it:
+//   - create and update (JSON or YAML): the object as sent;
+//   - merge patch and JSON patch: the patch applied to the stored object's
+//     encoding, as the patch handler applies it;
+//   - server-side apply: the applied configuration, whose values are the
+//     result's (its lists merge, so only its maps are walked);
+//   - strategic merge patch (which CRDs do not take; kubectl's client-side
+//     apply sends it to this server): its maps, without the directives;
+//   - /scale: the replicas written at the kind's spec replicas path.
+//
+// A protobuf or CBOR body, a write made within the server (a hook's own
+// update, a custom subresource's handler), or a body over maxSentBody is
+// validated as before, from the Go object's encoding. Over protobuf nothing
+// more is lost: go-to-protobuf writes every non-pointer scalar, so a zero and
+// an absent field arrive alike.
+
+// maxSentBody bounds the body kept for validation (kube-apiserver's default
+// request body limit).
+const maxSentBody = 3 << 20
+
+type sentKey struct{}
+
+// sentBody is the body of one write request, kept as the handler reads it.
+type sentBody struct {
+	contentType string
+	buf         []byte
+	overflow    bool
+	// scale is what a /scale write sets: the object's fields at the spec
+	// replicas path (scaleUpdate).
+	scale map[string]any
+}
+
+func sentFrom(ctx context.Context) *sentBody {
+	s, _ := ctx.Value(sentKey{}).(*sentBody)
+	return s
+}
+
+// withSent returns ctx carrying a body as sent with contentType.
+func withSent(ctx context.Context, contentType string, body []byte) context.Context {
+	return context.WithValue(ctx, sentKey{}, &sentBody{contentType: contentType, buf: body})
+}
+
+// withSentBodies keeps the body of each write to an API group as the
+// handler reads it, for the schema validation.
+func withSentBodies(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		switch req.Method {
+		case http.MethodPost, http.MethodPut, http.MethodPatch:
+		default:
+			h.ServeHTTP(w, req)
+			return
+		}
+		if req.Body == nil || !strings.HasPrefix(req.URL.Path, "/apis/") {
+			h.ServeHTTP(w, req)
+			return
+		}
+		s := &sentBody{contentType: req.Header.Get("Content-Type")}
+		if req.ContentLength > 0 && req.ContentLength <= maxSentBody {
+			s.buf = make([]byte, 0, req.ContentLength)
+		}
+		req.Body = &recordingBody{ReadCloser: req.Body, s: s}
+		h.ServeHTTP(w, req.WithContext(context.WithValue(req.Context(), sentKey{}, s)))
+	})
+}
+
+type recordingBody struct {
+	io.ReadCloser
+	s *sentBody
+}
+
+func (b *recordingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 && !b.s.overflow {
+		if len(b.s.buf)+n > maxSentBody {
+			b.s.overflow, b.s.buf = true, nil
+		} else {
+			b.s.buf = append(b.s.buf, p[:n]...)
+		}
+	}
+	return n, err
+}
+
+// sentShape is how a sent form relates to the validated object.
+type sentShape int
+
+const (
+	sentNone    sentShape = iota
+	sentObject            // the whole object, or values the result takes as they are (lists too)
+	sentMapOnly           // values merged into the result: maps are walked, lists are not
+)
+
+func mediaType(ct string) string {
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.ToLower(strings.TrimSpace(mt))
+}
+
+// form parses the body of s as what the validated object holds; old is the
+// stored object's encoding, for a JSON patch.
+func (s *sentBody) form(old func() ([]byte, error)) (map[string]any, sentShape) {
+	if s.scale != nil {
+		return s.scale, sentObject
+	}
+	if s.overflow || len(s.buf) == 0 {
+		return nil, sentNone
+	}
+	var m map[string]any
+	shape := sentObject
+	switch mediaType(s.contentType) {
+	case "application/json", "":
+		if !mayHoldZero(s.buf) {
+			return nil, sentNone // nothing the encoding drops: the common case, kept cheap
+		}
+		if err := utiljson.Unmarshal(s.buf, &m); err != nil {
+			return nil, sentNone
+		}
+	case "application/merge-patch+json":
+		body := s.buf
+		if old != nil {
+			current, err := old()
+			if err != nil {
+				return nil, sentNone
+			}
+			if body, err = jsonpatch.MergePatch(current, s.buf); err != nil {
+				return nil, sentNone
+			}
+		}
+		if err := utiljson.Unmarshal(body, &m); err != nil {
+			return nil, sentNone
+		}
+	case "application/yaml", "application/apply-patch+yaml":
+		j, err := yaml.YAMLToJSON(s.buf)
+		if err != nil || utiljson.Unmarshal(j, &m) != nil {
+			return nil, sentNone
+		}
+		if mediaType(s.contentType) == "application/apply-patch+yaml" {
+			shape = sentMapOnly
+		}
+	case "application/strategic-merge-patch+json":
+		if err := utiljson.Unmarshal(s.buf, &m); err != nil {
+			return nil, sentNone
+		}
+		shape = sentMapOnly
+	case "application/json-patch+json":
+		if old == nil {
+			return nil, sentNone
+		}
+		patch, err := jsonpatch.DecodePatch(s.buf)
+		if err != nil {
+			return nil, sentNone
+		}
+		current, err := old()
+		if err != nil {
+			return nil, sentNone
+		}
+		patched, err := patch.Apply(current)
+		if err != nil || utiljson.Unmarshal(patched, &m) != nil {
+			return nil, sentNone
+		}
+	default: // protobuf, CBOR
+		return nil, sentNone
+	}
+	return m, shape
+}
+
+// restoreSent puts into u (the object's encoding, in the version of the
+// request) the values of sent (the request's form of it) that u lacks and
+// that an omitempty encoding drops, each defaulted by its schema, for the
+// top-level fields keep allows. It reports whether it changed u.
+func restoreSent(u, sent map[string]any, shape sentShape, s *structuralschema.Structural, keep func(field string) bool) bool {
+	// Unknown fields are not the object's, as kube-apiserver prunes them.
+	pruning.Prune(sent, s, true)
+	changed := false
+	for k, sv := range sent {
+		if k == "apiVersion" || k == "kind" || k == "metadata" || !keep(k) {
+			continue
+		}
+		changed = restoreValue(u, k, sv, shape, property(s, k)) || changed
+	}
+	return changed
+}
+
+func restoreValue(u map[string]any, k string, sv any, shape sentShape, s *structuralschema.Structural) bool {
+	uv, ok := u[k]
+	if !ok {
+		if !dropped(sv) {
+			return false
+		}
+		if s != nil {
+			structuraldefaulting.Default(sv, s)
+		}
+		u[k] = sv
+		return true
+	}
+	if s != nil && s.Default.Object != nil && dropped(sv) && reflect.DeepEqual(uv, s.Default.Object) {
+		// The Go field dropped the zero sent, and decoding defaulted it:
+		// a CRD keeps what was sent (a default fills only what is absent).
+		structuraldefaulting.Default(sv, s)
+		u[k] = sv
+		return true
+	}
+	changed := false
+	switch sv := sv.(type) {
+	case map[string]any:
+		um, ok := uv.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k2, v2 := range sv {
+			changed = restoreValue(um, k2, v2, shape, property(s, k2)) || changed
+		}
+	case []any:
+		ul, ok := uv.([]any)
+		if !ok || shape != sentObject || len(ul) != len(sv) {
+			return false
+		}
+		var items *structuralschema.Structural
+		if s != nil {
+			items = s.Items
+		}
+		for i := range sv {
+			sm, ok1 := sv[i].(map[string]any)
+			um, ok2 := ul[i].(map[string]any)
+			if !ok1 || !ok2 {
+				continue
+			}
+			for k2, v2 := range sm {
+				changed = restoreValue(um, k2, v2, shape, property(items, k2)) || changed
+			}
+		}
+	}
+	return changed
+}
+
+// property is the schema of field k of an object of schema s.
+func property(s *structuralschema.Structural, k string) *structuralschema.Structural {
+	if s == nil {
+		return nil
+	}
+	if p, ok := s.Properties[k]; ok {
+		return &p
+	}
+	if s.AdditionalProperties != nil {
+		return s.AdditionalProperties.Structural
+	}
+	return nil
+}
+
+// dropped tells whether a JSON value is one an omitempty encoding of the Go
+// types leaves out: false, 0, "", an empty list, or an object of such values
+// (an empty struct). A null is not restored: kube-apiserver drops it where
+// the schema does not allow it, and a merge patch's null deletes.
+func dropped(v any) bool {
+	switch v := v.(type) {
+	case bool:
+		return !v
+	case int64:
+		return v == 0
+	case float64:
+		return v == 0
+	case json.Number:
+		return v == "0"
+	case string:
+		return v == ""
+	case []any:
+		return len(v) == 0
+	case map[string]any:
+		for _, e := range v {
+			if !dropped(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// mayHoldZero tells whether a JSON document may hold a value an omitempty
+// encoding drops: false, a zero number, "", {} or [] (an object of such
+// values holds one). It may say so wrongly (an empty key), never the other
+// way.
+func mayHoldZero(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			if i+1 < len(b) && b[i+1] == '"' {
+				return true
+			}
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case c == '{' || c == '[':
+			j := i + 1
+			for j < len(b) && (b[j] == ' ' || b[j] == '\t' || b[j] == '\n' || b[j] == '\r') {
+				j++
+			}
+			if j < len(b) && (b[j] == '}' || b[j] == ']') {
+				return true
+			}
+		case c == 'f':
+			return true // false: the only bare word with an f
+		case c == '-' || c >= '0' && c <= '9':
+			zero := true
+			for ; i < len(b); i++ {
+				d := b[i]
+				if d == 'e' || d == 'E' {
+					break
+				}
+				if d >= '1' && d <= '9' {
+					zero = false
+				} else if d != '0' && d != '.' && d != '-' {
+					break
+				}
+			}
+			if zero {
+				return true
+			}
+			for i < len(b) && (b[i] == 'e' || b[i] == 'E' || b[i] == '+' || b[i] == '-' || b[i] >= '0' && b[i] <= '9') {
+				i++
+			}
+			i--
+		}
+	}
+	return false
+}

@@ -1,0 +1,352 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	"sigs.k8s.io/yaml"
+)
+
+// shelf is shaped like the kubebuilder types of the issue: zero values on
+// omitempty fields that the schema constrains.
+type shelfSpec struct {
+	Replicas int32         `json:"replicas,omitempty"` // +kubebuilder:validation:Minimum=1
+	TLS      shelfTLS      `json:"tls,omitempty"`      // +optional, +kubebuilder:validation:MinProperties=1
+	Selector shelfSelector `json:"selector,omitempty"` // +required
+}
+type shelfTLS struct {
+	Mode string `json:"mode,omitempty"`
+}
+type shelfSelector struct {
+	MatchLabels map[string]string `json:"matchLabels,omitempty"`
+}
+type shelfStatus struct {
+	Ready    int32  `json:"ready,omitempty"`    // +kubebuilder:validation:Minimum=1
+	Phase    string `json:"phase,omitempty"`    // +kubebuilder:default=Pending
+	Interval int32  `json:"interval,omitempty"` // +kubebuilder:default=5, +kubebuilder:validation:Minimum=1
+}
+type shelf struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              shelfSpec   `json:"spec,omitzero"` // +kubebuilder:validation:MinProperties=1
+	Status            shelfStatus `json:"status,omitempty"`
+}
+
+func (s *shelf) DeepCopyObject() runtime.Object {
+	c := *s
+	c.ObjectMeta = *s.ObjectMeta.DeepCopy()
+	if s.Spec.Selector.MatchLabels != nil {
+		c.Spec.Selector.MatchLabels = map[string]string{}
+		for k, v := range s.Spec.Selector.MatchLabels {
+			c.Spec.Selector.MatchLabels[k] = v
+		}
+	}
+	return &c
+}
+
+const shelfSchema = `{"type":"object","required":["spec"],"properties":{
+  "apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},
+  "spec":{"type":"object","minProperties":1,"required":["selector"],"properties":{
+    "replicas":{"type":"integer","format":"int32","minimum":1},
+    "tls":{"type":"object","minProperties":1,"properties":{"mode":{"type":"string"}}},
+    "selector":{"type":"object","properties":{"matchLabels":{"type":"object","additionalProperties":{"type":"string"}}}}}},
+  "status":{"type":"object","properties":{"ready":{"type":"integer","format":"int32","minimum":1},"phase":{"type":"string","default":"Pending"},
+    "interval":{"type":"integer","format":"int32","default":5,"minimum":1}}}}}`
+
+func shelfValidation(t testing.TB) *crValidation {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	gk := schema.GroupKind{Group: "example.com", Kind: "Shelf"}
+	scheme.AddKnownTypeWithName(gk.WithVersion("v1"), &shelf{})
+	scheme.AddKnownTypeWithName(gk.WithVersion(runtime.APIVersionInternal), &shelf{})
+	v, err := newCRValidation(scheme, "example.com", &builders.Resource{Kind: "Shelf", Plural: "shelves", Singular: "shelf", Namespaced: true,
+		StatusSubresource: true, Scale: &builders.Scale{SpecReplicasPath: ".spec.replicas", StatusReplicasPath: ".status.ready"},
+		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: shelfSchema}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// sentRequest is the context of a write of a shelf through the API.
+func sentRequest(verb, subresource, name, contentType string, body []byte) context.Context {
+	ctx := request.WithRequestInfo(context.Background(), &request.RequestInfo{IsResourceRequest: true, Verb: verb,
+		APIGroup: "example.com", APIVersion: "v1", Resource: "shelves", Subresource: subresource, Name: name})
+	return withSent(request.WithNamespace(ctx, "default"), contentType, body)
+}
+
+// decodeShelf decodes a shelf as the handler does, from JSON, with the
+// schema's defaults (a kind with any default goes through its unstructured
+// form on decode, where an empty map is dropped).
+func decodeShelf(t *testing.T, data []byte) *shelf {
+	t.Helper()
+	s := &shelf{}
+	if err := json.Unmarshal(data, s); err != nil {
+		t.Fatal(err)
+	}
+	builders.ApplySchemaDefaults(s)
+	return s
+}
+
+const storedShelf = `{"apiVersion":"example.com/v1","kind":"Shelf","metadata":{"name":"s","namespace":"default","resourceVersion":"1"},
+  "spec":{"replicas":2,"selector":{"matchLabels":{"a":"b"}}},"status":{"ready":2}}`
+
+// TestValidatesWhatWasSent: each shape of issue 24 gets the decision and
+// the message a CRD gets, for every kind of write: the schema sees the zero
+// values the client sent on omitempty fields, which the Go object drops.
+func TestValidatesWhatWasSent(t *testing.T) {
+	v := shelfValidation(t)
+	shapes := []struct {
+		name string
+		spec string // the spec as sent
+		// merge is a merge patch of the stored shelf giving spec; jsonPatch
+		// a JSON patch doing the same.
+		merge, jsonPatch string
+		want             []string // errors, "" for accepted
+		not              string   // an error a CRD does not give
+	}{
+		{"minimum on a zero int32", `{"replicas":0,"selector":{"matchLabels":{"a":"b"}}}`,
+			`{"spec":{"replicas":0}}`, `[{"op":"replace","path":"/spec/replicas","value":0}]`,
+			[]string{"spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1"}, ""},
+		{"minProperties on an empty optional struct", `{"replicas":2,"tls":{},"selector":{"matchLabels":{"a":"b"}}}`,
+			`{"spec":{"tls":{}}}`, `[{"op":"add","path":"/spec/tls","value":{}}]`,
+			[]string{"spec.tls: Invalid value: 0: spec.tls in body should have at least 1 properties"}, ""},
+		{"a required struct holding an empty map", `{"replicas":2,"selector":{"matchLabels":{}}}`,
+			`{"spec":{"selector":{"matchLabels":{"a":null}}}}`, `[{"op":"replace","path":"/spec/selector/matchLabels","value":{}}]`,
+			nil, "Required value"},
+		{"minProperties on an empty spec", `{}`,
+			`{"spec":{"replicas":null,"selector":null}}`, `[{"op":"replace","path":"/spec","value":{}}]`,
+			[]string{"spec: Invalid value: 0: spec in body should have at least 1 properties", "spec.selector: Required value"}, "spec: Required value"},
+	}
+	check := func(t *testing.T, errs field.ErrorList, want []string, not string) {
+		t.Helper()
+		var got []string
+		for _, e := range errs {
+			got = append(got, e.Error())
+		}
+		text := strings.Join(got, "\n")
+		if len(want) == 0 && len(errs) > 0 {
+			t.Errorf("want accepted, as by the CRD; got\n%s", text)
+		}
+		for _, w := range want {
+			if !strings.Contains(text, w) {
+				t.Errorf("want %q, as from the CRD; got\n%s", w, text)
+			}
+		}
+		if not != "" && strings.Contains(text, not) {
+			t.Errorf("a CRD does not answer %q; got\n%s", not, text)
+		}
+	}
+	old := decodeShelf(t, []byte(storedShelf))
+	for _, s := range shapes {
+		t.Run(s.name, func(t *testing.T) {
+			object := `{"apiVersion":"example.com/v1","kind":"Shelf","metadata":{"name":"s","namespace":"default"},"spec":` + s.spec + `}`
+			t.Run("create", func(t *testing.T) {
+				ctx := sentRequest("create", "", "", "application/json", []byte(object))
+				check(t, v.Validate(ctx, decodeShelf(t, []byte(object))), s.want, s.not)
+			})
+			t.Run("create from YAML", func(t *testing.T) {
+				y, _ := yaml.JSONToYAML([]byte(object))
+				ctx := sentRequest("create", "", "", "application/yaml", y)
+				check(t, v.Validate(ctx, decodeShelf(t, []byte(object))), s.want, s.not)
+			})
+			t.Run("update", func(t *testing.T) {
+				object := strings.Replace(object, `"namespace":"default"`, `"namespace":"default","resourceVersion":"1"`, 1)
+				ctx := sentRequest("update", "", "s", "application/json", []byte(object))
+				check(t, v.ValidateUpdate(ctx, decodeShelf(t, []byte(object)), old), s.want, s.not)
+			})
+			t.Run("merge patch", func(t *testing.T) {
+				patched, err := jsonpatch.MergePatch([]byte(storedShelf), []byte(s.merge))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx := sentRequest("patch", "", "s", "application/merge-patch+json", []byte(s.merge))
+				check(t, v.ValidateUpdate(ctx, decodeShelf(t, patched), old), s.want, s.not)
+			})
+			t.Run("JSON patch", func(t *testing.T) {
+				p, err := jsonpatch.DecodePatch([]byte(s.jsonPatch))
+				if err != nil {
+					t.Fatal(err)
+				}
+				patched, err := p.Apply([]byte(storedShelf))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx := sentRequest("patch", "", "s", "application/json-patch+json", []byte(s.jsonPatch))
+				check(t, v.ValidateUpdate(ctx, decodeShelf(t, patched), old), s.want, s.not)
+			})
+			t.Run("apply", func(t *testing.T) {
+				// The applied configuration owns the whole spec: the
+				// result's spec is the configuration's.
+				config, _ := yaml.JSONToYAML([]byte(object))
+				applied := decodeShelf(t, []byte(storedShelf))
+				applied.Spec = decodeShelf(t, []byte(object)).Spec
+				ctx := sentRequest("patch", "", "s", "application/apply-patch+yaml", config)
+				check(t, v.ValidateUpdate(ctx, applied, old), s.want, s.not)
+				// Applied to a missing object: a create.
+				applied.ResourceVersion, applied.Status = "", shelfStatus{}
+				check(t, v.Validate(ctx, applied), s.want, s.not)
+			})
+		})
+	}
+
+	t.Run("status", func(t *testing.T) {
+		body := `{"apiVersion":"example.com/v1","kind":"Shelf","metadata":{"name":"s","namespace":"default","resourceVersion":"1"},"spec":{"replicas":2,"selector":{"matchLabels":{"a":"b"}}},"status":{"ready":0}}`
+		// The status schema is checked on its own, as kube-apiserver's
+		// status strategy does: hence "ready in body".
+		want := []string{"status.ready: Invalid value: 0: ready in body should be greater than or equal to 1"}
+		ctx := sentRequest("update", "status", "s", "application/json", []byte(body))
+		check(t, v.ValidateStatusUpdate(ctx, decodeShelf(t, []byte(body)), old), want, "")
+		patch := `{"status":{"ready":0}}`
+		patched, _ := jsonpatch.MergePatch([]byte(storedShelf), []byte(patch))
+		ctx = sentRequest("patch", "status", "s", "application/merge-patch+json", []byte(patch))
+		check(t, v.ValidateStatusUpdate(ctx, decodeShelf(t, patched), old), want, "")
+		// Through /status, the spec sent is not the object's: not validated.
+		bad := strings.Replace(body, `"replicas":2`, `"replicas":0`, 1)
+		ctx = sentRequest("update", "status", "s", "application/json", []byte(bad))
+		check(t, v.ValidateStatusUpdate(ctx, decodeShelf(t, []byte(bad)), old), want, "spec.replicas")
+		// Through the main resource, the status sent is not the object's.
+		ctx = sentRequest("update", "", "s", "application/json", []byte(body))
+		check(t, v.ValidateUpdate(ctx, decodeShelf(t, []byte(body)), old), nil, "")
+	})
+
+	t.Run("a zero the decoding defaulted", func(t *testing.T) {
+		// interval 0 is dropped by the Go field and defaulted to 5 on
+		// decode; the CRD keeps the 0 and refuses it.
+		body := `{"apiVersion":"example.com/v1","kind":"Shelf","metadata":{"name":"s","namespace":"default","resourceVersion":"1"},"status":{"ready":2,"interval":0}}`
+		obj := decodeShelf(t, []byte(body))
+		if obj.Status.Interval != 5 {
+			t.Fatalf("decoded interval %d, want the default 5", obj.Status.Interval)
+		}
+		ctx := sentRequest("update", "status", "s", "application/json", []byte(body))
+		check(t, v.ValidateStatusUpdate(ctx, obj, old), []string{"status.interval: Invalid value: 0: interval in body should be greater than or equal to 1"}, "")
+		// Left out, it is defaulted alike on both.
+		body = strings.Replace(body, `,"interval":0`, "", 1)
+		ctx = sentRequest("update", "status", "s", "application/json", []byte(body))
+		check(t, v.ValidateStatusUpdate(ctx, decodeShelf(t, []byte(body)), old), nil, "")
+	})
+
+	t.Run("scale", func(t *testing.T) {
+		ctx := sentRequest("update", "scale", "s", "application/json", []byte(`{"apiVersion":"autoscaling/v1","kind":"Scale","spec":{"replicas":0}}`))
+		sentFrom(ctx).scale = map[string]any{"spec": map[string]any{"replicas": int64(0)}}
+		scaled := decodeShelf(t, []byte(storedShelf))
+		scaled.Spec.Replicas = 0
+		check(t, v.ValidateUpdate(ctx, scaled, old), []string{"spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1"}, "")
+	})
+
+	t.Run("not this request's object", func(t *testing.T) {
+		// A write a hook makes within another request, or a body the
+		// server cannot read: the Go object's encoding, as before.
+		object := `{"apiVersion":"example.com/v1","kind":"Shelf","metadata":{"name":"s","namespace":"default"},"spec":{"replicas":0,"selector":{"matchLabels":{"a":"b"}}}}`
+		for name, ctx := range map[string]context.Context{
+			"other resource":     withSent(request.WithRequestInfo(context.Background(), &request.RequestInfo{APIGroup: "example.com", APIVersion: "v1", Resource: "others"}), "application/json", []byte(object)),
+			"custom subresource": sentRequest("create", "publish", "s", "application/json", []byte(object)),
+			"other name":         sentRequest("update", "", "t", "application/json", []byte(object)),
+			"protobuf":           sentRequest("create", "", "", "application/vnd.kubernetes.protobuf", []byte(object)),
+		} {
+			if errs := v.Validate(ctx, decodeShelf(t, []byte(object))); len(errs) != 0 {
+				t.Errorf("%s: %v", name, errs.ToAggregate())
+			}
+		}
+	})
+
+	t.Run("a hook's change stays", func(t *testing.T) {
+		// The client sent replicas 0 and tls {}; a hook set both.
+		object := `{"apiVersion":"example.com/v1","kind":"Shelf","metadata":{"name":"s","namespace":"default"},"spec":{"replicas":0,"tls":{},"selector":{"matchLabels":{"a":"b"}}}}`
+		obj := decodeShelf(t, []byte(object))
+		obj.Spec.Replicas, obj.Spec.TLS.Mode = 3, "Terminate"
+		check(t, v.Validate(sentRequest("create", "", "", "application/json", []byte(object)), obj), nil, "")
+	})
+}
+
+// TestSentBodiesKept: the body of a write is kept as the handler reads it,
+// up to maxSentBody.
+func TestSentBodiesKept(t *testing.T) {
+	var got *sentBody
+	h := withSentBodies(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if _, err := io.ReadAll(req.Body); err != nil {
+			t.Fatal(err)
+		}
+		got = sentFrom(req.Context())
+	}))
+	body := `{"spec":{"replicas":0}}`
+	req := httptest.NewRequest(http.MethodPost, "/apis/example.com/v1/namespaces/default/shelves", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	h.ServeHTTP(httptest.NewRecorder(), req)
+	if got == nil || string(got.buf) != body || got.contentType != "application/json" {
+		t.Fatalf("kept %+v", got)
+	}
+	got = nil
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/apis/example.com/v1/namespaces/default/shelves", nil))
+	if got != nil {
+		t.Errorf("a read keeps nothing: %+v", got)
+	}
+	big := strings.Repeat(" ", maxSentBody) + body
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPut, "/apis/example.com/v1/namespaces/default/shelves/s", strings.NewReader(big)))
+	if got == nil || !got.overflow || got.buf != nil {
+		t.Errorf("a body over the limit is not kept: overflow %v, %d bytes", got.overflow, len(got.buf))
+	}
+}
+
+// BenchmarkSchemaValidationCreate is the schema validation of one create:
+// "encoded" from the Go object only (before), "sent" with the body kept and
+// its dropped values put back (after).
+func BenchmarkSchemaValidationCreate(b *testing.B) {
+	v := shelfValidation(b)
+	body := []byte(`{"apiVersion":"example.com/v1","kind":"Shelf","metadata":{"name":"s","namespace":"default","labels":{"app":"shelf","tier":"backend"}},
+	  "spec":{"replicas":3,"tls":{"mode":"Terminate"},"selector":{"matchLabels":{"app":"shelf","tier":"backend"}}}}`)
+	obj := &shelf{}
+	if err := json.Unmarshal(body, obj); err != nil {
+		b.Fatal(err)
+	}
+	plain := request.WithNamespace(request.WithRequestInfo(context.Background(), &request.RequestInfo{APIGroup: "example.com", APIVersion: "v1", Resource: "shelves", Verb: "create"}), "default")
+	b.Run("encoded", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if errs := v.Validate(plain, obj); len(errs) != 0 {
+				b.Fatal(errs)
+			}
+		}
+	})
+	zero := bytes.Replace(body, []byte(`"mode":"Terminate"`), []byte(`"mode":""`), 1)
+	for name, body := range map[string][]byte{"sent": body, "sent with a zero value": zero} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				s := &sentBody{contentType: "application/json", buf: make([]byte, 0, len(body))}
+				if _, err := io.Copy(io.Discard, &recordingBody{ReadCloser: io.NopCloser(bytes.NewReader(body)), s: s}); err != nil {
+					b.Fatal(err)
+				}
+				if errs := v.Validate(context.WithValue(plain, sentKey{}, s), obj); len(errs) != 0 {
+					b.Fatal(errs)
+				}
+			}
+		})
+	}
+}
+
+func TestMayHoldZero(t *testing.T) {
+	for doc, want := range map[string]bool{
+		`{"a":1,"b":"x","c":[1,2],"d":{"e":true},"f":null,"g":-12.5e-3}`: false,
+		`{"s":"with 0 and false and {} inside \" \\"}`:                   false,
+		`{"a":0}`: true, `{"a":-0.0}`: true, `{"a":0e5}`: true, `{"a":10}`: false, `{"a":1.05}`: false,
+		`{"a":""}`: true, `{"a":false}`: true, `{"a":{ }}`: true, `{"a":[]}`: true, `{"a":{"b":[ ]}}`: true,
+	} {
+		if got := mayHoldZero([]byte(doc)); got != want {
+			t.Errorf("%s: %v, want %v", doc, got, want)
+		}
+	}
+}
