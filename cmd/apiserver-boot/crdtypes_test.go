@@ -234,6 +234,7 @@ type Pool struct {
 }
 
 // +kubebuilder:validation:XValidation:rule="!has(self.mode) || self.mode != 'Fixed' || has(self.size)",message="Fixed needs a size"
+// +kubebuilder:validation:XValidation:rule="has(self.size)",message="size is needed"
 type PoolSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	Replicas int32 ` + "`json:\"replicas,omitempty\"`" + `
@@ -262,6 +263,21 @@ type PoolSpec struct {
 	Hosts []string ` + "`json:\"hosts,omitempty\"`" + `
 	// +kubebuilder:validation:XValidation:rule="self.cpu != ''",message="cpu is needed"
 	Request Limits ` + "`json:\"request,omitzero\"`" + `
+	// +kubebuilder:validation:XValidation:rule="self.all(x, x.size() > 0)",message="no empty tag"
+	Tags []string ` + "`json:\"tags,omitempty\"`" + `
+	// +kubebuilder:validation:XValidation:rule="size(self) > 0",message="a port is needed"
+	Ports []int32 ` + "`json:\"ports,omitempty\"`" + `
+	// +kubebuilder:validation:XValidation:rule="self > 0",message="weight is positive"
+	Weight int32 ` + "`json:\"weight,omitempty\"`" + `
+	// +kubebuilder:validation:XValidation:rule="self != 5",message="not 5"
+	Limit int32 ` + "`json:\"limit,omitempty\"`" + `
+	// +kubebuilder:default={state: "Unknown"}
+	Health Health ` + "`json:\"health,omitzero\"`" + `
+}
+
+type Health struct {
+	// +kubebuilder:default=Unknown
+	State string ` + "`json:\"state,omitempty\"`" + `
 }
 
 // +kubebuilder:validation:MinProperties=1
@@ -280,7 +296,10 @@ type PoolList struct {
 // TestZeroValueWarnings: generate warns, at its line, about each field that
 // cannot carry its zero value while a constraint could see it, naming the
 // constraint and the fix; not about pointers, fields without such a
-// constraint, or fields without omitempty.
+// constraint, fields without omitempty, CEL rules that answer the same for
+// the zero value as for the field left out (self.all on a list, a rule of
+// the holding struct guarded by has()), or a struct whose default is what
+// its fields' defaults make of {}.
 func TestZeroValueWarnings(t *testing.T) {
 	dir := newProject(t)
 	mustRun(t, dir, "create", "group", "version", "--group", "pool", "--version", "v1")
@@ -297,16 +316,19 @@ func TestZeroValueWarnings(t *testing.T) {
 	}
 	for _, w := range []struct{ field, path, want string }{
 		{"replicas", "spec.replicas", "(field PoolSpec.Replicas, int32 with omitempty) cannot carry 0: 0 sent is stored and read back without the field, and Minimum=1 can tell 0 from the field left out; make it a pointer (*int32) or drop omitempty"},
-		{"mode", "spec.mode", `Enum="Fixed";"Auto" (without ""), the CEL rule "!has(self.mode) || self.mode != 'Fixed' || has(self.size)" on the object holding it`},
+		{"mode", "spec.mode", `Enum="Fixed";"Auto" (without "") can tell "" from the field left out`},
 		{"owner", "spec.owner", "MinLength=1"},
 		{"zone", "spec.zone", "Pattern=^[a-z]+$"},
-		{"size", "spec.size", "int64 with omitzero) cannot carry 0"},
+		{"size", "spec.size", `int64 with omitzero) cannot carry 0: 0 sent is stored and read back without the field, and the CEL rule "has(self.size)" on the object holding it can tell`},
 		{"retries", "spec.retries", "cannot carry 0: 0 sent is stored and read back as the default 3 (a CRD keeps 0); make it a pointer (*int32) or drop omitempty"},
 		{"limits", "spec.limits", "{} sent and the field left out are both stored as the zero struct and read back as {}, and MinProperties=1 can tell {} from the field left out; make it a pointer (*Limits)"},
 		{"labels", "spec.labels", "MinProperties=1 can tell {} from the field left out; Go keeps no empty map"},
 		{"hosts", "spec.hosts", "MinItems=1 can tell [] from the field left out; Go keeps no empty list"},
 		{"cpu", "spec.request.cpu", `the CEL rule "self.cpu != ''" on the object holding it can tell "" from the field left out`},
 		{"request", "spec.request", `{} sent is stored and read back without the field, and MinProperties=1, the CEL rule "self.cpu != ''" on the field`},
+		{"ports", "spec.ports", `the CEL rule "size(self) > 0" on the field can tell [] from the field left out`},
+		{"weight", "spec.weight", `the CEL rule "self > 0" on the field can tell 0 from the field left out`},
+		{"state", "spec.health.state", `"" sent is stored and read back as the default "Unknown" (a CRD keeps "")`},
 	} {
 		line := ""
 		for _, l := range strings.Split(out, "\n") {
@@ -318,12 +340,12 @@ func TestZeroValueWarnings(t *testing.T) {
 			t.Errorf("%s: want a warning at %s naming %s and %q, got %q", w.field, at(w.field), w.path, w.want, line)
 		}
 	}
-	for _, field := range []string{"minReplicas", "spare", "surge", "plain", "policy", "quota"} {
+	for _, field := range []string{"minReplicas", "spare", "surge", "plain", "policy", "quota", "tags", "limit", "health"} {
 		if strings.Contains(out, " spec."+field+" ") {
 			t.Errorf("%s needs no warning:\n%s", field, out)
 		}
 	}
-	if n := strings.Count(out, "cannot carry"); n != 11 {
-		t.Errorf("want 11 warnings, got %d:\n%s", n, out)
+	if n := strings.Count(out, "cannot carry"); n != 14 {
+		t.Errorf("want 14 warnings, got %d:\n%s", n, out)
 	}
 }

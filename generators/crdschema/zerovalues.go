@@ -97,11 +97,15 @@ func zeroText(s zeroShape) string {
 }
 
 // zeroConstraints lists what in prop (the field's schema) or in parent (the
-// schema of the object holding it) can tell the field's zero value from the
-// field left out: a bound, enum, length, pattern or count the zero value
-// fails, a CEL rule on the field, and a CEL rule of the parent that
-// mentions the field (".<name>", as in has(self.<name>)).
-func zeroConstraints(shape zeroShape, name string, prop, parent *apiextensionsv1.JSONSchemaProps) []string {
+// schema of the object holding it, the resource's root if parentRoot) can
+// tell the field's zero value from the field left out: a bound, enum,
+// length, pattern or count the zero value fails, a CEL rule on the field
+// that the zero value (zero, as a client sends it) fails, and a CEL rule of
+// the parent that mentions the field (".<name>", as in has(self.<name>))
+// and gives another outcome on parentZero (the parent's zero value as the
+// Go encoder writes it) with the field's zero value than without the field
+// (celZeroRules).
+func zeroConstraints(shape zeroShape, name string, prop, parent *apiextensionsv1.JSONSchemaProps, parentRoot bool, zero any, parentZero map[string]any) []string {
 	var out []string
 	switch shape {
 	case zeroNumber:
@@ -137,13 +141,12 @@ func zeroConstraints(shape zeroShape, name string, prop, parent *apiextensionsv1
 			out = append(out, fmt.Sprintf("MinItems=%d", *prop.MinItems))
 		}
 	}
-	zero := zeroJSON(shape)
 	if len(prop.Enum) > 0 && shape != zeroStruct && shape != zeroMap && shape != zeroSlice {
 		found := false
 		var values []string
 		for _, e := range prop.Enum {
 			var v any
-			if json.Unmarshal(e.Raw, &v) == nil && reflect.DeepEqual(v, zero) {
+			if json.Unmarshal(e.Raw, &v) == nil && reflect.DeepEqual(v, zeroJSON(shape)) {
 				found = true
 			}
 			values = append(values, string(e.Raw))
@@ -152,18 +155,7 @@ func zeroConstraints(shape zeroShape, name string, prop, parent *apiextensionsv1
 			out = append(out, "Enum="+strings.Join(values, ";")+" (without "+zeroText(shape)+")")
 		}
 	}
-	for _, r := range prop.XValidations {
-		out = append(out, fmt.Sprintf("the CEL rule %q on the field", short(r.Rule)))
-	}
-	if parent != nil {
-		mention := regexp.MustCompile(`\.` + regexp.QuoteMeta(name) + `\b`)
-		for _, r := range parent.XValidations {
-			if mention.MatchString(r.Rule) {
-				out = append(out, fmt.Sprintf("the CEL rule %q on the object holding it", short(r.Rule)))
-			}
-		}
-	}
-	return out
+	return append(out, celZeroRules(name, prop, parent, parentRoot, zero, parentZero)...)
 }
 
 // short cuts a long rule or default for a warning.
@@ -194,7 +186,7 @@ func zeroDefault(shape zeroShape, prop *apiextensionsv1.JSONSchemaProps) string 
 func zeroValueWarnings(fset *token.FileSet, root, module, kind string, t types.Type, s *apiextensionsv1.JSONSchemaProps, seen map[token.Pos]bool) []string {
 	var out []string
 	var walkType func(t types.Type, s *apiextensionsv1.JSONSchemaProps, path string, depth int)
-	var walkStruct func(st *types.Struct, owner string, s *apiextensionsv1.JSONSchemaProps, path string, depth int)
+	var walkStruct func(st *types.Struct, owner string, s *apiextensionsv1.JSONSchemaProps, path string, depth int, root bool, zero map[string]any)
 	walkType = func(t types.Type, s *apiextensionsv1.JSONSchemaProps, path string, depth int) {
 		if s == nil || depth > 32 {
 			return
@@ -208,7 +200,9 @@ func zeroValueWarnings(fset *token.FileSet, root, module, kind string, t types.T
 			if n, ok := t.(*types.Named); ok {
 				owner = n.Obj().Name()
 			}
-			walkStruct(u, owner, s, path, depth)
+			zero, _ := encodedZero(t, s, 0)
+			z, _ := zero.(map[string]any)
+			walkStruct(u, owner, s, path, depth, depth == 0 || s.XEmbeddedResource, z)
 		case *types.Slice:
 			if s.Items != nil {
 				walkType(u.Elem(), s.Items.Schema, path+"[*]", depth+1)
@@ -219,7 +213,7 @@ func zeroValueWarnings(fset *token.FileSet, root, module, kind string, t types.T
 			}
 		}
 	}
-	walkStruct = func(st *types.Struct, owner string, s *apiextensionsv1.JSONSchemaProps, path string, depth int) {
+	walkStruct = func(st *types.Struct, owner string, s *apiextensionsv1.JSONSchemaProps, path string, depth int, parentRoot bool, parentZero map[string]any) {
 		for i := 0; i < st.NumFields(); i++ {
 			f := st.Field(i)
 			name, opts, _ := strings.Cut(reflect.StructTag(st.Tag(i)).Get("json"), ",")
@@ -227,7 +221,14 @@ func zeroValueWarnings(fset *token.FileSet, root, module, kind string, t types.T
 				continue
 			}
 			if f.Embedded() && name == "" {
-				walkType(f.Type(), s, path, depth+1) // inlined: its fields are s's
+				// Inlined: its fields are s's, in the object holding it.
+				et := f.Type()
+				if p, ok := et.(*types.Pointer); ok {
+					et = p.Elem()
+				}
+				if u, ok := et.Underlying().(*types.Struct); ok {
+					walkStruct(u, owner, s, path, depth+1, parentRoot, parentZero)
+				}
 				continue
 			}
 			if name == "" {
@@ -246,7 +247,11 @@ func zeroValueWarnings(fset *token.FileSet, root, module, kind string, t types.T
 			}
 			inModule := f.Pkg() != nil && (f.Pkg().Path() == module || strings.HasPrefix(f.Pkg().Path(), module+"/"))
 			if shape := shapeOf(f.Type(), &prop); omit != "" && shape != zeroNone && inModule && !seen[f.Pos()] {
-				found, def := zeroConstraints(shape, name, &prop, s), zeroDefault(shape, &prop)
+				found := zeroConstraints(shape, name, &prop, s, parentRoot, fieldZero(f.Type(), shape, &prop), parentZero)
+				def := zeroDefault(shape, &prop)
+				if def != "" && shape == zeroStruct && defaultedZeroIsDefault(f.Type(), &prop) {
+					def = ""
+				}
 				if len(found) > 0 || def != "" {
 					seen[f.Pos()] = true
 					pos := fset.Position(f.Pos())
