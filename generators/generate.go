@@ -88,7 +88,7 @@ type State struct {
 	// load read.
 	reads []string
 	// schemas waits for the kinds' schemas, computed beside the universe.
-	schemas func() ([]crdschema.Schema, error)
+	schemas func() ([]crdschema.Schema, []string, error)
 	// universe is the last package load, for the checks after generation.
 	universe *generator.Context
 }
@@ -302,12 +302,13 @@ func runUniverseGenerators(api *State) ([]files.File, error) {
 	// once, on separate cores.
 	done := make(chan struct{})
 	var list []crdschema.Schema
+	var warnings []string
 	var serr error
 	go func() {
 		defer close(done)
-		list, serr = crdschema.Generate(api.API, driver.LoadEnv())
+		list, warnings, serr = crdschema.Generate(api.API, driver.LoadEnv())
 	}()
-	api.schemas = func() ([]crdschema.Schema, error) { <-done; return list, serr }
+	api.schemas = func() ([]crdschema.Schema, []string, error) { <-done; return list, warnings, serr }
 	c, err := loadUniverse(api)
 	if err != nil {
 		return nil, err

@@ -31,12 +31,15 @@ type schemaEntry struct {
 func (schemas) Generate(api *State, _ *generator.Context) ([]files.File, error) {
 	schemasOf := api.schemas
 	if schemasOf == nil { // not started beside a universe load
-		schemasOf = func() ([]crdschema.Schema, error) { return crdschema.Generate(api.API, driver.LoadEnv()) }
+		schemasOf = func() ([]crdschema.Schema, []string, error) { return crdschema.Generate(api.API, driver.LoadEnv()) }
 	}
-	list, err := schemasOf()
+	list, warnings, err := schemasOf()
 	if err != nil {
 		return nil, err
 	}
+	// Fields that cannot carry their zero value while a constraint sees it
+	// (docs/markers.md, "Zero values the Go types cannot carry").
+	api.Warnings = append(api.Warnings, warnings...)
 	var entries []schemaEntry
 	for _, s := range list {
 		b, err := json.Marshal(s.Schema)

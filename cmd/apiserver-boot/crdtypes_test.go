@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -467,5 +468,145 @@ func TestGroupVersionMismatch(t *testing.T) {
 	_, err := run(t, dir, "generate")
 	if err == nil || !strings.Contains(err.Error(), "groupversion_info.go:5:5: GroupVersion is stable.my.domain/v1, and the package is served as stable.example.com/v1") {
 		t.Fatalf("want the mismatch named, got %v", err)
+	}
+}
+
+// zeroValueTypes have, in a kind's spec, fields that cannot carry their
+// zero value (not pointers, omitempty or omitzero) with each constraint that
+// could see it, and fields that need no warning: pointers, fields without a
+// constraint, constraints the zero value passes, fields without omitempty.
+const zeroValueTypes = `package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// +kubebuilder:validation:MinLength=1
+type Name string
+
+// +genclient
+// +kubebuilder:object:root=true
+
+type Pool struct {
+	metav1.TypeMeta   ` + "`json:\",inline\"`" + `
+	metav1.ObjectMeta ` + "`json:\"metadata,omitempty\"`" + `
+
+	Spec PoolSpec ` + "`json:\"spec\"`" + `
+}
+
+// +kubebuilder:validation:XValidation:rule="!has(self.mode) || self.mode != 'Fixed' || has(self.size)",message="Fixed needs a size"
+// +kubebuilder:validation:XValidation:rule="has(self.size)",message="size is needed"
+type PoolSpec struct {
+	// +kubebuilder:validation:Minimum=1
+	Replicas int32 ` + "`json:\"replicas,omitempty\"`" + `
+	// +kubebuilder:validation:Minimum=1
+	MinReplicas *int32 ` + "`json:\"minReplicas,omitempty\"`" + `
+	// +kubebuilder:validation:Minimum=0
+	Spare int32 ` + "`json:\"spare,omitempty\"`" + `
+	// +kubebuilder:validation:Minimum=1
+	Surge int32 ` + "`json:\"surge\"`" + `
+	Plain int32 ` + "`json:\"plain,omitempty\"`" + `
+	// +kubebuilder:validation:Enum=Fixed;Auto
+	Mode string ` + "`json:\"mode,omitempty\"`" + `
+	// +kubebuilder:validation:Enum="";Fixed
+	Policy string ` + "`json:\"policy,omitempty\"`" + `
+	Owner Name ` + "`json:\"owner,omitempty\"`" + `
+	// +kubebuilder:validation:Pattern=` + "`^[a-z]+$`" + `
+	Zone string ` + "`json:\"zone,omitempty\"`" + `
+	Capacity int64 ` + "`json:\"size,omitzero\"`" + `
+	// +kubebuilder:default=3
+	Retries int32 ` + "`json:\"retries,omitempty\"`" + `
+	Limits Limits ` + "`json:\"limits,omitempty\"`" + `
+	Quota *Limits ` + "`json:\"quota,omitempty\"`" + `
+	// +kubebuilder:validation:MinProperties=1
+	Labels map[string]string ` + "`json:\"labels,omitempty\"`" + `
+	// +kubebuilder:validation:MinItems=1
+	Hosts []string ` + "`json:\"hosts,omitempty\"`" + `
+	// +kubebuilder:validation:XValidation:rule="self.cpu != ''",message="cpu is needed"
+	Request Limits ` + "`json:\"request,omitzero\"`" + `
+	// +kubebuilder:validation:XValidation:rule="self.all(x, x.size() > 0)",message="no empty tag"
+	Tags []string ` + "`json:\"tags,omitempty\"`" + `
+	// +kubebuilder:validation:XValidation:rule="size(self) > 0",message="a port is needed"
+	Ports []int32 ` + "`json:\"ports,omitempty\"`" + `
+	// +kubebuilder:validation:XValidation:rule="self > 0",message="weight is positive"
+	Weight int32 ` + "`json:\"weight,omitempty\"`" + `
+	// +kubebuilder:validation:XValidation:rule="self != 5",message="not 5"
+	Limit int32 ` + "`json:\"limit,omitempty\"`" + `
+	// +kubebuilder:default={state: "Unknown"}
+	Health Health ` + "`json:\"health,omitzero\"`" + `
+}
+
+type Health struct {
+	// +kubebuilder:default=Unknown
+	State string ` + "`json:\"state,omitempty\"`" + `
+}
+
+// +kubebuilder:validation:MinProperties=1
+type Limits struct {
+	CPU string ` + "`json:\"cpu,omitempty\"`" + `
+}
+
+// +kubebuilder:object:root=true
+type PoolList struct {
+	metav1.TypeMeta ` + "`json:\",inline\"`" + `
+	metav1.ListMeta ` + "`json:\"metadata,omitempty\"`" + `
+	Items           []Pool ` + "`json:\"items\"`" + `
+}
+`
+
+// TestZeroValueWarnings: generate warns, at its line, about each field that
+// cannot carry its zero value while a constraint could see it, naming the
+// constraint and the fix; not about pointers, fields without such a
+// constraint, fields without omitempty, CEL rules that answer the same for
+// the zero value as for the field left out (self.all on a list, a rule of
+// the holding struct guarded by has()), or a struct whose default is what
+// its fields' defaults make of {}.
+func TestZeroValueWarnings(t *testing.T) {
+	dir := newProject(t)
+	mustRun(t, dir, "create", "group", "version", "--group", "pool", "--version", "v1")
+	os.WriteFile(filepath.Join(dir, "pkg", "apis", "pool", "v1", "pool_types.go"), []byte(zeroValueTypes), 0o644)
+	out := mustRun(t, dir, "generate")
+	at := func(field string) string {
+		for i, l := range strings.Split(zeroValueTypes, "\n") {
+			if strings.Contains(l, "json:\""+field+",") {
+				return fmt.Sprintf("pool_types.go:%d:", i+1)
+			}
+		}
+		t.Fatalf("no field %s", field)
+		return ""
+	}
+	for _, w := range []struct{ field, path, want string }{
+		{"replicas", "spec.replicas", "(field PoolSpec.Replicas, int32 with omitempty) cannot carry 0: 0 sent is stored and read back without the field, and Minimum=1 can tell 0 from the field left out; make it a pointer (*int32) or drop omitempty"},
+		{"mode", "spec.mode", `Enum="Fixed";"Auto" (without "") can tell "" from the field left out`},
+		{"owner", "spec.owner", "MinLength=1"},
+		{"zone", "spec.zone", "Pattern=^[a-z]+$"},
+		{"size", "spec.size", `int64 with omitzero) cannot carry 0: 0 sent is stored and read back without the field, and the CEL rule "has(self.size)" on the object holding it can tell`},
+		{"retries", "spec.retries", "cannot carry 0: 0 sent is stored and read back as the default 3 (a CRD keeps 0); make it a pointer (*int32) or drop omitempty"},
+		{"limits", "spec.limits", "{} sent and the field left out are both stored as the zero struct and read back as {}, and MinProperties=1 can tell {} from the field left out; make it a pointer (*Limits)"},
+		{"labels", "spec.labels", "MinProperties=1 can tell {} from the field left out; Go keeps no empty map"},
+		{"hosts", "spec.hosts", "MinItems=1 can tell [] from the field left out; Go keeps no empty list"},
+		{"cpu", "spec.request.cpu", `the CEL rule "self.cpu != ''" on the object holding it can tell "" from the field left out`},
+		{"request", "spec.request", `{} sent is stored and read back without the field, and MinProperties=1, the CEL rule "self.cpu != ''" on the field`},
+		{"ports", "spec.ports", `the CEL rule "size(self) > 0" on the field can tell [] from the field left out`},
+		{"weight", "spec.weight", `the CEL rule "self > 0" on the field can tell 0 from the field left out`},
+		{"state", "spec.health.state", `"" sent is stored and read back as the default "Unknown" (a CRD keeps "")`},
+	} {
+		line := ""
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, at(w.field)) {
+				line = l
+			}
+		}
+		if !strings.Contains(line, "Pool "+w.path+" ") || !strings.Contains(line, w.want) {
+			t.Errorf("%s: want a warning at %s naming %s and %q, got %q", w.field, at(w.field), w.path, w.want, line)
+		}
+	}
+	for _, field := range []string{"minReplicas", "spare", "surge", "plain", "policy", "quota", "tags", "limit", "health"} {
+		if strings.Contains(out, " spec."+field+" ") {
+			t.Errorf("%s needs no warning:\n%s", field, out)
+		}
+	}
+	if n := strings.Count(out, "cannot carry"); n != 14 {
+		t.Errorf("want 14 warnings, got %d:\n%s", n, out)
 	}
 }

@@ -9,6 +9,7 @@ package crdschema
 import (
 	"errors"
 	"fmt"
+	"go/token"
 	"sort"
 	"strings"
 
@@ -36,11 +37,13 @@ func (s Schema) Key() string { return s.Group + "/" + s.Version + "/" + s.Kind }
 // Generate loads the version packages of api (with env, the package load's
 // environment) and returns the schema of every kind in every version that
 // serves it, sorted by key. Descriptions are left out: the published OpenAPI
-// keeps openapi-gen's documentation.
-func Generate(api *model.API, env []string) ([]Schema, error) {
+// keeps openapi-gen's documentation. The warnings name the fields that
+// cannot carry their zero value while a constraint could see it
+// (zeroValueWarnings).
+func Generate(api *model.API, env []string) ([]Schema, []string, error) {
 	reg := &markers.Registry{}
 	if err := (crd.Generator{}).RegisterMarkers(reg); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var patterns []string
 	for _, g := range api.Groups {
@@ -49,11 +52,11 @@ func Generate(api *model.API, env []string) ([]Schema, error) {
 		}
 	}
 	if len(patterns) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	roots, err := loader.LoadRootsWithConfig(&packages.Config{Dir: api.Root, Env: env, BuildFlags: []string{"-tags=" + gengo.StdBuildTag}}, patterns...)
 	if err != nil {
-		return nil, fmt.Errorf("loading the API packages for their schemas: %w", err)
+		return nil, nil, fmt.Errorf("loading the API packages for their schemas: %w", err)
 	}
 	// Floats are served (JSON numbers, protobuf doubles): controller-gen's
 	// caution about them is for CRDs whose clients round-trip through YAML.
@@ -65,11 +68,13 @@ func Generate(api *model.API, env []string) ([]Schema, error) {
 		byPath[r.PkgPath] = r
 	}
 	var out []Schema
+	var warnings []string
+	seen := map[token.Pos]bool{}
 	for _, g := range api.Groups {
 		for _, v := range g.Versions {
 			pkg := byPath[v.Package]
 			if pkg == nil {
-				return nil, fmt.Errorf("%s: not loaded", v.Package)
+				return nil, nil, fmt.Errorf("%s: not loaded", v.Package)
 			}
 			for _, k := range v.Kinds {
 				ident := crd.TypeIdent{Package: pkg, Name: k.Name}
@@ -82,11 +87,12 @@ func Generate(api *model.API, env []string) ([]Schema, error) {
 					s.Properties["metadata"] = apiextensionsv1.JSONSchemaProps{Type: "object"}
 				}
 				out = append(out, Schema{Group: g.FullName, Version: v.Name, Kind: k.Name, Model: v.ModelPackage + "." + k.Name, Schema: &s})
+				warnings = append(warnings, kindWarnings(pkg, api.Root, api.Module, k.Name, &s, seen)...)
 			}
 		}
 	}
 	if err := rootErrors(roots); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// CEL rules that do not compile are generate errors, as kube-apiserver
 	// refuses them in a CRD (the server checks the cost budget at start).
@@ -95,10 +101,10 @@ func Generate(api *model.API, env []string) ([]Schema, error) {
 		celErrs = append(celErrs, checkRules(api, s)...)
 	}
 	if len(celErrs) > 0 {
-		return nil, errors.New(strings.Join(celErrs, "\n"))
+		return nil, nil, errors.New(strings.Join(celErrs, "\n"))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
-	return out, nil
+	return out, warnings, nil
 }
 
 // rootErrors collects what the CRD parser reported against the packages:
