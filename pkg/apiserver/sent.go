@@ -37,7 +37,8 @@ import (
 //   - merge patch and JSON patch: the patch applied to the stored object's
 //     encoding, as the patch handler applies it;
 //   - server-side apply: the applied configuration, whose values are the
-//     result's (its lists merge, so only its maps are walked);
+//     result's: its maps, its atomic lists (which the result takes as
+//     applied) and the items of its map lists (matched by their keys);
 //   - strategic merge patch (which CRDs do not take; kubectl's client-side
 //     apply sends it to this server): its maps, without the directives;
 //   - /scale: the replicas written at the kind's spec replicas path.
@@ -121,6 +122,7 @@ const (
 	sentNone    sentShape = iota
 	sentObject            // the whole object, or values the result takes as they are (lists too)
 	sentMapOnly           // values merged into the result: maps are walked, lists are not
+	sentApply             // an applied configuration: maps, atomic lists, and map lists by key
 )
 
 func mediaType(ct string) string {
@@ -167,7 +169,7 @@ func (s *sentBody) form(old func() ([]byte, error)) (map[string]any, sentShape) 
 			return nil, sentNone
 		}
 		if mediaType(s.contentType) == "application/apply-patch+yaml" {
-			shape = sentMapOnly
+			shape = sentApply
 		}
 	case "application/strategic-merge-patch+json":
 		if err := utiljson.Unmarshal(s.buf, &m); err != nil {
@@ -244,12 +246,40 @@ func restoreValue(u map[string]any, k string, sv any, shape sentShape, s *struct
 		}
 	case []any:
 		ul, ok := uv.([]any)
-		if !ok || shape != sentObject || len(ul) != len(sv) {
+		if !ok {
 			return false
 		}
 		var items *structuralschema.Structural
 		if s != nil {
 			items = s.Items
+		}
+		if shape == sentApply {
+			// Server-side apply sets an atomic list as applied, and merges
+			// the items of a map list into the items of the same keys.
+			switch {
+			case s == nil:
+				return false
+			case s.XListType == nil || *s.XListType == "atomic":
+				shape = sentObject
+			case *s.XListType == "map":
+				for _, v := range sv {
+					sm, ok := v.(map[string]any)
+					if !ok {
+						continue
+					}
+					if um := itemWithKeys(ul, sm, s.XListMapKeys); um != nil {
+						for k2, v2 := range sm {
+							changed = restoreValue(um, k2, v2, shape, property(items, k2)) || changed
+						}
+					}
+				}
+				return changed
+			default:
+				return false
+			}
+		}
+		if shape != sentObject || len(ul) != len(sv) {
+			return false
 		}
 		for i := range sv {
 			sm, ok1 := sv[i].(map[string]any)
@@ -263,6 +293,40 @@ func restoreValue(u map[string]any, k string, sv any, shape sentShape, s *struct
 		}
 	}
 	return changed
+}
+
+// itemWithKeys is the only item of l with the keys of sent (a key the
+// encoding lacks matches a zero sent), or nil.
+func itemWithKeys(l []any, sent map[string]any, keys []string) map[string]any {
+	var found map[string]any
+	for _, v := range l {
+		um, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		match := true
+		for _, k := range keys {
+			sv, sok := sent[k]
+			uv, uok := um[k]
+			if sok && uok {
+				match = reflect.DeepEqual(sv, uv)
+			} else if sok {
+				match = dropped(sv)
+			} else {
+				match = !uok
+			}
+			if !match {
+				break
+			}
+		}
+		if match {
+			if found != nil {
+				return nil
+			}
+			found = um
+		}
+	}
+	return found
 }
 
 // property is the schema of field k of an object of schema s.

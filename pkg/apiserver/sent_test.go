@@ -12,9 +12,13 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"sigs.k8s.io/yaml"
@@ -349,4 +353,63 @@ func TestMayHoldZero(t *testing.T) {
 			t.Errorf("%s: %v, want %v", doc, got, want)
 		}
 	}
+}
+
+// TestRestoreSentApplyLists: an applied configuration's zero values inside
+// lists are put back as a CRD's apply keeps them: an atomic list is the
+// result's as applied, a map list's items are found by their keys (a key
+// the encoding dropped matches a zero sent); a set is not walked.
+func TestRestoreSentApplyLists(t *testing.T) {
+	var props apiextensionsv1.JSONSchemaProps
+	if err := json.Unmarshal([]byte(`{"type":"object","properties":{"spec":{"type":"object","properties":{
+	  "rules":{"type":"array","items":{"type":"object","properties":{"maxAge":{"type":"integer","default":5}}}},
+	  "listeners":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"],
+	    "items":{"type":"object","properties":{"name":{"type":"string"},"port":{"type":"integer"}}}},
+	  "tags":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"object","properties":{"n":{"type":"integer"}}}}}}}}`), &props); err != nil {
+		t.Fatal(err)
+	}
+	var internal apiextensions.JSONSchemaProps
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&props, &internal, nil); err != nil {
+		t.Fatal(err)
+	}
+	s, err := structuralschema.NewStructural(&internal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parse := func(js string) map[string]any {
+		var m map[string]any
+		if err := utiljson.Unmarshal([]byte(js), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	all := func(string) bool { return true }
+	for _, c := range []struct{ name, encoded, applied, want string }{
+		{"atomic list: a zero dropped and defaulted", `{"spec":{"rules":[{"maxAge":5}]}}`, `{"spec":{"rules":[{"maxAge":0}]}}`, `{"spec":{"rules":[{"maxAge":0}]}}`},
+		{"map list: a zero port, its item by key", `{"spec":{"listeners":[{"name":"b","port":1},{"name":"a"}]}}`, `{"spec":{"listeners":[{"name":"a","port":0}]}}`, `{"spec":{"listeners":[{"name":"b","port":1},{"name":"a","port":0}]}}`},
+		{"map list: an empty key", `{"spec":{"listeners":[{"name":"b","port":1},{"port":2}]}}`, `{"spec":{"listeners":[{"name":"","port":2}]}}`, `{"spec":{"listeners":[{"name":"b","port":1},{"name":"","port":2}]}}`},
+		{"set: not walked", `{"spec":{"tags":[{}]}}`, `{"spec":{"tags":[{"n":0}]}}`, `{"spec":{"tags":[{}]}}`},
+	} {
+		u := parse(c.encoded)
+		restoreSent(u, parse(c.applied), sentApply, s, all)
+		if got := mustJSON(t, u); got != mustJSON(t, parse(c.want)) {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+		// A strategic merge patch merges lists by the Go types' tags: its
+		// lists are not walked.
+		u = parse(c.encoded)
+		restoreSent(u, parse(c.applied), sentMapOnly, s, all)
+		if got := mustJSON(t, u); got != mustJSON(t, parse(c.encoded)) {
+			t.Errorf("%s, strategic merge patch: %s, want %s", c.name, got, c.encoded)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -262,6 +262,201 @@ func TestCRDTypesSideBySide(t *testing.T) {
 			t.Errorf("update %s (%s): the stored spec differs:\nours:   %s\ntheirs: %s", u.resource, u.name, specJSON(t, a.stdout), specJSON(t, b.stdout))
 		}
 	}
+
+	// Zero values as sent (issue 24): a zero on a field the Go types write
+	// with omitempty or omitzero is validated as the CRD validates it, for
+	// each kind of write. An accepted write stores the same spec but for the
+	// zero values the Go types cannot carry (docs/markers.md): theirs keeps
+	// them, ours leaves them out; exactly those paths may differ.
+	zeroWrites := 0
+	for _, z := range zeroShapes {
+		writes := []struct{ verb, name string }{
+			{"create", z.name + "-create"}, {"replace", z.name + "-replace"}, {"merge", z.name + "-merge"},
+			{"json", z.name + "-json"}, {"apply", z.name + "-apply"},
+		}
+		for _, w := range writes {
+			if w.verb == "apply" && z.notApplied {
+				continue
+			}
+			doc := func(spec string) string {
+				return fmt.Sprintf(`{"apiVersion":"gateway.networking.k8s.io/v1","kind":%q,"metadata":{"name":%q},"spec":%s}`, z.kind, w.name, spec)
+			}
+			var args []string
+			stdin := ""
+			switch w.verb {
+			case "create":
+				args, stdin = []string{"create", "-f", "-", "-o", "json"}, doc(z.spec)
+			case "replace":
+				args, stdin = []string{"replace", "-f", "-", "-o", "json"}, doc(z.spec)
+			case "merge":
+				args = []string{"patch", strings.ToLower(z.kind), w.name, "--type", "merge", "-p", z.merge, "-o", "json"}
+			case "json":
+				args = []string{"patch", strings.ToLower(z.kind), w.name, "--type", "json", "-p", z.jsonPatch, "-o", "json"}
+			case "apply":
+				args, stdin = []string{"apply", "--server-side", "-f", "-", "-o", "json"}, doc(z.spec)
+			}
+			var got [2]result
+			for i, kc := range []string{oursKubeconfig, theirs} {
+				if w.verb != "create" {
+					// The stored object the write changes, applied by
+					// the same field manager as the apply.
+					if r := kubectlWith(kc, doc(z.base), "apply", "--server-side", "-f", "-"); r.err != nil {
+						t.Fatalf("%s: the stored %s: %v\n%s", w.name, z.kind, r.err, r.stderr)
+					}
+				}
+				got[i] = kubectlWith(kc, stdin, args...)
+				if got[i].err == nil {
+					got[i] = kubectlWith(kc, "", "get", strings.ToLower(z.kind), w.name, "-o", "json")
+				}
+			}
+			a, b := got[0], got[1]
+			zeroWrites++
+			switch {
+			case (a.err == nil) != (b.err == nil) || (b.err == nil) != z.valid:
+				t.Errorf("%s (%s): apiserver-boot accepted=%v, kube-apiserver accepted=%v (want %v)\nours: %s\ntheirs: %s", z.name, w.verb, a.err == nil, b.err == nil, z.valid, a.stderr, b.stderr)
+			case b.err != nil && a.stderr != b.stderr:
+				t.Errorf("%s (%s): the errors differ:\nours:   %s\ntheirs: %s", z.name, w.verb, a.stderr, b.stderr)
+			case b.err != nil && !strings.Contains(b.stderr, z.want):
+				t.Errorf("%s (%s): kube-apiserver's error lacks %q: %s", z.name, w.verb, z.want, b.stderr)
+			case b.err == nil:
+				so, st := specOf(t, a.stdout), specOf(t, b.stdout)
+				for _, path := range z.omitted {
+					if v, ok := lookup(st, path); !ok || !zeroJSON(v) {
+						t.Errorf("%s (%s): kube-apiserver does not store the zero at %s: %s", z.name, w.verb, path, specJSON(t, b.stdout))
+					}
+					if _, ok := lookup(so, path); ok {
+						t.Errorf("%s (%s): apiserver-boot stores %s, which its Go field omits: %s", z.name, w.verb, path, specJSON(t, a.stdout))
+					}
+					remove(st, path)
+				}
+				if !reflect.DeepEqual(so, st) {
+					t.Errorf("%s (%s): the stored spec differs beyond %v:\nours:   %s\ntheirs: %s", z.name, w.verb, z.omitted, specJSON(t, a.stdout), specJSON(t, b.stdout))
+				}
+			}
+		}
+	}
+	t.Logf("zero values as sent: %d writes of %d shapes compared", zeroWrites, len(zeroShapes))
+}
+
+// zeroShapes are the zero values of issue 24 in Gateway API's types, each
+// sent by create, update (kubectl replace), merge patch, JSON patch and
+// server-side apply. base is the spec stored before an update; spec the
+// spec as sent (create, replace and apply), merge and jsonPatch the patches
+// of base giving it; want a part of kube-apiserver's error; omitted the
+// paths (dot separated, list indexes as numbers) of the zero values an
+// accepted write stores on kube-apiserver and not here.
+var zeroShapes = []struct {
+	name, kind, base, spec, merge, jsonPatch string
+	valid, notApplied                        bool
+	want                                     string
+	omitted                                  []string
+}{
+	{
+		// HTTPCORSFilter.MaxAge: int32, omitempty, Minimum=1, default 5. A
+		// CRD keeps the 0 sent (a default fills only what is absent).
+		name: "cors-maxage-0", kind: "HTTPRoute",
+		base:      `{"parentRefs":[{"name":"gw"}],"rules":[{"filters":[{"type":"CORS","cors":{"allowOrigins":["https://example.com"],"maxAge":10}}],"backendRefs":[{"name":"s","port":80}]}]}`,
+		spec:      `{"parentRefs":[{"name":"gw"}],"rules":[{"filters":[{"type":"CORS","cors":{"allowOrigins":["https://example.com"],"maxAge":0}}],"backendRefs":[{"name":"s","port":80}]}]}`,
+		merge:     `{"spec":{"rules":[{"filters":[{"type":"CORS","cors":{"allowOrigins":["https://example.com"],"maxAge":0}}],"backendRefs":[{"name":"s","port":80}]}]}}`,
+		jsonPatch: `[{"op":"replace","path":"/spec/rules/0/filters/0/cors/maxAge","value":0}]`,
+		want:      "spec.rules[0].filters[0].cors.maxAge in body should be greater than or equal to 1",
+	},
+	{
+		// ListenerEntry.Port: int32, omitempty, required, Minimum=1.
+		name: "listener-port-0", kind: "ListenerSet",
+		base:      `{"parentRef":{"name":"gw"},"listeners":[{"name":"a","protocol":"HTTP","port":80}]}`,
+		spec:      `{"parentRef":{"name":"gw"},"listeners":[{"name":"a","protocol":"HTTP","port":0}]}`,
+		merge:     `{"spec":{"listeners":[{"name":"a","protocol":"HTTP","port":0}]}}`,
+		jsonPatch: `[{"op":"replace","path":"/spec/listeners/0/port","value":0}]`,
+		want:      "spec.listeners[0].port in body should be greater than or equal to 1",
+	},
+	{
+		// ListenerEntry.Name: a string, omitempty, required, MinLength=1.
+		name: "listener-name-empty", kind: "ListenerSet",
+		base:      `{"parentRef":{"name":"gw"},"listeners":[{"name":"a","protocol":"HTTP","port":80}]}`,
+		spec:      `{"parentRef":{"name":"gw"},"listeners":[{"name":"","protocol":"HTTP","port":80}]}`,
+		merge:     `{"spec":{"listeners":[{"name":"","protocol":"HTTP","port":80}]}}`,
+		jsonPatch: `[{"op":"replace","path":"/spec/listeners/0/name","value":""}]`,
+		want:      "spec.listeners[0].name in body should be at least 1 chars long",
+	},
+	{
+		// ListenerSet.Spec: omitzero, required.
+		name: "listenerset-spec-empty", kind: "ListenerSet",
+		base:      `{"parentRef":{"name":"gw"},"listeners":[{"name":"a","protocol":"HTTP","port":80}]}`,
+		spec:      `{}`,
+		merge:     `{"spec":{"parentRef":null,"listeners":null}}`,
+		jsonPatch: `[{"op":"replace","path":"/spec","value":{}}]`,
+		want:      "spec.listeners: Required value",
+		// Applied by the manager of all of spec, `spec: {}` is a null spec
+		// on kube-apiserver ("spec: Invalid value: \"null\": spec in body
+		// must be of type object"), an empty one here ("spec.listeners:
+		// Required value", "spec.parentRef: Required value").
+		notApplied: true,
+	},
+	{
+		// RouteNamespaces.Selector: a label selector whose only field is an
+		// empty map (metav1.LabelSelector.MatchLabels, omitempty): valid on
+		// both, stored without the empty map here.
+		name: "selector-matchlabels-empty", kind: "Gateway",
+		base:      `{"gatewayClassName":"example","listeners":[{"name":"http","protocol":"HTTP","port":80,"allowedRoutes":{"namespaces":{"from":"Selector","selector":{"matchLabels":{"a":"b"}}}}}]}`,
+		spec:      `{"gatewayClassName":"example","listeners":[{"name":"http","protocol":"HTTP","port":80,"allowedRoutes":{"namespaces":{"from":"Selector","selector":{"matchLabels":{}}}}}]}`,
+		merge:     `{"spec":{"listeners":[{"name":"http","protocol":"HTTP","port":80,"allowedRoutes":{"namespaces":{"from":"Selector","selector":{"matchLabels":{}}}}}]}}`,
+		jsonPatch: `[{"op":"replace","path":"/spec/listeners/0/allowedRoutes/namespaces/selector/matchLabels","value":{}}]`,
+		valid:     true,
+		omitted:   []string{"listeners.0.allowedRoutes.namespaces.selector.matchLabels"},
+	},
+}
+
+// lookup is the value at a dot-separated path of JSON values.
+func lookup(v any, path string) (any, bool) {
+	for _, k := range strings.Split(path, ".") {
+		switch c := v.(type) {
+		case map[string]any:
+			var ok bool
+			if v, ok = c[k]; !ok {
+				return nil, false
+			}
+		case []any:
+			var i int
+			if _, err := fmt.Sscan(k, &i); err != nil || i >= len(c) {
+				return nil, false
+			}
+			v = c[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// remove deletes the value at a dot-separated path.
+func remove(v any, path string) {
+	parent, last := path, path
+	if i := strings.LastIndex(path, "."); i >= 0 {
+		parent, last = path[:i], path[i+1:]
+		v, _ = lookup(v, parent)
+	}
+	if m, ok := v.(map[string]any); ok {
+		delete(m, last)
+	}
+}
+
+// zeroJSON tells whether a JSON value is a zero an omitempty field drops:
+// false, 0, "", or an empty object or list.
+func zeroJSON(v any) bool {
+	switch c := v.(type) {
+	case bool:
+		return !c
+	case float64:
+		return c == 0
+	case string:
+		return c == ""
+	case map[string]any:
+		return len(c) == 0
+	case []any:
+		return len(c) == 0
+	}
+	return false
 }
 
 // mergePatch applies a JSON merge patch (RFC 7386).
