@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"path/filepath"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/freeport"
 	"github.com/apiserver-boot/apiserver-boot/internal/private"
 	"github.com/apiserver-boot/apiserver-boot/internal/runlock"
 )
@@ -32,15 +32,9 @@ func (o *EmbeddedEtcdOptions) AddFlags(fs *pflag.FlagSet) {
 		"Loopback peer port of the embedded etcd (0 picks a free port).")
 }
 
-// FreePort asks the kernel for a free loopback port.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// FreePort returns a free loopback port, never one returned before in
+// this process.
+func FreePort() (int, error) { return freeport.Port() }
 
 // Start runs etcd in this process, for the apiserver only: its client and
 // peer listeners are on loopback and take only TLS clients with a
@@ -55,21 +49,47 @@ func (o *EmbeddedEtcdOptions) Start(certDir string) (*embed.Etcd, string, *etcdP
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("the embedded etcd's certificates in %s: %w", certDir, err)
 	}
-	ports := []*int{&o.ClientPort, &o.PeerPort}
-	for _, p := range ports {
-		if *p == 0 {
-			port, err := FreePort()
-			if err != nil {
-				return nil, "", nil, err
-			}
-			*p = port
-		}
-	}
 	// etcd waits for ever for the lock of a database another etcd has open
 	// (an apiserver left running on the same data): say so at once.
 	if who, _, held := runlock.HeldBy(filepath.Join(o.DataDir, "member", "snap", "db")); held {
 		return nil, "", nil, fmt.Errorf("--embedded-etcd-data-dir %s is in use by %s, another apiserver on the same data?: stop it, or give another --embedded-etcd-data-dir, or --etcd-servers", o.DataDir, who)
 	}
+	// Ports left to us are picked afresh when another process took one
+	// between the pick and etcd's listen; ports given by flag are not.
+	picked := o.ClientPort == 0 || o.PeerPort == 0
+	for attempt := 1; ; attempt++ {
+		opts := *o
+		if err := opts.pickPorts(); err != nil {
+			return nil, "", nil, err
+		}
+		e, endpoint, err := opts.start(pki)
+		if err != nil && picked && attempt < 5 && portInUse(err) {
+			continue
+		}
+		o.ClientPort, o.PeerPort = opts.ClientPort, opts.PeerPort
+		return e, endpoint, pki, err
+	}
+}
+
+// pickPorts gives the ports left at 0 distinct free ports.
+func (o *EmbeddedEtcdOptions) pickPorts() error {
+	free, err := freeport.Ports(2)
+	if err != nil {
+		return err
+	}
+	if o.ClientPort == 0 {
+		o.ClientPort = free[0]
+	}
+	if o.PeerPort == 0 {
+		o.PeerPort = free[1]
+	}
+	if o.ClientPort == o.PeerPort {
+		return fmt.Errorf("--embedded-etcd-client-port and --embedded-etcd-peer-port are both %d: give them different ports, or 0 for free ones", o.ClientPort)
+	}
+	return nil
+}
+
+func (o *EmbeddedEtcdOptions) start(pki *etcdPKI) (*embed.Etcd, string, error) {
 	cfg := embed.NewConfig()
 	cfg.Name = "apiserver-boot"
 	cfg.Dir = o.DataDir
@@ -85,16 +105,16 @@ func (o *EmbeddedEtcdOptions) Start(certDir string) (*embed.Etcd, string, *etcdP
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("starting embedded etcd (ports from --embedded-etcd-client-port=%d, --embedded-etcd-peer-port=%d): %w", o.ClientPort, o.PeerPort, err)
+		return nil, "", fmt.Errorf("starting embedded etcd (ports from --embedded-etcd-client-port=%d, --embedded-etcd-peer-port=%d): %w", o.ClientPort, o.PeerPort, err)
 	}
 	select {
 	case <-e.Server.ReadyNotify():
 	case err := <-e.Err():
 		e.Close()
-		return nil, "", nil, fmt.Errorf("embedded etcd: %w", err)
+		return nil, "", fmt.Errorf("embedded etcd: %w", err)
 	case <-time.After(60 * time.Second):
 		e.Close()
-		return nil, "", nil, fmt.Errorf("embedded etcd in %s did not become ready in 60s", o.DataDir)
+		return nil, "", fmt.Errorf("embedded etcd in %s did not become ready in 60s", o.DataDir)
 	}
-	return e, client.String(), pki, nil
+	return e, client.String(), nil
 }

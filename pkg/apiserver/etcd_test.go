@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -220,5 +221,31 @@ func TestEmbeddedEtcdInUse(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("the second embedded etcd on the same data waited 15s instead of failing")
+	}
+}
+
+// TestEmbeddedEtcdPortTaken: a taken port given by flag is named with its
+// flag and reported as in use (the error Start retries on when it picked
+// the ports itself).
+func TestEmbeddedEtcdPortTaken(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	taken := l.Addr().(*net.TCPAddr).Port
+	dir := t.TempDir()
+	o := &EmbeddedEtcdOptions{DataDir: filepath.Join(dir, "etcd"), ClientPort: taken}
+	e, _, _, err := o.Start(filepath.Join(dir, "certs"))
+	if err == nil {
+		e.Close()
+		t.Fatalf("etcd started on taken port %d", taken)
+	}
+	if !portInUse(err) || !strings.Contains(err.Error(), fmt.Sprintf("--embedded-etcd-client-port=%d", taken)) {
+		t.Fatalf("want an address-in-use error naming --embedded-etcd-client-port=%d, got %v", taken, err)
+	}
+	o = &EmbeddedEtcdOptions{DataDir: filepath.Join(dir, "etcd2"), ClientPort: taken, PeerPort: taken}
+	if _, _, _, err := o.Start(filepath.Join(dir, "certs")); err == nil || !strings.Contains(err.Error(), "give them different ports") {
+		t.Fatalf("same client and peer port: %v", err)
 	}
 }

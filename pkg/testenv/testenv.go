@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -39,12 +40,15 @@ func Start(cfg apiserver.Config) (*Environment, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, err := apiserver.FreePort()
+	// The apiserver serves on a listener held from here, so no other
+	// process (nor the embedded etcd's port pick) can take its port.
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	o := apiserver.NewOptions()
-	o.SecureServing.BindPort = port
+	o.SecureServing.Listener = listener
+	o.SecureServing.BindPort = listener.Addr().(*net.TCPAddr).Port
 	o.SecureServing.ServerCert.CertDirectory = filepath.Join(dir, "certs")
 	o.EmbeddedEtcd.DataDir = filepath.Join(dir, "etcd")
 	o.TokenFile = filepath.Join(dir, "token")

@@ -5,7 +5,6 @@ package e2e
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/freeport"
 )
 
 // syncBuffer collects a child's output for assertions.
@@ -34,14 +35,15 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
+// freePort returns a free loopback port, never one given before in this
+// test binary.
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Port()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // process is a child started in its own process group and always stopped.

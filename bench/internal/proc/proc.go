@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/freeport"
 )
 
 // Every command and server the bench starts runs in its own process group,
@@ -159,15 +160,9 @@ func StopServers() {
 	servers = nil
 }
 
-// FreePort asks the kernel for a free loopback port.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// FreePort returns a free loopback port, never one returned before in
+// this process.
+func FreePort() (int, error) { return freeport.Port() }
 
 // RSSMB reads VmRSS of pid from /proc, in MB.
 func RSSMB(pid int) (float64, error) {
