@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/test/harness"
+
 	clientv3 "go.etcd.io/etcd/client/v3"
 	admissionv1 "k8s.io/api/admission/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -277,9 +279,9 @@ func TestAggregation(t *testing.T) {
 	// for its Service name only.
 	svcHost := aggService + "." + aggNamespace + ".svc"
 	servingCert, servingKey := signCert(t, c.dir, "crontab-apiserver", c.ca, c.caKey, svcHost, svcHost)
-	port := freePort(t)
+	port := harness.FreePort(t)
 	apiserverDir := t.TempDir()
-	c.procs["apiserver"] = start(t, apiserverDir, filepath.Join(proj, "bin", "apiserver"),
+	c.procs["apiserver"] = harness.Start(t, apiserverDir, filepath.Join(proj, "bin", "apiserver"),
 		"--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1",
 		"--tls-cert-file", servingCert, "--tls-private-key-file", servingKey,
 		"--etcd-servers", c.etcdURL, "--etcd-prefix", aggPrefix,
@@ -288,10 +290,10 @@ func TestAggregation(t *testing.T) {
 		"--kubeconfig", apiserverKubeconfig)
 	direct := fmt.Sprintf("https://127.0.0.1:%d", port)
 	anonymous := c.tlsClient(svcHost, nil)
-	if !waitUntil(2*time.Minute, func() bool {
+	if !harness.WaitUntil(2*time.Minute, func() bool {
 		select {
-		case <-c.procs["apiserver"].done:
-			t.Fatalf("apiserver exited: %v", c.procs["apiserver"].err)
+		case <-c.procs["apiserver"].Done():
+			t.Fatalf("apiserver exited: %v", c.procs["apiserver"].Err())
 		default:
 		}
 		code, _ := get(anonymous, direct+"/readyz", nil)
@@ -311,7 +313,7 @@ func TestAggregation(t *testing.T) {
 			return kubectlWith(admin, "", "get", "apiservice", v+".stable.example.com",
 				"-o", `jsonpath={.status.conditions[?(@.type=="Available")].status} {.status.conditions[?(@.type=="Available")].message}`).stdout
 		}
-		if !waitUntil(2*time.Minute, func() bool { return strings.HasPrefix(available(), "True") }) {
+		if !harness.WaitUntil(2*time.Minute, func() bool { return strings.HasPrefix(available(), "True") }) {
 			t.Fatalf("APIService %s.stable.example.com not Available: %s", v, available())
 		}
 	}
@@ -326,7 +328,7 @@ func TestAggregation(t *testing.T) {
 		}
 		// kube-apiserver fetches the aggregated OpenAPI in the background, after the APIService is available.
 		var explain result
-		if !waitUntil(time.Minute, func() bool {
+		if !harness.WaitUntil(time.Minute, func() bool {
 			explain = kubectlWith(admin, "", "explain", "crontab.spec.replicas")
 			return strings.Contains(explain.stdout, "desired number of instances")
 		}) {
@@ -452,7 +454,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: devs}]
 			{"ValidatingAdmissionPolicy", "many", 9, "", "replicas must be at most 8 in e2e-admission"},
 		} {
 			var r result
-			if !waitUntil(time.Minute, func() bool {
+			if !harness.WaitUntil(time.Minute, func() bool {
 				r = dryRun(tc.name, tc.replicas)
 				return r.stdout == tc.stdout && strings.Contains(r.stderr, tc.stderr) && (tc.stderr == "") == (r.err == nil)
 			}) {
@@ -479,7 +481,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: devs}]
 		deleting := func() string {
 			return kubectlWith(admin, "", "get", "crontab", "held", "-n", "e2e-gone", "-o", "jsonpath={.metadata.deletionTimestamp}").stdout
 		}
-		if !waitUntil(2*time.Minute, func() bool { return deleting() != "" }) {
+		if !harness.WaitUntil(2*time.Minute, func() bool { return deleting() != "" }) {
 			t.Fatalf("the namespace controller did not delete the CronTabs: held has no deletionTimestamp\n%s",
 				kubectlWith(admin, "", "get", "namespace", "e2e-gone", "-o", "yaml").stdout)
 		}
@@ -490,14 +492,14 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: devs}]
 		// soon as the apiserver's namespace informer has seen it terminating;
 		// server-side dry runs store nothing).
 		var r result
-		if !waitUntil(30*time.Second, func() bool {
+		if !harness.WaitUntil(30*time.Second, func() bool {
 			r = kubectlWith(admin, "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: late, namespace: e2e-gone}\n", "create", "--dry-run=server", "-f", "-")
 			return r.err != nil && strings.Contains(r.stderr, "because it is being terminated")
 		}) {
 			t.Errorf("create in a terminating namespace: %v %s", r.err, r.stderr)
 		}
 		kubectlAs(t, admin, "patch", "crontab", "held", "-n", "e2e-gone", "--type", "json", "-p", `[{"op":"remove","path":"/metadata/finalizers"}]`)
-		if !waitUntil(2*time.Minute, func() bool {
+		if !harness.WaitUntil(2*time.Minute, func() bool {
 			return strings.Contains(kubectlWith(admin, "", "get", "namespace", "e2e-gone").stderr, "NotFound")
 		}) {
 			t.Fatalf("namespace e2e-gone not removed:\n%s", kubectlWith(admin, "", "get", "namespace", "e2e-gone", "-o", "yaml").stdout)
@@ -512,7 +514,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: devs}]
 		uid := kubectlAs(t, admin, "get", "configmap", "owner", "-n", "e2e-agg", "-o", "jsonpath={.metadata.uid}")
 		applyAs(t, admin, fmt.Sprintf("apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: owned\n  namespace: e2e-agg\n  ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: owner, uid: %s}]\n", uid))
 		kubectlAs(t, admin, "delete", "configmap", "owner", "-n", "e2e-agg")
-		if !waitUntil(2*time.Minute, func() bool {
+		if !harness.WaitUntil(2*time.Minute, func() bool {
 			return strings.Contains(kubectlWith(admin, "", "get", "crontab", "owned", "-n", "e2e-agg").stderr, "NotFound")
 		}) {
 			t.Errorf("the garbage collector did not delete the CronTab owned by a deleted ConfigMap")
@@ -526,17 +528,17 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: devs}]
 		// the metrics reader ClusterRole bound to dev.
 		applyAs(t, admin, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: e2e-metrics-reader}\nrules: [{nonResourceURLs: [/metrics], verbs: [get]}]\n---\n"+
 			"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: e2e-metrics-reader}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-metrics-reader}\nsubjects: [{kind: User, name: dev}]\n")
-		port := freePort(t)
-		p := start(t, t.TempDir(), filepath.Join(proj, "bin", "controller-manager"),
+		port := harness.FreePort(t)
+		p := harness.Start(t, t.TempDir(), filepath.Join(proj, "bin", "controller-manager"),
 			"--kubeconfig", cmKubeconfig, "--leader-elect=false", "--bind-address=",
 			"--secure-port", fmt.Sprint(port), "--secure-bind-address", "127.0.0.1",
 			"--authentication-kubeconfig", apiserverKubeconfig, "--authorization-kubeconfig", apiserverKubeconfig)
-		defer func() { p.signal(syscall.SIGTERM); <-p.done }()
+		defer func() { p.Signal(syscall.SIGTERM); <-p.Done() }()
 		insecure := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 		base := fmt.Sprintf("https://127.0.0.1:%d", port)
-		if !waitUntil(time.Minute, func() bool { code, _ := get(insecure, base+"/healthz", nil); return code == 200 }) {
+		if !harness.WaitUntil(time.Minute, func() bool { code, _ := get(insecure, base+"/healthz", nil); return code == 200 }) {
 			code, body := get(insecure, base+"/healthz", nil)
-			t.Fatalf("secure /healthz: %d %s\n%s", code, body, p.out.String())
+			t.Fatalf("secure /healthz: %d %s\n%s", code, body, p.Out.String())
 		}
 		for _, tc := range []struct {
 			name, token string
@@ -557,7 +559,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: devs}]
 			}
 		}
 		// Nothing listens on the default plain port of this process.
-		if out := p.out.String(); strings.Contains(out, "Serving /healthz, /readyz and /metrics\"") {
+		if out := p.Out.String(); strings.Contains(out, "Serving /healthz, /readyz and /metrics\"") {
 			t.Errorf("the plain port serves although --bind-address is empty:\n%s", out)
 		}
 	})
@@ -567,14 +569,14 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: devs}]
 		if err != nil {
 			t.Fatal(err)
 		}
-		managers := map[string]*process{}
+		managers := map[string]*harness.Process{}
 		addrs := map[string]string{}
 		for i := range 2 {
-			addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-			p := start(t, t.TempDir(), filepath.Join(proj, "bin", "controller-manager"),
+			addr := fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t))
+			p := harness.Start(t, t.TempDir(), filepath.Join(proj, "bin", "controller-manager"),
 				"--kubeconfig", cmKubeconfig, "--leader-elect=true", "--leader-elect-namespace", aggNamespace,
 				"--bind-address", addr)
-			id := fmt.Sprintf("%s_%d", hostname, p.cmd.Process.Pid)
+			id := fmt.Sprintf("%s_%d", hostname, p.Pid())
 			managers[id], addrs[id] = p, addr
 			c.procs[fmt.Sprintf("controller-manager-%d", i)] = p
 		}
@@ -582,7 +584,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: devs}]
 			return kubectlWith(admin, "", "get", "lease", "crontab-controller-manager", "-n", aggNamespace, "-o", "jsonpath={.spec.holderIdentity}").stdout
 		}
 		var leader string
-		if !waitUntil(time.Minute, func() bool { leader = holder(); return managers[leader] != nil }) {
+		if !harness.WaitUntil(time.Minute, func() bool { leader = holder(); return managers[leader] != nil }) {
 			t.Fatalf("no controller-manager holds the Lease: holder %q, managers %v", leader, keys(managers))
 		}
 		var follower string
@@ -597,10 +599,10 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: devs}]
 		status := func(name string) string {
 			return kubectlWith(admin, "", "get", "ct", name, "-n", "e2e-agg", "-o", "jsonpath={.status.replicas}").stdout
 		}
-		if !waitUntil(time.Minute, func() bool { return status("reconciled") == "4" }) {
+		if !harness.WaitUntil(time.Minute, func() bool { return status("reconciled") == "4" }) {
 			t.Fatalf("status not written by the leader: %q", status("reconciled"))
 		}
-		if !waitUntil(30*time.Second, func() bool {
+		if !harness.WaitUntil(30*time.Second, func() bool {
 			code, _ := get(http.DefaultClient, "http://"+addrs[leader]+"/readyz", nil)
 			return code == 200
 		}) {
@@ -609,7 +611,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: devs}]
 		if code, _ := get(http.DefaultClient, "http://"+addrs[follower]+"/readyz", nil); code != http.StatusServiceUnavailable {
 			t.Errorf("follower /readyz: %d, want 503", code)
 		}
-		if out := managers[follower].out.String(); strings.Contains(out, "Controller manager started") || strings.Contains(out, "Reconciling CronTab") {
+		if out := managers[follower].Out.String(); strings.Contains(out, "Controller manager started") || strings.Contains(out, "Reconciling CronTab") {
 			t.Errorf("the follower runs controllers:\n%s", out)
 		}
 
@@ -619,9 +621,9 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: devs}]
 		// the follower may see the last renewal one retry late and try again
 		// one retry after expiry: at most 15 s + 2 × 4.7 s, and a second.
 		killed := time.Now()
-		managers[leader].signal(syscall.SIGKILL)
-		<-managers[leader].done
-		if !waitUntil(2*time.Minute, func() bool { return holder() == follower }) {
+		managers[leader].Signal(syscall.SIGKILL)
+		<-managers[leader].Done()
+		if !harness.WaitUntil(2*time.Minute, func() bool { return holder() == follower }) {
 			t.Fatalf("the follower %s did not take over the Lease: holder %q", follower, holder())
 		}
 		takeover := time.Since(killed)
@@ -630,12 +632,12 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: devs}]
 			t.Errorf("the follower took over after %s: more than the lease duration and two jittered retry periods (%s)", takeover, bound)
 		}
 		applyAs(t, admin, "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: after-failover, namespace: e2e-agg}\nspec: {replicas: 2}\n")
-		if !waitUntil(time.Minute, func() bool { return status("after-failover") == "2" }) {
+		if !harness.WaitUntil(time.Minute, func() bool { return status("after-failover") == "2" }) {
 			t.Fatalf("status not written by the new leader: %q", status("after-failover"))
 		}
 		// Stopped cleanly, the new leader releases the Lease.
-		managers[follower].signal(syscall.SIGTERM)
-		<-managers[follower].done
+		managers[follower].Signal(syscall.SIGTERM)
+		<-managers[follower].Done()
 		if got := holder(); got != "" {
 			t.Errorf("Lease still held by %q after SIGTERM", got)
 		}

@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/test/harness"
+
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	certutil "k8s.io/client-go/util/cert"
@@ -48,7 +50,7 @@ type kubeCluster struct {
 	ca         *x509.Certificate
 	caKey      crypto.Signer
 	frontProxy *tls.Certificate // the client certificate kube-apiserver proxies with
-	procs      map[string]*process
+	procs      map[string]*harness.Process
 }
 
 // kubeconfig writes a kubeconfig for the kube-apiserver with a bearer token.
@@ -152,7 +154,7 @@ func (c *kubeCluster) logOnFailure(t *testing.T) {
 			return
 		}
 		for name, p := range c.procs {
-			out := p.out.String()
+			out := p.Out.String()
 			if len(out) > 20000 {
 				out = "...\n" + out[len(out)-20000:]
 			}
@@ -166,7 +168,7 @@ func (c *kubeCluster) logOnFailure(t *testing.T) {
 func startKubeCluster(t *testing.T) *kubeCluster {
 	t.Helper()
 	dir := t.TempDir()
-	c := &kubeCluster{dir: dir, procs: map[string]*process{}}
+	c := &kubeCluster{dir: dir, procs: map[string]*harness.Process{}}
 	c.logOnFailure(t)
 
 	// Certificates and keys.
@@ -190,18 +192,18 @@ func startKubeCluster(t *testing.T) *kubeCluster {
 			nobodyToken+",nobody,nobody-uid\n"))
 
 	// etcd, shared by kube-apiserver (/registry) and the extension apiserver (its own prefix).
-	clientPort, peerPort := freePort(t), freePort(t)
+	clientPort, peerPort := harness.FreePort(t), harness.FreePort(t)
 	c.etcdURL = fmt.Sprintf("http://127.0.0.1:%d", clientPort)
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
-	c.procs["etcd"] = start(t, dir, etcdBin, "--name", "e2e", "--data-dir", filepath.Join(dir, "etcd"),
+	c.procs["etcd"] = harness.Start(t, dir, etcdBin, "--name", "e2e", "--data-dir", filepath.Join(dir, "etcd"),
 		"--listen-client-urls", c.etcdURL, "--advertise-client-urls", c.etcdURL,
 		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
 		"--initial-cluster", "e2e="+peerURL)
-	c.procs["etcd"].waitFor(t, "ready to serve client requests", time.Minute)
+	c.procs["etcd"].WaitFor(t, "ready to serve client requests", time.Minute)
 
-	kasPort := freePort(t)
+	kasPort := harness.FreePort(t)
 	c.url = fmt.Sprintf("https://127.0.0.1:%d", kasPort)
-	c.procs["kube-apiserver"] = start(t, dir, kubeAPIServerBin,
+	c.procs["kube-apiserver"] = harness.Start(t, dir, kubeAPIServerBin,
 		"--etcd-servers", c.etcdURL,
 		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", fmt.Sprint(kasPort),
 		// The kubernetes Service's endpoints would hold the loopback address, which endpoints refuse.
@@ -225,10 +227,10 @@ func startKubeCluster(t *testing.T) *kubeCluster {
 		"--cert-dir", filepath.Join(dir, "kube-apiserver-certs"),
 		"--profiling=false")
 	admin := c.kubeconfig(t, "admin", adminToken)
-	if !waitUntil(3*time.Minute, func() bool {
+	if !harness.WaitUntil(3*time.Minute, func() bool {
 		select {
-		case <-c.procs["kube-apiserver"].done:
-			t.Fatalf("kube-apiserver exited: %v", c.procs["kube-apiserver"].err)
+		case <-c.procs["kube-apiserver"].Done():
+			t.Fatalf("kube-apiserver exited: %v", c.procs["kube-apiserver"].Err())
 		default:
 		}
 		return kubectlWith(admin, "", "get", "--raw", "/readyz").stdout == "ok"
@@ -238,11 +240,11 @@ func startKubeCluster(t *testing.T) *kubeCluster {
 
 	// The namespace controller deletes aggregated objects of a deleted
 	// namespace; the garbage collector follows their owner references.
-	c.procs["kube-controller-manager"] = start(t, dir, kubeControllerManagerBin,
+	c.procs["kube-controller-manager"] = harness.Start(t, dir, kubeControllerManagerBin,
 		"--kubeconfig", admin,
 		"--controllers", "namespace,garbagecollector",
 		"--leader-elect=false",
-		"--bind-address", "127.0.0.1", "--secure-port", fmt.Sprint(freePort(t)),
+		"--bind-address", "127.0.0.1", "--secure-port", fmt.Sprint(harness.FreePort(t)),
 		"--profiling=false")
 	return c
 }

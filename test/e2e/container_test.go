@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/test/harness"
+
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -36,7 +38,7 @@ func TestBuildContainer(t *testing.T) {
 	tarPath := filepath.Join(tmp, "crontab.tar")
 	var out string
 	if err := timed("build container", func() (err error) {
-		out, err = sh(proj, cli, "build", "container", "--image", ref, "--output", tarPath, "--generate=false")
+		out, err = harness.Sh(proj, cli, "build", "container", "--image", ref, "--output", tarPath, "--generate=false")
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -93,20 +95,20 @@ func TestBuildContainer(t *testing.T) {
 
 	// The static, trimmed binary serves: standalone on an embedded etcd, as a user would try the image.
 	state := filepath.Join(tmp, "state")
-	port := freePort(t)
+	port := harness.FreePort(t)
 	kubeconfig := filepath.Join(state, "kubeconfig")
-	p := start(t, tmp, filepath.Join(root, "apiserver"), "--secure-port", fmt.Sprint(port),
+	p := harness.Start(t, tmp, filepath.Join(root, "apiserver"), "--secure-port", fmt.Sprint(port),
 		"--write-kubeconfig", kubeconfig, "--token-file", filepath.Join(state, "token"), "--cert-dir", filepath.Join(state, "certs"),
 		"--embedded-etcd-data-dir", filepath.Join(state, "etcd"),
-		"--embedded-etcd-client-port", fmt.Sprint(freePort(t)), "--embedded-etcd-peer-port", fmt.Sprint(freePort(t)))
-	if !waitUntil(2*time.Minute, func() bool { _, err := os.Stat(kubeconfig); return err == nil }) {
-		t.Fatalf("the image's apiserver wrote no kubeconfig:\n%s", p.out.String())
+		"--embedded-etcd-client-port", fmt.Sprint(harness.FreePort(t)), "--embedded-etcd-peer-port", fmt.Sprint(harness.FreePort(t)))
+	if !harness.WaitUntil(2*time.Minute, func() bool { _, err := os.Stat(kubeconfig); return err == nil }) {
+		t.Fatalf("the image's apiserver wrote no kubeconfig:\n%s", p.Out.String())
 	}
 	got, err := exec.Command("kubectl", "--cache-dir", t.TempDir(), "--kubeconfig", kubeconfig, "get", "crontabs", "-A").CombinedOutput()
 	if err != nil {
-		t.Fatalf("kubectl get crontabs through the image's apiserver: %v\n%s\n%s", err, got, p.out.String())
+		t.Fatalf("kubectl get crontabs through the image's apiserver: %v\n%s\n%s", err, got, p.Out.String())
 	}
-	p.stop(t)
+	p.Stop(t)
 }
 
 // extract writes the image's flattened file system under dir and lists its files.
@@ -148,11 +150,11 @@ func extract(t *testing.T, img v1.Image, dir string) []string {
 // built-in kind) and checks it through kubectl kustomize and strict decoding.
 func TestBuildConfigOfProject(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "config")
-	if _, err := sh(proj, cli, "build", "config", "--name", "crontab", "--namespace", "crontab-system",
+	if _, err := harness.Sh(proj, cli, "build", "config", "--name", "crontab", "--namespace", "crontab-system",
 		"--image", "registry.example.com/crontab:v0.1.0", "--output", dir); err != nil {
 		t.Fatal(err)
 	}
-	out, err := sh(proj, "kubectl", "kustomize", dir)
+	out, err := harness.Sh(proj, "kubectl", "kustomize", dir)
 	if err != nil {
 		t.Fatal(err)
 	}

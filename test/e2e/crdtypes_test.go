@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/test/harness"
+
 	"sigs.k8s.io/yaml"
 )
 
@@ -68,7 +70,7 @@ var gatewayBase = map[string]string{
 // rules), the defaults in the spec, the printer columns, short names and
 // categories.
 func TestCRDTypesSideBySide(t *testing.T) {
-	out, err := sh(repoRoot, "go", "mod", "download", "-json", gatewayAPI)
+	out, err := harness.Sh(repoRoot, "go", "mod", "download", "-json", gatewayAPI)
 	if err != nil {
 		t.Fatalf("go mod download %s: %v\n%s", gatewayAPI, err, out)
 	}
@@ -85,7 +87,7 @@ func TestCRDTypesSideBySide(t *testing.T) {
 		{cli, "init", "repo", "--domain", "networking.k8s.io"},
 		{cli, "create", "group", "version", "--group", "gateway", "--version", "v1"},
 	} {
-		if out, err := sh(gw, step[0], step[1:]...); err != nil {
+		if out, err := harness.Sh(gw, step[0], step[1:]...); err != nil {
 			t.Fatalf("%v: %v\n%s", step, err, out)
 		}
 	}
@@ -102,7 +104,7 @@ func TestCRDTypesSideBySide(t *testing.T) {
 		writeFile(t, filepath.Join(gw, "pkg", "apis", "gateway", "v1", n), b)
 	}
 	if err := timed("gateway-api: generate", func() error {
-		out, err := sh(gw, cli, "generate")
+		out, err := harness.Sh(gw, cli, "generate")
 		if err != nil {
 			return fmt.Errorf("%v\n%s", err, out)
 		}
@@ -111,7 +113,7 @@ func TestCRDTypesSideBySide(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := timed("gateway-api: build", func() error {
-		out, err := sh(gw, "go", "build", "-o", "bin/", "./cmd/apiserver")
+		out, err := harness.Sh(gw, "go", "build", "-o", "bin/", "./cmd/apiserver")
 		if err != nil {
 			return fmt.Errorf("%v\n%s", err, out)
 		}
@@ -119,10 +121,10 @@ func TestCRDTypesSideBySide(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
-	ours := start(t, gw, cli, "run", "local", "--secure-port", fmt.Sprint(port), "--controller-manager=false")
-	defer ours.stop(t)
-	ours.waitFor(t, "Ready.", 5*time.Minute)
+	port := harness.FreePort(t)
+	ours := harness.Start(t, gw, cli, "run", "local", "--secure-port", fmt.Sprint(port), "--controller-manager=false")
+	defer ours.Stop(t)
+	ours.WaitFor(t, "Ready.", 5*time.Minute)
 	oursKubeconfig := filepath.Join(gw, "kubeconfig")
 
 	// The reference: the release's standard CRDs on kube-apiserver.

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apiserver-boot/apiserver-boot/test/harness"
 )
 
 // preRecordCommit is the last apiserver-boot before field numbers were
@@ -156,10 +158,10 @@ func (e *evolution) writeTypes(stage int) {
 }
 
 // serve builds the project with cliBin's run local and starts it on the etcd.
-func (e *evolution) serve(cliBin string) *process {
+func (e *evolution) serve(cliBin string) *harness.Process {
 	e.t.Helper()
-	p := start(e.t, e.dir, cliBin, "run", "local", "--secure-port", fmt.Sprint(freePort(e.t)), "--etcd-servers", e.etcd.url, "--controller-manager=false")
-	p.waitFor(e.t, "Ready.", 5*time.Minute)
+	p := harness.Start(e.t, e.dir, cliBin, "run", "local", "--secure-port", fmt.Sprint(harness.FreePort(e.t)), "--etcd-servers", e.etcd.url, "--controller-manager=false")
+	p.WaitFor(e.t, "Ready.", 5*time.Minute)
 	return p
 }
 
@@ -277,16 +279,16 @@ func TestAPIEvolution(t *testing.T) {
 	// The apiserver-boot of before, from this repository's history.
 	oldSrc := filepath.Join(tmp, "old-apiserver-boot")
 	os.MkdirAll(oldSrc, 0o755)
-	if out, err := sh(repoRoot, "sh", "-c", fmt.Sprintf("git archive --format=tar %s | tar -x -C %s", preRecordCommit, oldSrc)); err != nil {
+	if out, err := harness.Sh(repoRoot, "sh", "-c", fmt.Sprintf("git archive --format=tar %s | tar -x -C %s", preRecordCommit, oldSrc)); err != nil {
 		t.Fatalf("extracting apiserver-boot %s from the repository's history (a full clone is needed): %v\n%s", preRecordCommit, err, out)
 	}
 	oldCLI := filepath.Join(tmp, "apiserver-boot-old")
-	if out, err := sh(oldSrc, "go", "build", "-o", oldCLI, "./cmd/apiserver-boot"); err != nil {
+	if out, err := harness.Sh(oldSrc, "go", "build", "-o", oldCLI, "./cmd/apiserver-boot"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 
 	e := &evolution{t: t, dir: filepath.Join(tmp, "evolving"), etcd: startEtcd(t), want: map[string]map[string]any{}}
-	defer e.etcd.stop(t)
+	defer e.etcd.Stop(t)
 	os.MkdirAll(e.dir, 0o755)
 	for _, step := range [][]string{
 		{"go", "mod", "init", "example.com/evolving"},
@@ -294,12 +296,12 @@ func TestAPIEvolution(t *testing.T) {
 		{oldCLI, "create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "CronTab", "--controller=false"},
 		{oldCLI, "create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "Note", "--controller=false"},
 	} {
-		if out, err := sh(e.dir, step[0], step[1:]...); err != nil {
+		if out, err := harness.Sh(e.dir, step[0], step[1:]...); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
 	}
 	e.writeTypes(0)
-	out, err := sh(e.dir, oldCLI, "generate")
+	out, err := harness.Sh(e.dir, oldCLI, "generate")
 	if err != nil || !strings.Contains(out, "v1.Note is served without protobuf") {
 		t.Fatalf("the old generate should serve Note as JSON: %v\n%s", err, out)
 	}
@@ -340,19 +342,19 @@ func TestAPIEvolution(t *testing.T) {
 	if enc, _ := e.etcd.stored(t, "/registry/stable.example.com/notes/default/n0"); enc != "json" {
 		t.Fatalf("the old build stored Note as %s, want json", enc)
 	}
-	server.stop(t)
+	server.Stop(t)
 
 	// Upgrade: the project now builds with this apiserver-boot. The first
 	// generate records the declaration-order numbers the data was written with.
-	if out, err := sh(e.dir, "go", "mod", "edit", "-replace", "github.com/apiserver-boot/apiserver-boot="+repoRoot); err != nil {
+	if out, err := harness.Sh(e.dir, "go", "mod", "edit", "-replace", "github.com/apiserver-boot/apiserver-boot="+repoRoot); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	// What the upgraded framework requires comes in as with any upgrade of a
 	// replaced module (docs/versions.md).
-	if out, err := sh(e.dir, "go", "mod", "tidy"); err != nil {
+	if out, err := harness.Sh(e.dir, "go", "mod", "tidy"); err != nil {
 		t.Fatalf("go mod tidy after the upgrade: %v\n%s", err, out)
 	}
-	if out, err := sh(e.dir, cli, "generate"); err != nil {
+	if out, err := harness.Sh(e.dir, cli, "generate"); err != nil {
 		t.Fatalf("generate after the upgrade: %v\n%s", err, out)
 	}
 	record, err := os.ReadFile(filepath.Join(e.dir, "pkg", "apis", "stable", "v1", "fieldnumbers.yaml"))
@@ -373,10 +375,10 @@ func TestAPIEvolution(t *testing.T) {
 	if r := kubectlWith(filepath.Join(e.dir, "kubeconfig"), `{"apiVersion": "stable.example.com/v1", "kind": "Note", "metadata": {"name": "n", "namespace": "never-created"}, "spec": {"text": "x"}}`, "create", "-f", "-"); r.err == nil || !strings.Contains(r.stderr, `namespaces "never-created" not found`) {
 		t.Errorf("create in a namespace that holds nothing and was never created: %v %s, want NotFound", r.err, r.stderr)
 	}
-	server.stop(t)
+	server.Stop(t)
 
 	// Record the release: fixtures and API description.
-	if out, err := sh(e.dir, cli, "api", "snapshot", "v0.1.0"); err != nil {
+	if out, err := harness.Sh(e.dir, cli, "api", "snapshot", "v0.1.0"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 
@@ -389,7 +391,7 @@ func TestAPIEvolution(t *testing.T) {
 		{2, "fields inserted first in spec and status", nil},
 		{3, "spec.paused removed", func() {
 			// Against v0.1.0 this is a breaking change: refused, then accepted.
-			out, err := sh(e.dir, cli, "generate")
+			out, err := harness.Sh(e.dir, cli, "generate")
 			if err == nil || !strings.Contains(out, "v1/CronTab.spec.paused: JSON field removed or renamed") {
 				t.Fatalf("generate should refuse removing a field v0.1.0 published: %v\n%s", err, out)
 			}
@@ -402,7 +404,7 @@ func TestAPIEvolution(t *testing.T) {
 		{5, "new optional nested struct", nil},
 		{6, "Note moves from JSON to protobuf storage", func() {
 			// Dropping the field protobuf could not carry is breaking against v0.1.0 too.
-			out, err := sh(e.dir, cli, "generate")
+			out, err := harness.Sh(e.dir, cli, "generate")
 			if err == nil || !strings.Contains(out, "v1/Note.spec.extra: JSON field removed or renamed") {
 				t.Fatalf("generate should refuse removing a field v0.1.0 published: %v\n%s", err, out)
 			}
@@ -422,7 +424,7 @@ func TestAPIEvolution(t *testing.T) {
 		spec, status := cronTab(name, s.stage)
 		e.create("crontabs", "CronTab", name, spec, status)
 		e.check(s.name + ", with an object written by this build")
-		server.stop(t)
+		server.Stop(t)
 	}
 
 	// Note: objects written as JSON stay readable, new ones are protobuf, and
@@ -435,19 +437,19 @@ func TestAPIEvolution(t *testing.T) {
 	if enc, _ := e.etcd.stored(t, "/registry/stable.example.com/notes/default/n0"); enc != "json" {
 		t.Errorf("the Note written before the move is stored as %s before migrate storage, want json", enc)
 	}
-	if out, err := sh(e.dir, cli, "migrate", "storage", "--group", "stable", "--kind", "Note"); err != nil {
+	if out, err := harness.Sh(e.dir, cli, "migrate", "storage", "--group", "stable", "--kind", "Note"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	if enc, _ := e.etcd.stored(t, "/registry/stable.example.com/notes/default/n0"); enc != "protobuf" {
 		t.Errorf("after migrate storage, the old Note is stored as %s, want protobuf", enc)
 	}
 	e.check("after migrate storage")
-	server.stop(t)
+	server.Stop(t)
 
 	// A field moved into an inlined struct: same JSON, but another protobuf
 	// message. generate refuses it, naming the field.
 	e.writeTypes(7)
-	out, err = sh(e.dir, cli, "generate")
+	out, err = harness.Sh(e.dir, cli, "generate")
 	if err == nil || !strings.Contains(out, "CronTabSpec.args moved into the embedded struct Command") {
 		t.Fatalf("generate should refuse moving spec.args into an inlined struct: %v\n%s", err, out)
 	}
@@ -455,7 +457,7 @@ func TestAPIEvolution(t *testing.T) {
 
 	// The fixtures of v0.1.0, read with today's code: only the accepted
 	// removals differ, by name, until recorded as after_roundtrip files.
-	out, err = sh(e.dir, "go", "test", "-count=1", "-run", "^TestCompatibility$", "./pkg/apis/")
+	out, err = harness.Sh(e.dir, "go", "test", "-count=1", "-run", "^TestCompatibility$", "./pkg/apis/")
 	if err == nil || !strings.Contains(out, "spec.paused: the release wrote true, today's code drops it") || !strings.Contains(out, "spec.extra: the release wrote") {
 		t.Fatalf("TestCompatibility should name spec.paused and spec.extra:\n%s", out)
 	}
@@ -463,7 +465,7 @@ func TestAPIEvolution(t *testing.T) {
 	if strings.Count(out, "read with today's code:") != 5 {
 		t.Errorf("TestCompatibility should report the two removed fields once per encoding and nothing else:\n%s", out)
 	}
-	if out, err := sh(e.dir, "sh", "-c", "UPDATE_COMPATIBILITY_FIXTURE_DATA=true go test -count=1 -run '^TestCompatibility$' ./pkg/apis/; go test -count=1 -run '^TestCompatibility$' ./pkg/apis/"); err != nil {
+	if out, err := harness.Sh(e.dir, "sh", "-c", "UPDATE_COMPATIBILITY_FIXTURE_DATA=true go test -count=1 -run '^TestCompatibility$' ./pkg/apis/; go test -count=1 -run '^TestCompatibility$' ./pkg/apis/"); err != nil {
 		t.Fatalf("TestCompatibility with the accepted change recorded: %v\n%s", err, out)
 	}
 
@@ -476,11 +478,11 @@ func TestAPIEvolution(t *testing.T) {
 	doc := filepath.Join(e.dir, "pkg", "apis", "stable", "doc.go")
 	b, _ := os.ReadFile(doc)
 	os.WriteFile(doc, append(b, []byte("// +apiserver-boot:accept-breaking-change=v1/Note\n")...), 0o644)
-	out, err = sh(e.dir, cli, "generate")
+	out, err = harness.Sh(e.dir, cli, "generate")
 	if err != nil || !strings.Contains(out, "removed pkg/client/clientset/versioned/typed/stable/v1/note.go (no longer generated)") {
 		t.Fatalf("generate after removing Note: %v\n%s", err, out)
 	}
-	if out, err := sh(e.dir, "go", "build", "./..."); err != nil {
+	if out, err := harness.Sh(e.dir, "go", "build", "./..."); err != nil {
 		t.Fatalf("the project no longer builds after a kind was removed: %v\n%s", err, out)
 	}
 }

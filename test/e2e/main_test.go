@@ -9,11 +9,12 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apiserver-boot/apiserver-boot/test/harness"
 )
 
 var (
@@ -44,17 +45,6 @@ func timed(what string, f func() error) error {
 	return err
 }
 
-func sh(dir string, name string, args ...string) (string, error) {
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	cmd.Stdin = nil
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, out)
-	}
-	return string(out), nil
-}
-
 func setup(m *testing.M) (int, error) {
 	wd, _ := os.Getwd()
 	repoRoot = filepath.Clean(filepath.Join(wd, "..", ".."))
@@ -65,7 +55,7 @@ func setup(m *testing.M) (int, error) {
 	defer os.RemoveAll(tmp)
 
 	cli = filepath.Join(tmp, "apiserver-boot")
-	if _, err := sh(repoRoot, "go", "build", "-o", cli, "./cmd/apiserver-boot"); err != nil {
+	if _, err := harness.Sh(repoRoot, "go", "build", "-o", cli, "./cmd/apiserver-boot"); err != nil {
 		return 0, err
 	}
 	// etcd at the version k8s.io/apiserver requires, built from the module
@@ -73,7 +63,7 @@ func setup(m *testing.M) (int, error) {
 	etcdBin = filepath.Join(repoRoot, ".cache", "bin", "etcd")
 	if _, err := os.Stat(etcdBin); err != nil {
 		if err := timed("build etcd", func() error {
-			_, err := sh(repoRoot, "go", "build", "-o", etcdBin, "go.etcd.io/etcd/server/v3")
+			_, err := harness.Sh(repoRoot, "go", "build", "-o", etcdBin, "go.etcd.io/etcd/server/v3")
 			return err
 		}); err != nil {
 			return 0, err
@@ -85,7 +75,7 @@ func setup(m *testing.M) (int, error) {
 	kubeAPIServerBin = filepath.Join(repoRoot, ".cache", "bin", "kube-apiserver")
 	kubeControllerManagerBin = filepath.Join(repoRoot, ".cache", "bin", "kube-controller-manager")
 	if err := timed("build test tools", func() error {
-		out, err := sh(repoRoot, "bash", "hack/test-tools.sh")
+		out, err := harness.Sh(repoRoot, "bash", "hack/test-tools.sh")
 		fmt.Print(out)
 		return err
 	}); err != nil {
@@ -110,7 +100,7 @@ func setup(m *testing.M) (int, error) {
 		{"create Calendar (cluster)", []string{cli, "create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "Calendar", "--non-namespaced", "--controller=false"}},
 	}
 	for _, s := range steps {
-		if err := timed(s.name, func() error { _, err := sh(proj, s.cmd[0], s.cmd[1:]...); return err }); err != nil {
+		if err := timed(s.name, func() error { _, err := harness.Sh(proj, s.cmd[0], s.cmd[1:]...); return err }); err != nil {
 			return 0, err
 		}
 	}
@@ -126,11 +116,11 @@ func setup(m *testing.M) (int, error) {
 	if err := os.WriteFile(filepath.Join(proj, "pkg", "controller", "crontab", "controller.go"), []byte(statusController), 0o644); err != nil {
 		return 0, err
 	}
-	if err := timed("generate (with hooks)", func() error { _, err := sh(proj, cli, "generate"); return err }); err != nil {
+	if err := timed("generate (with hooks)", func() error { _, err := harness.Sh(proj, cli, "generate"); return err }); err != nil {
 		return 0, err
 	}
 	if err := timed("create version v2 --from v1", func() error {
-		_, err := sh(proj, cli, "create", "version", "--group", "stable", "--version", "v2", "--kind", "CronTab", "--from", "v1")
+		_, err := harness.Sh(proj, cli, "create", "version", "--group", "stable", "--version", "v2", "--kind", "CronTab", "--from", "v1")
 		return err
 	}); err != nil {
 		return 0, err
@@ -143,7 +133,7 @@ func setup(m *testing.M) (int, error) {
 	// A custom subresource created, for one version, after the kind has two:
 	// it belongs to the kind, and is served in both (TestResourceSemantics).
 	if err := timed("create subresource suspend (v1)", func() error {
-		out, err := sh(proj, cli, "create", "subresource", "--subresource", "suspend", "--group", "stable", "--version", "v1", "--kind", "CronTab")
+		out, err := harness.Sh(proj, cli, "create", "subresource", "--subresource", "suspend", "--group", "stable", "--version", "v1", "--kind", "CronTab")
 		if err == nil && unexpectedWarnings(out) != "" {
 			return fmt.Errorf("create subresource suspend warns:\n%s", out)
 		}
@@ -159,7 +149,7 @@ func setup(m *testing.M) (int, error) {
 		return 0, err
 	}
 	if err := timed("first build", func() error {
-		_, err := sh(proj, "go", "build", "-o", "bin/", "./cmd/apiserver", "./cmd/controller-manager")
+		_, err := harness.Sh(proj, "go", "build", "-o", "bin/", "./cmd/apiserver", "./cmd/controller-manager")
 		return err
 	}); err != nil {
 		return 0, err
@@ -242,7 +232,7 @@ func renameInV2() error {
 		return err
 	}
 	// generate writes the stubs and fails until they are filled in.
-	out, err := sh(proj, cli, "generate")
+	out, err := harness.Sh(proj, cli, "generate")
 	if err == nil {
 		return fmt.Errorf("generate passed with the renamed field unconverted:\n%s", out)
 	}
@@ -275,7 +265,7 @@ func renameInV2() error {
 	if err := os.WriteFile(conv, []byte(filled), 0o644); err != nil {
 		return err
 	}
-	if out, err := sh(proj, cli, "generate"); err != nil || strings.Contains(out, "stub") {
+	if out, err := harness.Sh(proj, cli, "generate"); err != nil || strings.Contains(out, "stub") {
 		return fmt.Errorf("generate after filling the stubs: %v\n%s", err, out)
 	}
 	return nil

@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/test/harness"
+
 	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -55,14 +57,8 @@ func TestRunLocalWithKubectl(t *testing.T) {
 	}
 
 	// A watch started before the writes sees them, in order.
-	watch := exec.Command("kubectl", "--cache-dir", t.TempDir(), "--kubeconfig", filepath.Join(proj, "kubeconfig"), "get", "crontabs", "--watch",
+	watch := harness.Start(t, proj, "kubectl", "--cache-dir", t.TempDir(), "--kubeconfig", filepath.Join(proj, "kubeconfig"), "get", "crontabs", "--watch",
 		"--output-watch-events", "-o", `jsonpath={.type} {.object.metadata.name}{"\n"}`)
-	watchOut := &syncBuffer{}
-	watch.Stdout, watch.Stderr = watchOut, watchOut
-	if err := watch.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer watch.Process.Kill()
 	time.Sleep(time.Second)
 
 	// Create: status from the client is dropped, generation starts at 1, defaults apply.
@@ -137,8 +133,8 @@ func TestRunLocalWithKubectl(t *testing.T) {
 	}
 	time.Sleep(time.Second)
 	for _, want := range []string{"ADDED alpha", "ADDED beta", "MODIFIED alpha", "DELETED beta"} {
-		if !strings.Contains(watchOut.String(), want) {
-			t.Errorf("watch did not show %q:\n%s", want, watchOut.String())
+		if !strings.Contains(watch.Out.String(), want) {
+			t.Errorf("watch did not show %q:\n%s", want, watch.Out.String())
 		}
 	}
 
@@ -156,7 +152,7 @@ func TestRunLocalWithKubectl(t *testing.T) {
 	}
 
 	// Ctrl-C stops everything; nothing is left running.
-	rl.stop(t)
+	rl.Stop(t)
 	if left := projectProcesses(); len(left) > 0 {
 		t.Fatalf("processes left after stop: %v", left)
 	}
@@ -166,19 +162,10 @@ func TestRunLocalWithKubectl(t *testing.T) {
 	if got := mustKubectl(t, "get", "crontab", "alpha", "-o", "jsonpath={.spec.replicas}"); got != "6" {
 		t.Errorf("after restart: replicas = %q, want 6", got)
 	}
-	rl.stop(t)
+	rl.Stop(t)
 	if left := projectProcesses(); len(left) > 0 {
 		t.Fatalf("processes left after stop: %v", left)
 	}
-}
-
-func waitUntil(timeout time.Duration, f func() bool) bool {
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if f() {
-			return true
-		}
-	}
-	return f()
 }
 
 // rawPost posts JSON with the kubeconfig's credentials and returns the HTTP status.
@@ -214,8 +201,8 @@ func TestExternalEtcd(t *testing.T) {
 	if enc, v := etcd.stored(t, "/registry/namespaces/default"); enc != "protobuf" || v != "v1" {
 		t.Errorf("etcd key of namespace default: %s in %s, want protobuf in v1", enc, v)
 	}
-	rl.stop(t)
-	etcd.stop(t)
+	rl.Stop(t)
+	etcd.Stop(t)
 	if left := projectProcesses(); len(left) > 0 {
 		t.Fatalf("processes left after stop: %v", left)
 	}
@@ -226,7 +213,7 @@ func TestExternalEtcd(t *testing.T) {
 // migrate storage re-encodes the old ones.
 func TestStorageVersionChange(t *testing.T) {
 	etcd := startEtcd(t)
-	defer etcd.stop(t)
+	defer etcd.Stop(t)
 	const key = "/registry/ops.example.com/backups/default/old"
 	rl, _ := runLocal(t, "--etcd-servers", etcd.url, "--controller-manager=false", "--generate=false")
 	// The note is longer than v2 will allow (+k8s:maxLength=20, below).
@@ -237,9 +224,9 @@ func TestStorageVersionChange(t *testing.T) {
 	if _, v := etcd.stored(t, key); v != "ops.example.com/v1" {
 		t.Fatalf("stored before the change: stored in %s, want ops.example.com/v1", v)
 	}
-	rl.stop(t)
+	rl.Stop(t)
 
-	if _, err := sh(proj, cli, "create", "version", "--group", "ops", "--version", "v2", "--kind", "Backup", "--from", "v1"); err != nil {
+	if _, err := harness.Sh(proj, cli, "create", "version", "--group", "ops", "--version", "v2", "--kind", "Backup", "--from", "v1"); err != nil {
 		t.Fatal(err)
 	}
 	// Move +storageversion from v1 to v2, as a user would.
@@ -262,13 +249,13 @@ func TestStorageVersionChange(t *testing.T) {
 
 	// A second kind of the group stays in v1 only: the group now stores
 	// Backup in v2 and Restore in v1 (as wardle stores Flunder and Fischer).
-	if out, err := sh(proj, cli, "create", "group", "version", "resource", "--group", "ops", "--version", "v1", "--kind", "Restore", "--controller=false"); err != nil {
+	if out, err := harness.Sh(proj, cli, "create", "group", "version", "resource", "--group", "ops", "--version", "v1", "--kind", "Restore", "--controller=false"); err != nil {
 		t.Fatalf("create Restore: %v\n%s", err, out)
 	}
 
 	// The REST hooks run from the storage version: generate says the ones
 	// left in v1 no longer run; moved to v2, they do.
-	out, err := sh(proj, cli, "generate")
+	out, err := harness.Sh(proj, cli, "generate")
 	if want := "pkg/apis/ops/v1/backup_hooks.go:"; err != nil || !strings.Contains(out, want) || !strings.Contains(out, "BackupStrategy.Validate is not used: the REST hooks of Backup run from its storage version v2") {
 		t.Fatalf("generate should warn about the hooks left in v1: %v\n%s", err, out)
 	}
@@ -278,12 +265,12 @@ func TestStorageVersionChange(t *testing.T) {
 	}
 	os.Remove(filepath.Join(proj, "pkg", "apis", "ops", "v1", "backup_hooks.go"))
 	os.WriteFile(filepath.Join(proj, "pkg", "apis", "ops", "v2", "backup_hooks.go"), []byte(strings.Replace(string(hooks), "package v1\n", "package v2\n", 1)), 0o644)
-	if out, err := sh(proj, cli, "generate"); err != nil || unexpectedWarnings(out) != "" {
+	if out, err := harness.Sh(proj, cli, "generate"); err != nil || unexpectedWarnings(out) != "" {
 		t.Fatalf("generate after moving the hooks: %v\n%s", err, out)
 	}
 
 	rl, _ = runLocal(t, "--etcd-servers", etcd.url, "--controller-manager=false", "--generate=false")
-	defer rl.stop(t)
+	defer rl.Stop(t)
 	for _, v := range []string{"v1", "v2"} {
 		if got := mustKubectl(t, "get", "backups."+v+".ops.example.com", "old", "-o", "jsonpath={.apiVersion} {.spec.replicas}"); got != "ops.example.com/"+v+" 3" {
 			t.Errorf("object stored in v1, read through %s: %q", v, got)
@@ -306,7 +293,7 @@ func TestStorageVersionChange(t *testing.T) {
 		t.Errorf("restore, whose storage version is v1 in a group that stores Backup in v2: %s in %s", enc, v)
 	}
 
-	out, err = sh(proj, cli, "migrate", "storage", "--group", "ops")
+	out, err = harness.Sh(proj, cli, "migrate", "storage", "--group", "ops")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,21 +340,21 @@ func TestStorageVersionChange(t *testing.T) {
 
 // etcdProcess is an etcd built from go.etcd.io/etcd/server/v3, on free loopback ports.
 type etcdProcess struct {
-	*process
+	*harness.Process
 	url string
 }
 
 func startEtcd(t *testing.T) *etcdProcess {
 	t.Helper()
-	clientPort, peerPort := freePort(t), freePort(t)
+	clientPort, peerPort := harness.FreePort(t), harness.FreePort(t)
 	clientURL := fmt.Sprintf("http://127.0.0.1:%d", clientPort)
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
-	p := start(t, t.TempDir(), etcdBin, "--name", "e2e", "--data-dir", t.TempDir(),
+	p := harness.Start(t, t.TempDir(), etcdBin, "--name", "e2e", "--data-dir", t.TempDir(),
 		"--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
 		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
 		"--initial-cluster", "e2e="+peerURL)
-	p.waitFor(t, "ready to serve client requests", time.Minute)
-	return &etcdProcess{process: p, url: clientURL}
+	p.WaitFor(t, "ready to serve client requests", time.Minute)
+	return &etcdProcess{Process: p, url: clientURL}
 }
 
 // stored reads how the apiserver stored a key: "protobuf" or "json", and
@@ -412,12 +399,12 @@ func (e *etcdProcess) get(t *testing.T, key string) string {
 // stop ends etcd; it exits by re-raising the signal, so its exit status is not ours to check.
 func (e *etcdProcess) stop(t *testing.T) {
 	select {
-	case <-e.done:
+	case <-e.Done():
 		return
 	default:
 	}
-	e.signal(syscall.SIGTERM)
-	<-e.done
+	e.Signal(syscall.SIGTERM)
+	<-e.Done()
 }
 
 // TestSecondRunLocalRefused: while run local runs, a second one in the
@@ -428,8 +415,8 @@ func (e *etcdProcess) stop(t *testing.T) {
 func TestSecondRunLocalRefused(t *testing.T) {
 	rl, port := runLocal(t, "--generate=false", "--controller-manager=false", "-q")
 	for _, chatter := range []string{"Building", "Built in", "packages compiled", "apiserver ready in", "Ctrl-C stops"} {
-		if strings.Contains(rl.out.String(), chatter) {
-			t.Errorf("run local -q printed %q:\n%s", chatter, rl.out.String())
+		if strings.Contains(rl.Out.String(), chatter) {
+			t.Errorf("run local -q printed %q:\n%s", chatter, rl.Out.String())
 		}
 	}
 	kubeconfig := filepath.Join(proj, "kubeconfig")
@@ -458,10 +445,10 @@ func TestSecondRunLocalRefused(t *testing.T) {
 	// With generate and the controller-manager on: all a second instance
 	// used to regenerate, rebuild and remove under the first.
 	start := time.Now()
-	out, err := sh(proj, cli, "run", "local", "--secure-port", fmt.Sprint(freePort(t)), "--controller-manager-address", fmt.Sprintf("127.0.0.1:%d", freePort(t)))
+	out, err := harness.Sh(proj, cli, "run", "local", "--secure-port", fmt.Sprint(harness.FreePort(t)), "--controller-manager-address", fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t)))
 	took := time.Since(start)
-	want := fmt.Sprintf("run local is already running in this project (pid %d, apiserver https://127.0.0.1:%d, ", rl.cmd.Process.Pid, port)
-	if err == nil || !strings.Contains(out, want) || !strings.Contains(out, fmt.Sprintf("kill %d)", rl.cmd.Process.Pid)) {
+	want := fmt.Sprintf("run local is already running in this project (pid %d, apiserver https://127.0.0.1:%d, ", rl.Pid(), port)
+	if err == nil || !strings.Contains(out, want) || !strings.Contains(out, fmt.Sprintf("kill %d)", rl.Pid())) {
 		t.Fatalf("second run local: want an error containing %q, got %v:\n%s", want, err, out)
 	}
 	if took > 10*time.Second {
@@ -472,12 +459,12 @@ func TestSecondRunLocalRefused(t *testing.T) {
 		t.Errorf("the second run local changed the first's files:\n%v\nwere\n%v", after, before)
 	}
 	select {
-	case <-rl.done:
-		t.Fatalf("the first run local exited: %v\n%s", rl.err, rl.out.String())
+	case <-rl.Done():
+		t.Fatalf("the first run local exited: %v\n%s", rl.Err(), rl.Out.String())
 	default:
 	}
 	mustKubectl(t, "get", "crontabs")
-	rl.stop(t)
+	rl.Stop(t)
 }
 
 // TestPortTaken: a taken port is an error naming the flag to change it.
@@ -488,7 +475,7 @@ func TestPortTaken(t *testing.T) {
 	}
 	defer l.Close()
 	port := l.Addr().(*net.TCPAddr).Port
-	out, err := sh(proj, cli, "run", "local", "--secure-port", fmt.Sprint(port), "--generate=false")
+	out, err := harness.Sh(proj, cli, "run", "local", "--secure-port", fmt.Sprint(port), "--generate=false")
 	if err == nil || !strings.Contains(out, "--secure-port") {
 		t.Fatalf("want an error naming --secure-port, got %v:\n%s", err, out)
 	}
@@ -498,7 +485,7 @@ func TestPortTaken(t *testing.T) {
 // generated clientset, seen with kubectl; after the controller-manager is
 // stopped and started again, the object is reconciled again but not written.
 func TestControllerManager(t *testing.T) {
-	cmAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	cmAddr := fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t))
 	rl, _ := runLocal(t, "--generate=false", "--controller-manager-address", cmAddr)
 	// /readyz waits for every informer of the controllers it runs: the
 	// project's controller of apps/v1 Deployments, which a standalone
@@ -509,7 +496,7 @@ func TestControllerManager(t *testing.T) {
 	}{"/healthz": {200, "ok"}, "/metrics": {200, "workqueue_adds_total"}, "/readyz": {200, "ok"}} {
 		var body string
 		var code int
-		waitUntil(20*time.Second, func() bool {
+		harness.WaitUntil(20*time.Second, func() bool {
 			resp, err := http.Get("http://" + cmAddr + path)
 			if err != nil {
 				return false
@@ -529,30 +516,30 @@ func TestControllerManager(t *testing.T) {
 	status := func() string {
 		return kubectl("get", "ct", "reconciled", "-o", "jsonpath={.status.replicas} {.status.observedGeneration}").stdout
 	}
-	if !waitUntil(30*time.Second, func() bool { return status() == "4 1" }) {
-		t.Fatalf("status not written by Reconcile: %q\n%s", status(), rl.out.String())
+	if !harness.WaitUntil(30*time.Second, func() bool { return status() == "4 1" }) {
+		t.Fatalf("status not written by Reconcile: %q\n%s", status(), rl.Out.String())
 	}
 	mustKubectl(t, "patch", "ct", "reconciled", "--type", "merge", "-p", `{"spec":{"replicas":6}}`)
-	if !waitUntil(30*time.Second, func() bool { return status() == "6 2" }) {
+	if !harness.WaitUntil(30*time.Second, func() bool { return status() == "6 2" }) {
 		t.Fatalf("status does not follow the spec: %q", status())
 	}
 	before := mustKubectl(t, "get", "ct", "reconciled", "-o", "jsonpath={.metadata.resourceVersion}")
-	rl.stop(t)
+	rl.Stop(t)
 
 	rl, _ = runLocal(t, "--generate=false", "--controller-manager-address", cmAddr)
-	if !waitUntil(30*time.Second, func() bool {
-		return strings.Count(rl.out.String(), `"Reconciling CronTab" namespace="default" name="reconciled"`) >= 1
+	if !harness.WaitUntil(30*time.Second, func() bool {
+		return strings.Count(rl.Out.String(), `"Reconciling CronTab" namespace="default" name="reconciled"`) >= 1
 	}) {
-		t.Fatalf("not reconciled after the restart:\n%s", rl.out.String())
+		t.Fatalf("not reconciled after the restart:\n%s", rl.Out.String())
 	}
 	time.Sleep(2 * time.Second)
 	if after := mustKubectl(t, "get", "ct", "reconciled", "-o", "jsonpath={.metadata.resourceVersion}"); after != before {
-		t.Errorf("the restart wrote the object again: resourceVersion %s -> %s\n%s", before, after, rl.out.String())
+		t.Errorf("the restart wrote the object again: resourceVersion %s -> %s\n%s", before, after, rl.Out.String())
 	}
-	if strings.Contains(rl.out.String(), "Wrote CronTab status") {
-		t.Errorf("the restarted controller repeated a status write:\n%s", rl.out.String())
+	if strings.Contains(rl.Out.String(), "Wrote CronTab status") {
+		t.Errorf("the restarted controller repeated a status write:\n%s", rl.Out.String())
 	}
-	rl.stop(t)
+	rl.Stop(t)
 }
 
 // TestExampleBuilds: the committed example project compiles, vets and
@@ -561,7 +548,7 @@ func TestControllerManager(t *testing.T) {
 func TestExampleBuilds(t *testing.T) {
 	dir := filepath.Join(repoRoot, "example")
 	for _, args := range [][]string{{"build", "./..."}, {"vet", "./..."}, {"test", "-count=1", "./..."}} {
-		if out, err := sh(dir, "go", args...); err != nil {
+		if out, err := harness.Sh(dir, "go", args...); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
 	}
@@ -570,7 +557,7 @@ func TestExampleBuilds(t *testing.T) {
 // TestProjectTests: the generated tests of the e2e project (with markers,
 // hooks, scale and a custom subresource) pass.
 func TestProjectTests(t *testing.T) {
-	out, err := sh(proj, "go", "test", "-count=1", "./...")
+	out, err := harness.Sh(proj, "go", "test", "-count=1", "./...")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -592,7 +579,7 @@ func TestRoundTripNamesUnconvertedFields(t *testing.T) {
 	if err := os.WriteFile(conv, []byte(v2Conversion), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := sh(proj, "go", "test", "-count=1", "-run", "TestRoundTrip_stable", "./pkg/apis/")
+	out, err := harness.Sh(proj, "go", "test", "-count=1", "-run", "TestRoundTrip_stable", "./pkg/apis/")
 	if err == nil {
 		t.Fatalf("the round-trip test passed with unfilled conversion stubs:\n%s", out)
 	}
@@ -610,26 +597,26 @@ func TestRoundTripNamesUnconvertedFields(t *testing.T) {
 // "could not find the requested resource"); (d) the ready banner suggests
 // a kind the apiserver serves.
 func TestRunLocalAsACluster(t *testing.T) {
-	cmAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	cmAddr := fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t))
 	rl, _ := runLocal(t, "--generate=false", "--controller-manager-address", cmAddr)
-	defer rl.stop(t)
+	defer rl.Stop(t)
 
 	// (d) The banner's command works: it gets one of the project's kinds.
 	var suggested string
-	for _, line := range strings.Split(rl.out.String(), "\n") {
+	for _, line := range strings.Split(rl.Out.String(), "\n") {
 		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "kubectl --kubeconfig kubeconfig "); ok {
 			suggested = rest
 		}
 	}
 	if !strings.HasPrefix(suggested, "get ") || suggested == "get deployments" {
-		t.Errorf("the ready banner suggests kubectl %q, want a get of one of the project's kinds:\n%s", suggested, rl.out.String())
+		t.Errorf("the ready banner suggests kubectl %q, want a get of one of the project's kinds:\n%s", suggested, rl.Out.String())
 	}
 	if r := kubectl(strings.Fields(suggested)...); r.err != nil {
 		t.Errorf("the banner's kubectl %s fails: %v\n%s", suggested, r.err, r.stderr)
 	}
 	const notStandalone = "controller deployment for apps/v1 Deployment cannot run against the standalone apiserver of run local: it serves only the project's kinds (and namespaces); it runs when aggregated in a cluster"
-	if !strings.Contains(rl.out.String(), "\n"+notStandalone+"\n") {
-		t.Errorf("the banner does not say the Deployment controller does not run here:\n%s", rl.out.String())
+	if !strings.Contains(rl.Out.String(), "\n"+notStandalone+"\n") {
+		t.Errorf("the banner does not say the Deployment controller does not run here:\n%s", rl.Out.String())
 	}
 
 	// (a) A namespace that does not exist.
@@ -660,21 +647,21 @@ func TestRunLocalAsACluster(t *testing.T) {
 
 	// (c) Said once by the controller-manager, which does not start the
 	// controller: no informer error loop, and /readyz is ok.
-	if !waitUntil(30*time.Second, func() bool { return strings.Count(rl.out.String(), notStandalone) >= 2 }) {
-		t.Fatalf("the controller-manager did not say the Deployment controller cannot run:\n%s", rl.out.String())
+	if !harness.WaitUntil(30*time.Second, func() bool { return strings.Count(rl.Out.String(), notStandalone) >= 2 }) {
+		t.Fatalf("the controller-manager did not say the Deployment controller cannot run:\n%s", rl.Out.String())
 	}
 	var cmLine string
-	for _, line := range strings.Split(rl.out.String(), "\n") {
+	for _, line := range strings.Split(rl.Out.String(), "\n") {
 		if strings.HasPrefix(line, "[controller-manager]") && strings.Contains(line, notStandalone) {
 			cmLine = line
 		}
 	}
-	if cmLine == "" || strings.Count(rl.out.String(), notStandalone) != 2 {
-		t.Errorf("want the message once in the banner and once from the controller-manager:\n%s", rl.out.String())
+	if cmLine == "" || strings.Count(rl.Out.String(), notStandalone) != 2 {
+		t.Errorf("want the message once in the banner and once from the controller-manager:\n%s", rl.Out.String())
 	}
 	time.Sleep(5 * time.Second)
-	if strings.Contains(rl.out.String(), "could not find the requested resource") {
-		t.Errorf("the controller-manager loops on a resource the apiserver does not serve:\n%s", rl.out.String())
+	if strings.Contains(rl.Out.String(), "could not find the requested resource") {
+		t.Errorf("the controller-manager loops on a resource the apiserver does not serve:\n%s", rl.Out.String())
 	}
 	resp, err := http.Get("http://" + cmAddr + "/readyz")
 	if err != nil {

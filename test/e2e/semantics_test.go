@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/test/harness"
+
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -37,7 +39,7 @@ func TestResourceSemantics(t *testing.T) {
 	auditLog := filepath.Join(proj, ".apiserver-boot", "audit.log")
 	os.Remove(auditLog)
 	rl, _ := runLocal(t, "--generate=true", "--controller-manager=false", "--audit-policy-file", "audit-policy.yaml", "--audit-log-path", filepath.Join(".apiserver-boot", "audit.log"))
-	defer rl.stop(t)
+	defer rl.Stop(t)
 	create := func(manifest string) {
 		t.Helper()
 		if r := kubectlApplyStdin(t, "create", manifest); r.err != nil {
@@ -95,7 +97,7 @@ func TestResourceSemantics(t *testing.T) {
 			"--kind Cow --resource oxen":    `plural "oxen" clashes with the plural of kind Ox`,
 			"--kind Cow --short-names Bad!": "--short-names",
 		} {
-			out, err := sh(proj, cli, append([]string{"create", "group", "version", "resource", "--group", "stable", "--version", "v1"}, strings.Fields(args)...)...)
+			out, err := harness.Sh(proj, cli, append([]string{"create", "group", "version", "resource", "--group", "stable", "--version", "v1"}, strings.Fields(args)...)...)
 			if err == nil || !strings.Contains(out, want) {
 				t.Errorf("create %s: want an error containing %q, got %v\n%s", args, want, err, out)
 			}
@@ -324,7 +326,7 @@ func TestResourceSemantics(t *testing.T) {
 			t.Fatalf("object with a finalizer should stay, with a deletionTimestamp")
 		}
 		mustKubectl(t, "patch", "ct", "sem-final", "--type", "merge", "-p", `{"metadata":{"finalizers":null}}`)
-		if !waitUntil(10*time.Second, func() bool { return kubectl("get", "ct", "sem-final").err != nil }) {
+		if !harness.WaitUntil(10*time.Second, func() bool { return kubectl("get", "ct", "sem-final").err != nil }) {
 			t.Errorf("object still there after its finalizers were removed")
 		}
 	})

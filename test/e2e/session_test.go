@@ -9,109 +9,20 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/freeport"
+	"github.com/apiserver-boot/apiserver-boot/test/harness"
 )
 
-// syncBuffer collects a child's output for assertions.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// freePort returns a free loopback port, never one given before in this
-// test binary.
-func freePort(t *testing.T) int {
-	t.Helper()
-	p, err := freeport.Port()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// process is a child started in its own process group and always stopped.
-type process struct {
-	cmd  *exec.Cmd
-	out  *syncBuffer
-	done chan struct{}
-	err  error
-}
-
-func start(t *testing.T, dir string, name string, args ...string) *process {
-	t.Helper()
-	p := &process{out: &syncBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(name, args...)
-	p.cmd.Dir = dir
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.err = p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		p.signal(syscall.SIGKILL)
-		<-p.done
-	})
-	return p
-}
-
-func (p *process) signal(sig syscall.Signal) { _ = syscall.Kill(-p.cmd.Process.Pid, sig) }
-
-// waitFor waits until the output contains s, failing if the process exits first.
-func (p *process) waitFor(t *testing.T, s string, timeout time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !strings.Contains(p.out.String(), s) {
-		select {
-		case <-p.done:
-			t.Fatalf("process exited (%v) before printing %q:\n%s", p.err, s, p.out.String())
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q after %s:\n%s", s, timeout, p.out.String())
-		}
-	}
-}
-
-// stop sends SIGINT, as Ctrl-C does, and waits for a clean exit.
-func (p *process) stop(t *testing.T) {
-	t.Helper()
-	_ = p.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-p.done:
-		if p.err != nil {
-			t.Errorf("exit after SIGINT: %v\n%s", p.err, p.out.String())
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("still running 60s after SIGINT:\n%s", p.out.String())
-	}
-}
-
 // runLocal starts `apiserver-boot run local` and waits until it is ready.
-func runLocal(t *testing.T, extra ...string) (*process, int) {
+func runLocal(t *testing.T, extra ...string) (*harness.Process, int) {
 	t.Helper()
-	port := freePort(t)
+	port := harness.FreePort(t)
 	args := append([]string{"run", "local", "--secure-port", fmt.Sprint(port)}, extra...)
-	p := start(t, proj, cli, args...)
-	p.waitFor(t, "Ready.", 5*time.Minute)
-	for _, line := range strings.Split(p.out.String(), "\n") {
+	p := harness.Start(t, proj, cli, args...)
+	p.WaitFor(t, "Ready.", 5*time.Minute)
+	for _, line := range strings.Split(p.Out.String(), "\n") {
 		if strings.HasPrefix(line, "apiserver ready in") {
 			t.Log(line)
 		}

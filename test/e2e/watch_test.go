@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apiserver-boot/apiserver-boot/test/harness"
 )
 
 // TestRunLocalWatch: `run local --watch` in a project of its own. A field
@@ -26,7 +28,7 @@ func TestRunLocalWatch(t *testing.T) {
 		{cli, "init", "repo", "--domain", "example.com"},
 		{cli, "create", "group", "version", "resource", "--group", "toys", "--version", "v1", "--kind", "Widget"},
 	} {
-		if out, err := sh(dir, step[0], step[1:]...); err != nil {
+		if out, err := harness.Sh(dir, step[0], step[1:]...); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
 	}
@@ -44,8 +46,8 @@ func TestRunLocalWatch(t *testing.T) {
 		return "apiVersion: toys.example.com/v1\nkind: Widget\nmetadata:\n  name: " + name + "\nspec:\n  replicas: 2\n  color: red\n"
 	}
 
-	p := start(t, dir, cli, "run", "local", "--watch", "--controller-manager=false", "--secure-port", fmt.Sprint(freePort(t)))
-	p.waitFor(t, "Watching pkg/apis", 10*time.Minute)
+	p := harness.Start(t, dir, cli, "run", "local", "--watch", "--controller-manager=false", "--secure-port", fmt.Sprint(harness.FreePort(t)))
+	p.WaitFor(t, "Watching pkg/apis", 10*time.Minute)
 
 	// Before the field exists, it is refused (kubectl asks for strict
 	// field validation), or pruned when validation is off.
@@ -77,8 +79,8 @@ func TestRunLocalWatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p.waitFor(t, "Reloaded in", 10*time.Minute)
-	for _, line := range strings.Split(p.out.String(), "\n") {
+	p.WaitFor(t, "Reloaded in", 10*time.Minute)
+	for _, line := range strings.Split(p.Out.String(), "\n") {
 		if strings.HasPrefix(line, "Reloaded in") || strings.HasPrefix(line, "Changed:") {
 			t.Log(line)
 		}
@@ -88,10 +90,10 @@ func TestRunLocalWatch(t *testing.T) {
 	settle := func() {
 		time.Sleep(3 * time.Second)
 	}
-	count := func(what string) int { return strings.Count(p.out.String(), what) }
+	count := func(what string) int { return strings.Count(p.Out.String(), what) }
 	settle()
 	if c, r := count("Changed:"), count("Reloaded in"); c != 1 || r != 1 {
-		t.Fatalf("one burst of writes: %d changes seen and %d reloads, want 1 and 1:\n%s", c, r, p.out.String())
+		t.Fatalf("one burst of writes: %d changes seen and %d reloads, want 1 and 1:\n%s", c, r, p.Out.String())
 	}
 
 	// The new field is served, in OpenAPI and in objects.
@@ -119,10 +121,10 @@ func TestRunLocalWatch(t *testing.T) {
 	if err := os.WriteFile(hooks, append(append([]byte{}, good...), "\nfunc broken(\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p.waitFor(t, "Reload failed", 10*time.Minute)
+	p.WaitFor(t, "Reload failed", 10*time.Minute)
 	// What follows the "Changed: …widget_hooks.go" line: the compiler's
 	// error at file:line, and that the running apiserver keeps serving.
-	out := p.out.String()
+	out := p.Out.String()
 	failure := out[strings.LastIndex(out, "Changed:"):]
 	failure = failure[strings.Index(failure, "\n"):]
 	if !strings.Contains(failure, "widget_hooks.go:") || !strings.Contains(failure, "keeps serving the previous build") {
@@ -140,7 +142,7 @@ func TestRunLocalWatch(t *testing.T) {
 	if err := os.WriteFile(hooks, append(append([]byte{}, good...), "\nfunc init() { panic(\"does not start\") }\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p.waitFor(t, "The previous build serves again", 10*time.Minute)
+	p.WaitFor(t, "The previous build serves again", 10*time.Minute)
 	if got := mustK("", "get", "widget", "after", "-o", "jsonpath={.spec.color}"); got != "red" {
 		t.Errorf("after a build that did not start: color = %q", got)
 	}
@@ -155,24 +157,24 @@ func TestRunLocalWatch(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Minute)
 	for count("Reloaded in") < 2 {
 		if time.Now().After(deadline) {
-			t.Fatalf("no second reload after the fix:\n%s", p.out.String())
+			t.Fatalf("no second reload after the fix:\n%s", p.Out.String())
 		}
 		select {
-		case <-p.done:
-			t.Fatalf("run local --watch exited: %v\n%s", p.err, p.out.String())
+		case <-p.Done():
+			t.Fatalf("run local --watch exited: %v\n%s", p.Err(), p.Out.String())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
 	settle()
 	if r := count("Reloaded in"); r != 2 {
-		t.Errorf("%d reloads after the fix, want 2 in all:\n%s", r, p.out.String())
+		t.Errorf("%d reloads after the fix, want 2 in all:\n%s", r, p.Out.String())
 	}
 	if got := mustK("", "get", "widget", "after", "-o", "jsonpath={.spec.color}"); got != "red" {
 		t.Errorf("after the second reload: color = %q", got)
 	}
 
 	// Ctrl-C stops everything.
-	p.stop(t)
+	p.Stop(t)
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && strings.HasPrefix(exe, filepath.Join(dir, "bin")+"/") {

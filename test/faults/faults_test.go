@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/test/harness"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -49,12 +51,12 @@ func setup(m *testing.M) (int, error) {
 	}
 	defer os.RemoveAll(tmp)
 	cli := filepath.Join(tmp, "apiserver-boot")
-	if _, err := sh(repoRoot, "go", "build", "-o", cli, "./cmd/apiserver-boot"); err != nil {
+	if _, err := harness.Sh(repoRoot, "go", "build", "-o", cli, "./cmd/apiserver-boot"); err != nil {
 		return 0, err
 	}
 	etcdBin = filepath.Join(repoRoot, ".cache", "bin", "etcd")
 	if _, err := os.Stat(etcdBin); err != nil {
-		if _, err := sh(repoRoot, "go", "build", "-o", etcdBin, "go.etcd.io/etcd/server/v3"); err != nil {
+		if _, err := harness.Sh(repoRoot, "go", "build", "-o", etcdBin, "go.etcd.io/etcd/server/v3"); err != nil {
 			return 0, err
 		}
 	}
@@ -66,7 +68,7 @@ func setup(m *testing.M) (int, error) {
 		{cli, "create", "group", "version", "resource", "--group", "ops", "--version", "v1", "--kind", "Task", "--controller=false"},
 		{"go", "build", "-o", "bin/", "./cmd/apiserver"},
 	} {
-		if _, err := sh(proj, args[0], args[1:]...); err != nil {
+		if _, err := harness.Sh(proj, args[0], args[1:]...); err != nil {
 			return 0, err
 		}
 	}
@@ -193,7 +195,7 @@ type figure struct {
 // TestFaults kills what a production topology loses and measures the cost.
 func TestFaults(t *testing.T) {
 	etcd := etcdCluster(t, etcdBin, 3)
-	if !waitUntil(time.Minute, func() bool {
+	if !harness.WaitUntil(time.Minute, func() bool {
 		for _, m := range etcd {
 			if ok, _, leader, _ := status(m); !ok || leader == 0 {
 				return false
@@ -201,7 +203,7 @@ func TestFaults(t *testing.T) {
 		}
 		return true
 	}) {
-		t.Fatalf("etcd cluster not formed:\n%s", etcd[0].out.String())
+		t.Fatalf("etcd cluster not formed:\n%s", etcd[0].Out.String())
 	}
 	state := t.TempDir()
 	a := startReplica(t, "a", apiserverBin, state, etcd)
@@ -221,12 +223,12 @@ func TestFaults(t *testing.T) {
 		l.write(t, b, "b1", 20000)
 		l.write(t, b, "b2", 20000)
 		time.Sleep(2 * time.Second)
-		b.kill(syscall.SIGKILL)
+		b.Kill(syscall.SIGKILL)
 		time.Sleep(3 * time.Second)
 		restarted := time.Now()
-		b.run(t)
-		if !waitUntil(time.Minute, b.ready) {
-			t.Fatalf("b not ready after restart:\n%s", b.out.String())
+		b.Restart(t)
+		if !harness.WaitUntil(time.Minute, b.ready) {
+			t.Fatalf("b not ready after restart:\n%s", b.Out.String())
 		}
 		recovered := time.Since(restarted)
 		l.finish()
@@ -259,7 +261,7 @@ func TestFaults(t *testing.T) {
 			l.write(t, b, which+"-b", 20000)
 			time.Sleep(2 * time.Second)
 			killed := time.Now()
-			victim.kill(syscall.SIGKILL)
+			victim.Kill(syscall.SIGKILL)
 			before := l.count()
 			// Down for longer than etcd's request timeout (5 s and two
 			// election timeouts): a write the dead leader had taken fails
@@ -268,9 +270,9 @@ func TestFaults(t *testing.T) {
 			during := l.count() - before
 			resumed, ok := l.firstAfter(killed)
 			restarted := time.Now()
-			victim.run(t)
+			victim.Restart(t)
 			// The member catches up: its raft index reaches the others'.
-			caughtUp := waitUntil(2*time.Minute, func() bool {
+			caughtUp := harness.WaitUntil(2*time.Minute, func() bool {
 				ok, index, _, _ := status(victim)
 				if !ok {
 					return false
@@ -364,19 +366,19 @@ func TestFaults(t *testing.T) {
 		l.write(t, b, "all-b", 20000)
 		time.Sleep(2 * time.Second)
 		for _, m := range etcd {
-			m.kill(syscall.SIGKILL)
+			m.Kill(syscall.SIGKILL)
 		}
-		unready := waitUntil(30*time.Second, func() bool { return !a.ready() && !b.ready() })
+		unready := harness.WaitUntil(30*time.Second, func() bool { return !a.ready() && !b.ready() })
 		if !unready {
 			t.Errorf("the replicas still say ready without etcd")
 		}
 		time.Sleep(2 * time.Second)
 		restarted := time.Now()
 		for _, m := range etcd {
-			m.run(t)
+			m.Restart(t)
 		}
-		if !waitUntil(2*time.Minute, func() bool { return a.ready() && b.ready() }) {
-			t.Fatalf("the replicas did not become ready again without a restart:\n%s", a.out.String())
+		if !harness.WaitUntil(2*time.Minute, func() bool { return a.ready() && b.ready() }) {
+			t.Fatalf("the replicas did not become ready again without a restart:\n%s", a.Out.String())
 		}
 		recovered := time.Since(restarted)
 		time.Sleep(2 * time.Second) // writes go on
@@ -402,7 +404,7 @@ func TestFaults(t *testing.T) {
 				want = append(want, o.GetName())
 			}
 		}
-		waitUntil(30*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(order) >= len(want) })
+		harness.WaitUntil(30*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(order) >= len(want) })
 		close(stopWatch)
 		<-watchDone
 		var twice, never []string
@@ -432,12 +434,12 @@ func TestFaults(t *testing.T) {
 		failover := failoverWriter(t, l, []*replica{b, a}, "term-b", 20000)
 		time.Sleep(2 * time.Second)
 		stopped := time.Now()
-		b.kill(syscall.SIGTERM)
+		b.Kill(syscall.SIGTERM)
 		drained := time.Since(stopped)
 		time.Sleep(2 * time.Second)
-		b.run(t)
-		if !waitUntil(time.Minute, b.ready) {
-			t.Fatalf("b not ready after its restart:\n%s", b.out.String())
+		b.Restart(t)
+		if !harness.WaitUntil(time.Minute, b.ready) {
+			t.Fatalf("b not ready after its restart:\n%s", b.Out.String())
 		}
 		l.finish()
 		failover.Wait()

@@ -7,117 +7,25 @@
 package faults
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/freeport"
+	"github.com/apiserver-boot/apiserver-boot/test/harness"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// syncBuffer collects a child's output.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// freePort returns a free loopback port, never one given before in this
-// test binary.
-func freePort(t *testing.T) int {
-	t.Helper()
-	p, err := freeport.Port()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// process is a child in its own process group, always stopped at the end.
-type process struct {
-	name string
-	args []string
-	dir  string
-	cmd  *exec.Cmd
-	out  *syncBuffer
-	done chan struct{}
-}
-
-func start(t *testing.T, dir, name string, args ...string) *process {
-	t.Helper()
-	p := &process{name: name, args: args, dir: dir}
-	p.run(t)
-	t.Cleanup(func() { p.kill(syscall.SIGKILL) })
-	return p
-}
-
-// run starts (or starts again) the process with its arguments.
-func (p *process) run(t *testing.T) {
-	t.Helper()
-	p.out, p.done = &syncBuffer{}, make(chan struct{})
-	p.cmd = exec.Command(p.name, p.args...)
-	p.cmd.Dir, p.cmd.Stdin = p.dir, nil
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := p.done
-	go func() { _ = p.cmd.Wait(); close(done) }()
-}
-
-// kill signals the process group and waits for the process to end.
-func (p *process) kill(sig syscall.Signal) {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, sig)
-	select {
-	case <-p.done:
-	case <-time.After(30 * time.Second):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
-	}
-}
-
-func sh(dir, name string, args ...string) (string, error) {
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, out)
-	}
-	return string(out), nil
-}
-
 // member is one etcd of the cluster.
 type member struct {
-	*process
+	*harness.Process
 	name   string
 	client string // client URL
 }
@@ -130,19 +38,19 @@ func etcdCluster(t *testing.T, bin string, n int) []*member {
 	var initial []string
 	peers := make([]string, n)
 	for i := range n {
-		peers[i] = fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+		peers[i] = fmt.Sprintf("http://127.0.0.1:%d", harness.FreePort(t))
 		initial = append(initial, fmt.Sprintf("m%d=%s", i, peers[i]))
 	}
 	for i := range n {
-		client := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+		client := fmt.Sprintf("http://127.0.0.1:%d", harness.FreePort(t))
 		name := fmt.Sprintf("m%d", i)
-		p := start(t, dir, bin,
+		p := harness.Start(t, dir, bin,
 			"--name", name, "--data-dir", filepath.Join(dir, name),
 			"--listen-client-urls", client, "--advertise-client-urls", client,
 			"--listen-peer-urls", peers[i], "--initial-advertise-peer-urls", peers[i],
 			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new", "--initial-cluster-token", "faults",
 			"--log-level", "error")
-		members = append(members, &member{process: p, name: name, client: client})
+		members = append(members, &member{Process: p, name: name, client: client})
 	}
 	return members
 }
@@ -165,7 +73,7 @@ func status(m *member) (ok bool, raftIndex, leader, id uint64) {
 
 // replica is one apiserver.
 type replica struct {
-	*process
+	*harness.Process
 	name   string
 	config *rest.Config
 	client *http.Client
@@ -191,13 +99,13 @@ func startReplica(t *testing.T, name, bin, state string, etcd []*member) *replic
 	}
 	kubeconfig := filepath.Join(state, name+".kubeconfig")
 	os.Remove(kubeconfig)
-	p := start(t, state, bin,
-		"--secure-port", fmt.Sprint(freePort(t)), "--etcd-servers", strings.Join(urls, ","),
+	p := harness.Start(t, state, bin,
+		"--secure-port", fmt.Sprint(harness.FreePort(t)), "--etcd-servers", strings.Join(urls, ","),
 		"--token-file", filepath.Join(state, "token"), "--cert-dir", filepath.Join(state, name+"-certs"),
 		"--write-kubeconfig", kubeconfig,
 		"--shutdown-delay-duration", "2s", "--shutdown-send-retry-after")
-	r := &replica{process: p, name: name}
-	if !waitUntil(2*time.Minute, func() bool {
+	r := &replica{Process: p, name: name}
+	if !harness.WaitUntil(2*time.Minute, func() bool {
 		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 		if err != nil {
 			return false
@@ -210,18 +118,7 @@ func startReplica(t *testing.T, name, bin, state string, etcd []*member) *replic
 		r.config, r.client = cfg, client
 		return r.ready()
 	}) {
-		t.Fatalf("replica %s not ready:\n%s", name, p.out.String())
+		t.Fatalf("replica %s not ready:\n%s", name, p.Out.String())
 	}
 	return r
-}
-
-func waitUntil(timeout time.Duration, f func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if f() {
-			return true
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return false
 }

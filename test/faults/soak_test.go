@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/test/harness"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -36,7 +38,7 @@ func TestSoak(t *testing.T) {
 		t.Skip("the soak runs with make soak (SOAK=1)")
 	}
 	etcd := etcdCluster(t, etcdBin, 3)
-	if !waitUntil(time.Minute, func() bool { ok, _, leader, _ := status(etcd[0]); return ok && leader != 0 }) {
+	if !harness.WaitUntil(time.Minute, func() bool { ok, _, leader, _ := status(etcd[0]); return ok && leader != 0 }) {
 		t.Fatal("etcd cluster not formed")
 	}
 	state := t.TempDir()
@@ -125,7 +127,7 @@ sampling:
 		case <-tick.C:
 			s := sample{at: time.Since(startedAt)}
 			for _, r := range replicas {
-				s.rss = append(s.rss, rssKB(t, r.cmd.Process.Pid))
+				s.rss = append(s.rss, rssKB(t, r.Pid()))
 				s.goroutines = append(s.goroutines, goroutines(t, r))
 			}
 			samples = append(samples, s)
