@@ -5,8 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	apiserverrbac "github.com/apiserver-boot/apiserver-boot/pkg/apiserver/rbac"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -133,7 +131,7 @@ func (o *Options) rbac() []runtime.Object {
 		&rbacv1.ClusterRole{
 			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"),
 			ObjectMeta: metav1.ObjectMeta{Name: o.Name + "-apiserver", Labels: o.labels(componentAPIServer)},
-			Rules:      apiserverrbac.ClusterRoleRules(),
+			Rules:      ClusterRoleRules(),
 		},
 		&rbacv1.ClusterRoleBinding{
 			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),

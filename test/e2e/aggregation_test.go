@@ -24,7 +24,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/apiserver-boot/apiserver-boot/pkg/apiserver/rbac"
+	"github.com/apiserver-boot/apiserver-boot/internal/deploy"
 )
 
 const (
@@ -54,13 +54,13 @@ metadata: {name: controller-manager, namespace: crontab-system}
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
 metadata: {name: "crontab:system:auth-delegator"}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "` + rbac.AuthDelegatorClusterRole + `"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "` + deploy.AuthDelegatorClusterRole + `"}
 subjects: [{kind: ServiceAccount, name: apiserver, namespace: crontab-system}]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata: {name: "crontab:extension-apiserver-authentication-reader", namespace: kube-system}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: ` + rbac.AuthenticationReaderRole + `}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: ` + deploy.AuthenticationReaderRole + `}
 subjects: [{kind: ServiceAccount, name: apiserver, namespace: crontab-system}]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
@@ -101,14 +101,14 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: "crontab:leader
 subjects: [{kind: ServiceAccount, name: controller-manager, namespace: crontab-system}]
 `
 
-// apiserverClusterRole is the ClusterRole of the rules pkg/apiserver/rbac
-// publishes for whatever writes a deployment's RBAC, as a manifest.
+// apiserverClusterRole is the ClusterRole of the rules internal/deploy
+// grants in the cluster configuration, as a manifest.
 func apiserverClusterRole(t *testing.T) string {
 	t.Helper()
 	b, err := json.Marshal(rbacv1.ClusterRole{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
 		ObjectMeta: metav1.ObjectMeta{Name: "crontab:apiserver"},
-		Rules:      rbac.ClusterRoleRules(),
+		Rules:      deploy.ClusterRoleRules(),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,7 @@
-// Package rbac holds the rights of an apiserver in delegated mode (aggregated
-// behind kube-apiserver), for whatever writes its RBAC objects. It imports
-// nothing of the server, so that tools can use it without linking k8s.io/apiserver.
-package rbac
+package deploy
+
+// The rights of an apiserver in delegated mode (aggregated behind
+// kube-apiserver), which the cluster configuration grants.
 
 import rbacv1 "k8s.io/api/rbac/v1"
 
