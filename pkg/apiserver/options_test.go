@@ -62,7 +62,7 @@ func TestOneKubeconfigServesEveryClient(t *testing.T) {
 		{[]string{"--delegated-auth"}, "", "", ""},
 	} {
 		o, _, _ := parse(t, tc.args...)
-		o.completeDelegated()
+		o.Complete()
 		if got := [3]string{o.Authentication.RemoteKubeConfigFile, o.Authorization.RemoteKubeConfigFile, o.CoreAPI.CoreAPIKubeconfigPath}; got != [3]string{tc.authn, tc.authz, tc.coreAPI} {
 			t.Errorf("%v: authentication, authorization, core API kubeconfigs %q, want %q", tc.args, got, [3]string{tc.authn, tc.authz, tc.coreAPI})
 		}

@@ -9,17 +9,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -30,8 +26,6 @@ import (
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
-	genericoptions "k8s.io/apiserver/pkg/server/options"
-	"k8s.io/apiserver/pkg/storage/storagebackend"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
@@ -53,196 +47,6 @@ type Config struct {
 	Groups []*builders.APIGroup
 	// OpenAPIDefinitions are the generated OpenAPI definitions.
 	OpenAPIDefinitions openapicommon.GetOpenAPIDefinitions
-}
-
-// Options are the command-line options of the server.
-type Options struct {
-	SecureServing *genericoptions.SecureServingOptionsWithLoopback
-	Etcd          *genericoptions.EtcdOptions
-	EmbeddedEtcd  EmbeddedEtcdOptions
-	Features      *genericoptions.FeatureOptions
-
-	// Delegated mode, used when aggregated behind kube-apiserver:
-	// authentication (front-proxy request headers, client certificates,
-	// TokenReview) and authorization (SubjectAccessReview) by the
-	// kube-apiserver, admission with a client of its core API, and priority
-	// and fairness from its FlowSchemas.
-	Authentication *genericoptions.DelegatingAuthenticationOptions
-	Authorization  *genericoptions.DelegatingAuthorizationOptions
-	CoreAPI        *genericoptions.CoreAPIOptions
-	Admission      *genericoptions.AdmissionOptions
-	DelegatedAuth  bool
-
-	// Standalone authentication.
-	TokenFile       string
-	WriteKubeconfig string
-
-	// ShutdownDelay and ShutdownSendRetryAfter are kube-apiserver's graceful
-	// shutdown: on SIGTERM, /readyz fails at once while requests are served
-	// for the delay (load balancers and Service endpoints drop the replica
-	// meanwhile), then in-flight requests drain; with ShutdownSendRetryAfter,
-	// late requests get 429 and Retry-After, which clients retry elsewhere.
-	ShutdownDelay          time.Duration
-	ShutdownSendRetryAfter bool
-
-	// Audit is k8s.io/apiserver's audit logging (--audit-policy-file,
-	// --audit-log-path, the rotation flags, --audit-webhook-config-file), in
-	// either mode.
-	Audit *genericoptions.AuditOptions
-}
-
-// NewOptions returns defaults fit for a developer machine: loopback only,
-// state kept under .apiserver-boot/ in the working directory.
-func NewOptions() *Options {
-	o := &Options{
-		SecureServing:  genericoptions.NewSecureServingOptions().WithLoopback(),
-		Etcd:           genericoptions.NewEtcdOptions(storagebackend.NewDefaultConfig("/registry", nil)),
-		EmbeddedEtcd:   EmbeddedEtcdOptions{DataDir: filepath.Join(private.StateDir, "etcd")},
-		Features:       genericoptions.NewFeatureOptions(),
-		Authentication: genericoptions.NewDelegatingAuthenticationOptions(),
-		Authorization:  genericoptions.NewDelegatingAuthorizationOptions(),
-		CoreAPI:        genericoptions.NewCoreAPIOptions(),
-		Admission:      genericoptions.NewAdmissionOptions(),
-		TokenFile:      filepath.Join(private.StateDir, "token"),
-		Audit:          genericoptions.NewAuditOptions(),
-	}
-	// As k8s.io/apiserver's RecommendedOptions: an aggregated server's client
-	// is kube-apiserver's proxy, multiplexing many requests (watches among
-	// them) on one HTTP/2 connection.
-	o.SecureServing.HTTP2MaxStreamsPerConnection = 1000
-	o.SecureServing.BindAddress = netutils.ParseIPSloppy("127.0.0.1")
-	o.SecureServing.BindPort = 9443
-	o.SecureServing.ServerCert.CertDirectory = filepath.Join(private.StateDir, "certs")
-	o.SecureServing.ServerCert.PairName = "apiserver"
-	return o
-}
-
-// AddFlags registers every option on fs and returns the names of the flags
-// that apply only in delegated mode.
-func (o *Options) AddFlags(fs *pflag.FlagSet) (delegatedOnly []string) {
-	o.SecureServing.AddFlags(fs)
-	o.Etcd.AddFlags(fs)
-	o.EmbeddedEtcd.AddFlags(fs)
-	o.Features.AddFlags(fs)
-	o.Audit.AddFlags(fs)
-	fs.DurationVar(&o.ShutdownDelay, "shutdown-delay-duration", o.ShutdownDelay,
-		"Time to delay the termination: /readyz fails at once, requests are served normally meanwhile, then graceful termination starts (so that load balancers stop sending traffic first).")
-	fs.BoolVar(&o.ShutdownSendRetryAfter, "shutdown-send-retry-after", o.ShutdownSendRetryAfter,
-		"During graceful termination, answer new requests with 429 and Retry-After (clients retry another replica) until in-flight requests drained.")
-
-	delegated := pflag.NewFlagSet("delegated", pflag.ContinueOnError)
-	o.Authentication.AddFlags(delegated)
-	o.Authorization.AddFlags(delegated)
-	o.CoreAPI.AddFlags(delegated)
-	o.Admission.AddFlags(delegated)
-	delegated.VisitAll(func(f *pflag.Flag) {
-		if !triggersDelegation[f.Name] {
-			delegatedOnly = append(delegatedOnly, f.Name)
-		}
-	})
-	fs.AddFlagSet(delegated)
-	delegatedOnly = append(delegatedOnly, "enable-priority-and-fairness")
-
-	fs.BoolVar(&o.DelegatedAuth, "delegated-auth", o.DelegatedAuth,
-		"Run as an apiserver aggregated behind kube-apiserver: authenticate and authorize through it (front-proxy headers, TokenReview, SubjectAccessReview), "+
-			"admit through its core API (NamespaceLifecycle, admission webhooks and policies) and apply its priority and fairness. "+
-			"Implied by --authentication-kubeconfig, --authorization-kubeconfig and --kubeconfig; without them the in-cluster configuration is used.")
-	fs.StringVar(&o.TokenFile, "token-file", o.TokenFile,
-		"Standalone mode: file holding the bearer token clients must present; a random token is written there if it does not exist.")
-	fs.StringVar(&o.WriteKubeconfig, "write-kubeconfig", o.WriteKubeconfig,
-		"Standalone mode: once serving, write a kubeconfig for this server (CA and token) to this path.")
-	return delegatedOnly
-}
-
-// triggersDelegation are the flags that switch to delegated mode by being set.
-var triggersDelegation = map[string]bool{"authentication-kubeconfig": true, "authorization-kubeconfig": true, "kubeconfig": true}
-
-func (o *Options) delegated() bool {
-	return o.DelegatedAuth || o.Authentication.RemoteKubeConfigFile != "" || o.Authorization.RemoteKubeConfigFile != "" || o.CoreAPI.CoreAPIKubeconfigPath != ""
-}
-
-// completeDelegated lets one kubeconfig serve every client of the
-// kube-apiserver: --kubeconfig stands in for the authentication and
-// authorization kubeconfigs, and the authentication kubeconfig for the core
-// API client. With none of them, every client uses the in-cluster configuration.
-func (o *Options) completeDelegated() {
-	if o.Authentication.RemoteKubeConfigFile == "" {
-		o.Authentication.RemoteKubeConfigFile = o.CoreAPI.CoreAPIKubeconfigPath
-	}
-	if o.Authorization.RemoteKubeConfigFile == "" {
-		o.Authorization.RemoteKubeConfigFile = o.CoreAPI.CoreAPIKubeconfigPath
-	}
-	if o.CoreAPI.CoreAPIKubeconfigPath == "" {
-		o.CoreAPI.CoreAPIKubeconfigPath = o.Authentication.RemoteKubeConfigFile
-	}
-}
-
-// Validate checks the options before anything is started.
-func (o *Options) Validate() error {
-	var errs []error
-	errs = append(errs, o.SecureServing.Validate()...)
-	errs = append(errs, o.Features.Validate()...)
-	errs = append(errs, o.Audit.Validate()...)
-	if o.ShutdownDelay < 0 {
-		errs = append(errs, errors.New("--shutdown-delay-duration may not be negative"))
-	}
-	if o.delegated() {
-		errs = append(errs, o.Authentication.Validate()...)
-		errs = append(errs, o.Authorization.Validate()...)
-		errs = append(errs, o.CoreAPI.Validate()...)
-		errs = append(errs, o.Admission.Validate()...)
-	} else if o.TokenFile == "" {
-		errs = append(errs, errors.New("--token-file must be set unless --delegated-auth is used"))
-	}
-	return utilerrors.NewAggregate(errs)
-}
-
-// validateFlags refuses flags of one mode given in the other, where they
-// would be silently ignored.
-func (o *Options) validateFlags(fs *pflag.FlagSet, delegatedOnly []string) error {
-	if o.delegated() {
-		for _, name := range []string{"token-file", "write-kubeconfig"} {
-			if fs.Changed(name) {
-				return fmt.Errorf("--%s applies only in standalone mode, not with --delegated-auth, --authentication-kubeconfig, --authorization-kubeconfig or --kubeconfig", name)
-			}
-		}
-		return nil
-	}
-	for _, name := range delegatedOnly {
-		if fs.Changed(name) {
-			return fmt.Errorf("--%s applies only in delegated mode (--delegated-auth, --authentication-kubeconfig, --authorization-kubeconfig or --kubeconfig)", name)
-		}
-	}
-	return nil
-}
-
-// NewCommand returns the apiserver command of a generated project.
-func NewCommand(cfg Config) *cobra.Command {
-	o := NewOptions()
-	var delegatedOnly []string
-	cmd := &cobra.Command{
-		Use:   "apiserver",
-		Short: fmt.Sprintf("Serve the %s API", cfg.Name),
-		Example: `  # standalone on an embedded etcd, writing a kubeconfig for kubectl
-  apiserver --write-kubeconfig kubeconfig
-  # on an external etcd
-  apiserver --etcd-servers http://127.0.0.1:2379
-  # aggregated behind a kube-apiserver (in a cluster: --delegated-auth, in-cluster configuration)
-  apiserver --etcd-servers https://etcd:2379 --tls-cert-file tls.crt --tls-private-key-file tls.key \
-    --kubeconfig kubeconfig`,
-		SilenceUsage: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.validateFlags(cmd.Flags(), delegatedOnly); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return Run(cmd.Context(), cfg, o)
-		},
-	}
-	delegatedOnly = o.AddFlags(cmd.Flags())
-	return cmd
 }
 
 // NewScheme registers every group in a new scheme, with the meta types every server needs.
@@ -290,122 +94,224 @@ func portInUse(err error) bool {
 	return errors.Is(err, syscall.EADDRINUSE)
 }
 
-// Run serves until ctx is done.
+// Run serves until ctx is done, with options completed and validated
+// (NewCommand does both): the embedded etcd when no --etcd-servers is
+// given, then the server's configuration, the server, and its run.
 func Run(ctx context.Context, cfg Config, o *Options) error {
-	scheme, err := NewScheme(cfg.Groups)
+	stopEtcd, err := o.startEmbeddedEtcd()
 	if err != nil {
 		return err
 	}
-	standalone := !o.delegated()
-	if standalone {
-		// kube-apiserver serves namespaces in delegated mode; standalone, this server does.
+	defer stopEtcd()
+	c, err := o.Config(cfg)
+	if err != nil {
+		return err
+	}
+	server, err := c.New()
+	if err != nil {
+		return err
+	}
+	return server.PrepareRun().RunWithContext(ctx)
+}
+
+// serverConfig is everything the server is made of: k8s.io/apiserver's
+// configuration, the scheme of the project's groups and what standalone
+// mode adds (namespaces, the token of the kubeconfig it writes).
+type serverConfig struct {
+	cfg        Config
+	generic    *genericapiserver.RecommendedConfig
+	scheme     *runtime.Scheme
+	codecs     serializer.CodecFactory
+	standalone bool
+	// Standalone only.
+	token              string
+	namespaceInformers informers.SharedInformerFactory
+	writeKubeconfig    string
+	host, certFile     string
+}
+
+// startEmbeddedEtcd starts the embedded etcd unless --etcd-servers is
+// given, and points the storage at it; the returned function stops it.
+func (o *Options) startEmbeddedEtcd() (stop func(), err error) {
+	if len(o.Etcd.StorageConfig.Transport.ServerList) > 0 {
+		return func() {}, nil
+	}
+	// The embedded etcd's certificates go beside the serving ones.
+	certDir := o.SecureServing.ServerCert.CertDirectory
+	if certDir == "" {
+		certDir = o.EmbeddedEtcd.DataDir + "-certs"
+	}
+	etcd, url, pki, err := o.EmbeddedEtcd.Start(certDir)
+	if err != nil {
+		return nil, err
+	}
+	t := &o.Etcd.StorageConfig.Transport
+	t.ServerList, t.CertFile, t.KeyFile, t.TrustedCAFile = []string{url}, pki.ClientCert, pki.ClientKey, pki.CA
+	return etcd.Close, nil
+}
+
+// Config builds the server's configuration from the options: scheme and
+// storage, OpenAPI, serving, then authentication and admission of the mode.
+func (o *Options) Config(cfg Config) (*serverConfig, error) {
+	c := &serverConfig{cfg: cfg, standalone: !o.delegated()}
+	if err := c.newScheme(); err != nil {
+		return nil, err
+	}
+	c.generic = genericapiserver.NewRecommendedConfig(c.codecs)
+	c.generic.EffectiveVersion = kubeShapedVersion{basecompatibility.NewEffectiveVersionFromString(baseversion.DefaultKubeBinaryVersion, "", "")}
+	c.generic.FeatureGate = utilfeature.DefaultFeatureGate
+	c.applyOpenAPI()
+	if err := o.applyServing(c); err != nil {
+		return nil, err
+	}
+	if err := o.applyStorage(c); err != nil {
+		return nil, err
+	}
+	if c.standalone {
+		if err := o.applyStandalone(c); err != nil {
+			return nil, err
+		}
+	} else if err := o.applyDelegated(c.generic); err != nil {
+		return nil, err
+	}
+	// Writes keep their body for the schema validation (sent.go); inside
+	// every filter, so only for authorized requests.
+	c.generic.BuildHandlerChainFunc = func(h http.Handler, gc *genericapiserver.Config) http.Handler {
+		return genericapiserver.DefaultBuildHandlerChain(withSentBodies(h), gc)
+	}
+	c.generic.ShutdownDelayDuration = o.ShutdownDelay
+	c.generic.ShutdownSendRetryAfter = o.ShutdownSendRetryAfter
+	if err := o.Audit.ApplyTo(&c.generic.Config); err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	return c, nil
+}
+
+// newScheme registers the project's groups, and namespaces standalone
+// (kube-apiserver serves them in delegated mode).
+func (c *serverConfig) newScheme() error {
+	scheme, err := NewScheme(c.cfg.Groups)
+	if err != nil {
+		return err
+	}
+	if c.standalone {
 		if err := addNamespacesToScheme(scheme); err != nil {
 			return err
 		}
 	}
-	codecs := serializer.NewCodecFactory(scheme)
+	c.scheme, c.codecs = scheme, serializer.NewCodecFactory(scheme)
+	return nil
+}
 
-	var storageVersions []schema.GroupVersion
-	for _, g := range cfg.Groups {
-		storageVersions = append(storageVersions, schema.GroupVersion{Group: g.Name, Version: g.StorageVersion})
-	}
-	// Each resource gets a codec for its own storage version (newStorage's
-	// options); this one serves what is not a resource's.
-	o.Etcd.StorageConfig.Codec = StorageCodec(codecs, schema.GroupVersions(storageVersions))
-
-	if len(o.Etcd.StorageConfig.Transport.ServerList) == 0 {
-		// The embedded etcd's certificates go beside the serving ones.
-		certDir := o.SecureServing.ServerCert.CertDirectory
-		if certDir == "" {
-			certDir = o.EmbeddedEtcd.DataDir + "-certs"
-		}
-		etcd, url, pki, err := o.EmbeddedEtcd.Start(certDir)
-		if err != nil {
-			return err
-		}
-		defer etcd.Close()
-		t := &o.Etcd.StorageConfig.Transport
-		t.ServerList, t.CertFile, t.KeyFile, t.TrustedCAFile = []string{url}, pki.ClientCert, pki.ClientKey, pki.CA
-	}
-	if errs := o.Etcd.Validate(); len(errs) > 0 {
-		return utilerrors.NewAggregate(errs)
-	}
-
-	serverConfig := genericapiserver.NewRecommendedConfig(codecs)
-	serverConfig.EffectiveVersion = kubeShapedVersion{basecompatibility.NewEffectiveVersionFromString(baseversion.DefaultKubeBinaryVersion, "", "")}
-	serverConfig.FeatureGate = utilfeature.DefaultFeatureGate
-	namer := openapi.NewDefinitionNamer(scheme)
-	// What the schemas enforce is what the OpenAPI publishes.
-	definitions := WithSchemas(cfg.OpenAPIDefinitions, cfg.Groups)
-	if standalone {
+// applyOpenAPI publishes the generated definitions with the schemas the
+// server enforces (what the schemas enforce is what the OpenAPI publishes).
+func (c *serverConfig) applyOpenAPI() {
+	namer := openapi.NewDefinitionNamer(c.scheme)
+	definitions := WithSchemas(c.cfg.OpenAPIDefinitions, c.cfg.Groups)
+	if c.standalone {
 		definitions = withNamespaceDefinitions(definitions)
 	}
-	serverConfig.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(definitions, namer)
-	serverConfig.OpenAPIConfig.Info.Title = cfg.Name
-	serverConfig.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(definitions, namer)
-	serverConfig.OpenAPIV3Config.Info.Title = cfg.Name
+	c.generic.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(definitions, namer)
+	c.generic.OpenAPIConfig.Info.Title = c.cfg.Name
+	c.generic.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(definitions, namer)
+	c.generic.OpenAPIV3Config.Info.Title = c.cfg.Name
+}
 
+// applyServing sets up TLS serving, with a self-signed certificate unless
+// one is given.
+func (o *Options) applyServing(c *serverConfig) error {
 	if err := o.selfSignedCerts(); err != nil {
 		return err
 	}
-	if err := o.SecureServing.ApplyTo(&serverConfig.SecureServing, &serverConfig.LoopbackClientConfig); err != nil {
+	if err := o.SecureServing.ApplyTo(&c.generic.SecureServing, &c.generic.LoopbackClientConfig); err != nil {
 		if portInUse(err) {
 			return fmt.Errorf("port %d is taken: choose another with --secure-port: %w", o.SecureServing.BindPort, err)
 		}
 		return err
 	}
-	if err := o.Etcd.ApplyTo(&serverConfig.Config); err != nil {
-		return err
-	}
+	c.host = net.JoinHostPort(o.SecureServing.BindAddress.String(), strconv.Itoa(o.SecureServing.BindPort))
+	c.certFile = o.SecureServing.ServerCert.CertKey.CertFile
+	return nil
+}
 
-	var token string
-	var namespaceInformers informers.SharedInformerFactory
-	if !standalone {
-		if err := o.applyDelegated(serverConfig); err != nil {
-			return err
-		}
-	} else {
-		if token, err = loadOrCreateToken(o.TokenFile); err != nil {
-			return err
-		}
-		serverConfig.Authentication.Authenticator = standaloneAuthenticator(token)
-		serverConfig.Authorization.Authorizer = standaloneAuthorizer()
-		// No kube-apiserver, so no FlowSchemas: the max-in-flight limits apply.
-		features := *o.Features
-		features.EnablePriorityAndFairness = false
-		if err := features.ApplyTo(&serverConfig.Config, nil, nil); err != nil {
-			return err
-		}
-		// No kube-apiserver, so no namespaces but ours: NamespaceLifecycle
-		// admission against the namespaces this server serves.
-		if namespaceInformers, err = standaloneNamespaces(serverConfig); err != nil {
-			return err
-		}
+// applyStorage stores each resource in its own storage version (newStorage's
+// options); the default codec serves what is not a resource's.
+func (o *Options) applyStorage(c *serverConfig) error {
+	var storageVersions []schema.GroupVersion
+	for _, g := range c.cfg.Groups {
+		storageVersions = append(storageVersions, schema.GroupVersion{Group: g.Name, Version: g.StorageVersion})
 	}
+	o.Etcd.StorageConfig.Codec = StorageCodec(c.codecs, schema.GroupVersions(storageVersions))
+	if errs := o.Etcd.Validate(); len(errs) > 0 {
+		return utilerrors.NewAggregate(errs)
+	}
+	return o.Etcd.ApplyTo(&c.generic.Config)
+}
 
-	// Writes keep their body for the schema validation (sent.go); inside
-	// every filter, so only for authorized requests.
-	serverConfig.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
-		return genericapiserver.DefaultBuildHandlerChain(withSentBodies(h), c)
-	}
-	serverConfig.ShutdownDelayDuration = o.ShutdownDelay
-	serverConfig.ShutdownSendRetryAfter = o.ShutdownSendRetryAfter
-	if err := o.Audit.ApplyTo(&serverConfig.Config); err != nil {
-		return fmt.Errorf("audit: %w", err)
-	}
-	server, err := serverConfig.Complete().New(cfg.Name, genericapiserver.NewEmptyDelegate())
+// applyStandalone authenticates the bearer token of --token-file (made if
+// missing), authorizes it for everything, and admits namespaced objects
+// against the namespaces this server serves. No kube-apiserver, so no
+// FlowSchemas: the max-in-flight limits apply.
+func (o *Options) applyStandalone(c *serverConfig) error {
+	token, err := loadOrCreateToken(o.TokenFile)
 	if err != nil {
 		return err
 	}
-	var namespaced []*genericregistry.Store // what a namespace holds
-	for _, g := range cfg.Groups {
-		info := genericapiserver.NewDefaultAPIGroupInfo(g.Name, scheme, metav1.ParameterCodec, codecs)
-		for _, r := range g.Resources {
-			gv := g.StorageGroupVersion(r)
-			opts := storageVersionOptions{RESTOptionsGetter: serverConfig.RESTOptionsGetter, codec: StorageCodec(codecs, gv), gv: gv}
-			storage, err := newStorage(r, g.Name, scheme, opts)
+	c.token, c.writeKubeconfig = token, o.WriteKubeconfig
+	c.generic.Authentication.Authenticator = standaloneAuthenticator(token)
+	c.generic.Authorization.Authorizer = standaloneAuthorizer()
+	features := *o.Features
+	features.EnablePriorityAndFairness = false
+	if err := features.ApplyTo(&c.generic.Config, nil, nil); err != nil {
+		return err
+	}
+	c.namespaceInformers, err = standaloneNamespaces(c.generic)
+	return err
+}
+
+// New makes the server: k8s.io/apiserver's generic server with the
+// project's groups installed, namespaces standalone, and the kubeconfig
+// written once it serves (--write-kubeconfig).
+func (c *serverConfig) New() (*genericapiserver.GenericAPIServer, error) {
+	server, err := c.generic.Complete().New(c.cfg.Name, genericapiserver.NewEmptyDelegate())
+	if err != nil {
+		return nil, err
+	}
+	namespaced, err := c.installGroups(server)
+	if err != nil {
+		return nil, err
+	}
+	if !c.standalone {
+		return server, nil
+	}
+	if err := installNamespaces(server, c.scheme, c.codecs, c.generic.RESTOptionsGetter, c.namespaceInformers, namespaced); err != nil {
+		return nil, err
+	}
+	if c.writeKubeconfig != "" {
+		server.AddPostStartHookOrDie("write-kubeconfig", func(genericapiserver.PostStartHookContext) error {
+			ca, err := caFromChain(c.certFile)
 			if err != nil {
 				return err
+			}
+			return writeKubeconfig(c.writeKubeconfig, "https://"+c.host, ca, c.token, c.cfg.Name)
+		})
+	}
+	return server, nil
+}
+
+// installGroups installs every group's resources, each version served by
+// the storage of the resource's storage version, and returns the stores of
+// namespaced resources (what a namespace holds).
+func (c *serverConfig) installGroups(server *genericapiserver.GenericAPIServer) ([]*genericregistry.Store, error) {
+	var namespaced []*genericregistry.Store
+	for _, g := range c.cfg.Groups {
+		info := genericapiserver.NewDefaultAPIGroupInfo(g.Name, c.scheme, metav1.ParameterCodec, c.codecs)
+		for _, r := range g.Resources {
+			gv := g.StorageGroupVersion(r)
+			opts := storageVersionOptions{RESTOptionsGetter: c.generic.RESTOptionsGetter, codec: StorageCodec(c.codecs, gv), gv: gv}
+			storage, err := newStorage(r, g.Name, c.scheme, opts)
+			if err != nil {
+				return nil, err
 			}
 			if r.Namespaced {
 				namespaced = append(namespaced, storage[r.Plural].(*resourceREST).Store)
@@ -414,33 +320,14 @@ func Run(ctx context.Context, cfg Config, o *Options) error {
 				if info.VersionedResourcesStorageMap[v] == nil {
 					info.VersionedResourcesStorageMap[v] = map[string]rest.Storage{}
 				}
-				for path, s := range storage {
-					info.VersionedResourcesStorageMap[v][path] = s
-				}
+				maps.Copy(info.VersionedResourcesStorageMap[v], storage)
 			}
 		}
 		if err := server.InstallAPIGroup(&info); err != nil {
-			return fmt.Errorf("installing %s: %w", g.Name, err)
+			return nil, fmt.Errorf("installing %s: %w", g.Name, err)
 		}
 	}
-	if standalone {
-		if err := installNamespaces(server, scheme, codecs, serverConfig.RESTOptionsGetter, namespaceInformers, namespaced); err != nil {
-			return err
-		}
-	}
-
-	if o.WriteKubeconfig != "" && standalone {
-		path, certFile := o.WriteKubeconfig, o.SecureServing.ServerCert.CertKey.CertFile
-		host := net.JoinHostPort(o.SecureServing.BindAddress.String(), strconv.Itoa(o.SecureServing.BindPort))
-		server.AddPostStartHookOrDie("write-kubeconfig", func(genericapiserver.PostStartHookContext) error {
-			ca, err := caFromChain(certFile)
-			if err != nil {
-				return err
-			}
-			return writeKubeconfig(path, "https://"+host, ca, token, cfg.Name)
-		})
-	}
-	return server.PrepareRun().RunWithContext(ctx)
+	return namespaced, nil
 }
 
 // applyDelegated configures what an aggregated apiserver takes from the
@@ -448,7 +335,6 @@ func Run(ctx context.Context, cfg Config, o *Options) error {
 // authentication, authorization, the core API client and its informers,
 // priority and fairness, then admission (which needs all of them).
 func (o *Options) applyDelegated(c *genericapiserver.RecommendedConfig) error {
-	o.completeDelegated()
 	if err := o.Authentication.ApplyTo(&c.Authentication, c.SecureServing, c.OpenAPIConfig); err != nil {
 		return err
 	}
@@ -486,16 +372,4 @@ func (v kubeShapedVersion) Info() *apimachineryversion.Info {
 		info.GitCommit, info.GitTreeState = "", ""
 	}
 	return info
-}
-
-// Main runs the apiserver command and returns the process exit code.
-func Main(cfg Config) int {
-	ctx := genericapiserver.SetupSignalContext()
-	cmd := NewCommand(cfg)
-	cmd.SetContext(ctx)
-	if err := cmd.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		return 1
-	}
-	return 0
 }

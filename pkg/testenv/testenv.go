@@ -54,6 +54,11 @@ func Start(cfg apiserver.Config) (*Environment, error) {
 	o.TokenFile = filepath.Join(dir, "token")
 	o.WriteKubeconfig = filepath.Join(dir, "kubeconfig")
 
+	o.Complete()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+
 	ctx, cancel := context.WithCancel(context.Background())
 	env := &Environment{dir: dir, cancel: cancel, done: make(chan error, 1)}
 	go func() { env.done <- apiserver.Run(ctx, cfg, o) }()
