@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -19,7 +16,6 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
 	"github.com/apiserver-boot/apiserver-boot/internal/deploy"
-	"github.com/apiserver-boot/apiserver-boot/internal/files"
 	"github.com/apiserver-boot/apiserver-boot/internal/image"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/version"
@@ -33,6 +29,14 @@ type configOptions struct {
 	metricsReader                  string
 	replicas, etcdMembers          int32
 	force                          bool
+
+	// served is the API read from source, once per command.
+	served *served
+}
+
+type served struct {
+	versions map[string][]string
+	kinds    []deploy.Kind
 }
 
 func (o *configOptions) addFlags(f *pflag.FlagSet, withImage bool) {
@@ -77,7 +81,7 @@ keys: keep it out of version control (the scaffolded .gitignore does).`,
 			if err != nil {
 				return err
 			}
-			dir, err := o.write(cmd.OutOrStdout(), root, p, o.image)
+			dir, _, err := o.write(cmd.OutOrStdout(), root, p, o.image)
 			if err != nil {
 				return err
 			}
@@ -95,10 +99,14 @@ func (o *configOptions) deployOptions(root string, p *project.Project, img strin
 	if err != nil {
 		return nil, err
 	}
-	versions, kinds, err := servedAPI(root, p)
-	if err != nil {
-		return nil, err
+	if o.served == nil {
+		versions, kinds, err := servedAPI(root, p)
+		if err != nil {
+			return nil, err
+		}
+		o.served = &served{versions, kinds}
 	}
+	versions, kinds := o.served.versions, o.served.kinds
 	d := &deploy.Options{Name: o.name, Namespace: o.namespace, Image: ref.String(), EtcdServers: o.etcdServers, EtcdImage: o.etcdImage, Project: p, Versions: versions, Kinds: kinds}
 	if o.replicas < 1 {
 		return nil, fmt.Errorf("--replicas %d is not valid: want 1 or more (2 or more for a rolling update without downtime)", o.replicas)
@@ -164,137 +172,17 @@ func servedAPI(root string, p *project.Project) (map[string][]string, []deploy.K
 	return out, kinds, nil
 }
 
-// write renders the configuration for img and writes it; it returns the folder.
-func (o *configOptions) write(out io.Writer, root string, p *project.Project, img string) (string, error) {
+// write renders the configuration for img and writes it; it returns the
+// folder and the options it was written with.
+func (o *configOptions) write(out io.Writer, root string, p *project.Project, img string) (string, *deploy.Options, error) {
 	d, err := o.deployOptions(root, p, img)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	dir := o.output
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(root, dir)
 	}
-	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		return "", fmt.Errorf("--output %s is a file: give a folder", o.output)
-	}
-	if err := keepsEtcdMembership(dir, d); err != nil {
-		return "", err
-	}
-	certs, note, err := o.certificates(dir, d)
-	if err != nil {
-		return "", err
-	}
-	files, err := deploy.Render(d, certs)
-	if err != nil {
-		return "", err
-	}
-	if err := writeConfig(out, dir, files); err != nil {
-		return "", err
-	}
-	fmt.Fprintln(out, note)
-	if len(d.EtcdServers) == 0 {
-		fmt.Fprintf(out, "etcd: a StatefulSet running %s (the etcd version in go.mod), TLS with client certificates.\n", d.EtcdImage)
-	} else {
-		fmt.Fprintf(out, "etcd: external, %s (no StatefulSet).\n", strings.Join(d.EtcdServers, ","))
-	}
-	return dir, nil
-}
-
-// keepsEtcdMembership refuses to change the number of members of an etcd
-// StatefulSet an earlier run wrote: members with data do not join a new
-// cluster by a changed --initial-cluster, and the new ones would form
-// another cluster beside them. Membership changes with etcdctl member add
-// or remove, one member at a time (docs/deploy.md).
-func keepsEtcdMembership(dir string, d *deploy.Options) error {
-	if len(d.EtcdServers) > 0 {
-		return nil
-	}
-	b, err := os.ReadFile(filepath.Join(dir, deploy.EtcdFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	} else if err != nil {
-		return err
-	}
-	members, ok, err := deploy.EtcdMembersIn(b)
-	if err != nil {
-		return fmt.Errorf("%s: %w", filepath.Join(dir, deploy.EtcdFile), err)
-	}
-	if ok && members != d.EtcdMembers {
-		return fmt.Errorf("%s runs %d etcd member(s), and --etcd-members is %d: the members that hold the data would not join a new cluster. "+
-			"Pass --etcd-members %d to keep it, or change the membership first (etcdctl member add/remove, one at a time: docs/deploy.md)",
-			filepath.Join(dir, deploy.EtcdFile), members, d.EtcdMembers, members)
-	}
-	return nil
-}
-
-// certificates keeps those of an earlier run when they still fit, else issues new ones.
-func (o *configOptions) certificates(dir string, d *deploy.Options) (*deploy.Certificates, string, error) {
-	path := filepath.Join(dir, deploy.CertificatesFile)
-	rel := relToWd(path)
-	now := time.Now()
-	etcd := len(d.EtcdServers) == 0
-	why := ""
-	switch b, err := os.ReadFile(path); {
-	case errors.Is(err, os.ErrNotExist):
-	case err != nil:
-		return nil, "", err
-	case o.force:
-		why = " (--force)"
-	default:
-		old, err := deploy.ReadCertificates(b, d.Name)
-		if err == nil {
-			err = old.Check(d.Name, d.Namespace, etcd, now)
-		}
-		if err == nil {
-			return old, fmt.Sprintf("Kept the certificates in %s: valid for %s.%s.svc until %s (--force issues new ones).",
-				rel, d.Name, d.Namespace, old.Expiry().Format(time.DateOnly)), nil
-		}
-		why = fmt.Sprintf(": those in %s did not fit (%v)", rel, err)
-	}
-	certs, err := deploy.NewCertificates(d.Name, d.Namespace, etcd, now)
-	if err != nil {
-		return nil, "", err
-	}
-	return certs, fmt.Sprintf("Issued a new CA and certificates for %s.%s.svc, valid until %s%s.", d.Name, d.Namespace, certs.Expiry().Format(time.DateOnly), why), nil
-}
-
-// writeConfig writes the folder's files (private ones readable by the owner
-// only) and removes files of an earlier run that are no longer part of it.
-func writeConfig(out io.Writer, dir string, objects []deploy.File) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	var names []string
-	for _, f := range objects {
-		names = append(names, f.Name)
-		path := filepath.Join(dir, f.Name)
-		perm := os.FileMode(0o644)
-		if f.Private {
-			perm = 0o600
-		}
-		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, f.Content) {
-			if err := os.Chmod(path, perm); err != nil {
-				return err
-			}
-			fmt.Fprintf(out, "unchanged %s\n", relToWd(path))
-			continue
-		}
-		if err := files.WriteAtomic(path, f.Content, perm); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "wrote %s\n", relToWd(path))
-	}
-	for _, n := range deploy.AllFiles {
-		if slices.Contains(names, n) {
-			continue
-		}
-		path := filepath.Join(dir, n)
-		if b, err := os.ReadFile(path); err == nil && bytes.HasPrefix(b, []byte(deploy.Header)) {
-			if err := os.Remove(path); err != nil {
-				return err
-			}
-			fmt.Fprintf(out, "removed %s (no longer part of the configuration)\n", relToWd(path))
-		}
-	}
-	return nil
+	w := deploy.Writer{Out: out, Rel: relToWd, Force: o.force, Now: time.Now()}
+	return dir, d, w.Write(dir, d)
 }

@@ -102,11 +102,10 @@ func (o *inClusterOptions) run(cmd *cobra.Command) error {
 			fmt.Fprintf(out, "Not pushed (--push=false): the cluster must get %s another way, e.g. kind load image-archive %s\n", res.tag, relToWd(res.output))
 		}
 	}
-	dir, err := o.config.write(out, root, p, img)
+	dir, d, err := o.config.write(out, root, p, img)
 	if err != nil {
 		return err
 	}
-	d, _ := o.config.deployOptions(root, p, img)
 
 	k := &kubectlRunner{bin: kubectl, kubeconfig: o.kubeconfig, context: o.context, out: out, errOut: cmd.ErrOrStderr()}
 	if err := k.run(ctx, "apply", "-k", dir); err != nil {

@@ -20,10 +20,19 @@ import (
 	"strings"
 )
 
-// File is one file to write: an absolute path and its content.
+// File is one file to write: an absolute path, its content and its mode
+// (0644 when zero; 0600 for a private key).
 type File struct {
 	Path    string
 	Content []byte
+	Mode    os.FileMode
+}
+
+func (f File) mode() os.FileMode {
+	if f.Mode == 0 {
+		return 0o644
+	}
+	return f.Mode
 }
 
 // FormatGo checks that src parses and returns it gofmt-ed.
@@ -41,6 +50,28 @@ func FormatGo(path string, src []byte) ([]byte, error) {
 	return format.Source(src)
 }
 
+// previous is what a path held before the transaction touched it.
+type previous struct {
+	exists  bool
+	content []byte
+	mode    os.FileMode
+}
+
+// current reads what path holds now.
+func current(path string) (previous, error) {
+	content, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return previous{}, nil
+	} else if err != nil {
+		return previous{}, err
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return previous{}, err
+	}
+	return previous{exists: true, content: content, mode: st.Mode().Perm()}, nil
+}
+
 // Transaction writes files and remembers what they held before, so a failed
 // run can put everything back. Files whose content is unchanged are not
 // touched, which keeps timestamps (and build caches) intact.
@@ -49,31 +80,37 @@ type Transaction struct {
 	Unchanged int
 	// Files are every file the run produced, written or unchanged.
 	Files    []string
-	previous map[string][]byte // nil value: the file did not exist
+	previous map[string]previous
 	order    []string
 	removed  []string
 }
 
-// Write writes files atomically (temporary file and rename), recording their old content.
+// Write writes files atomically (temporary file and rename), recording their
+// old content and mode. A file whose content is unchanged keeps its
+// timestamp; only its mode is set when it differs.
 func (t *Transaction) Write(files ...File) error {
-	if t.previous == nil {
-		t.previous = map[string][]byte{}
-	}
 	for _, f := range files {
 		t.Files = append(t.Files, f.Path)
-		old, err := os.ReadFile(f.Path)
-		switch {
-		case err == nil && bytes.Equal(old, f.Content):
-			t.Unchanged++
-			continue
-		case err != nil && !errors.Is(err, os.ErrNotExist):
+		old, err := current(f.Path)
+		if err != nil {
 			return err
 		}
-		if _, seen := t.previous[f.Path]; !seen {
-			t.previous[f.Path] = old
-			t.order = append(t.order, f.Path)
+		if old.exists && bytes.Equal(old.content, f.Content) {
+			t.Unchanged++
+			if old.mode != f.mode() {
+				if err := t.record(f.Path, old); err != nil {
+					return err
+				}
+				if err := os.Chmod(f.Path, f.mode()); err != nil {
+					return err
+				}
+			}
+			continue
 		}
-		if err := WriteAtomic(f.Path, f.Content, 0o644); err != nil {
+		if err := t.record(f.Path, old); err != nil {
+			return err
+		}
+		if err := WriteAtomic(f.Path, f.Content, f.mode()); err != nil {
 			return err
 		}
 		if t.Log != nil {
@@ -83,18 +120,29 @@ func (t *Transaction) Write(files ...File) error {
 	return nil
 }
 
-// Remove deletes a file, recording its content so that Rollback puts it back.
-func (t *Transaction) Remove(path string) error {
+// record remembers what path held, the first time the transaction changes it.
+func (t *Transaction) record(path string, old previous) error {
 	if t.previous == nil {
-		t.previous = map[string][]byte{}
-	}
-	old, err := os.ReadFile(path)
-	if err != nil {
-		return err
+		t.previous = map[string]previous{}
 	}
 	if _, seen := t.previous[path]; !seen {
 		t.previous[path] = old
 		t.order = append(t.order, path)
+	}
+	return nil
+}
+
+// Remove deletes a file, recording its content so that Rollback puts it back.
+func (t *Transaction) Remove(path string) error {
+	old, err := current(path)
+	if err != nil {
+		return err
+	}
+	if !old.exists {
+		return fmt.Errorf("removing %s: %w", path, os.ErrNotExist)
+	}
+	if err := t.record(path, old); err != nil {
+		return err
 	}
 	t.removed = append(t.removed, path)
 	if err := os.Remove(path); err != nil {
@@ -125,16 +173,17 @@ func (t *Transaction) Written() []string {
 	return out
 }
 
-// Rollback restores every written file to its previous content (or removes it).
+// Rollback restores every written file to its previous content and mode
+// (or removes it).
 func (t *Transaction) Rollback() error {
 	var errs []error
 	for i := len(t.order) - 1; i >= 0; i-- {
-		p := t.order[i]
-		if old := t.previous[p]; old == nil {
+		p, old := t.order[i], t.previous[t.order[i]]
+		if !old.exists {
 			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, err)
 			}
-		} else if err := WriteAtomic(p, old, 0o644); err != nil {
+		} else if err := WriteAtomic(p, old.content, old.mode); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -70,3 +70,41 @@ func TestFormatGoNamesTheLine(t *testing.T) {
 		t.Fatalf("want a parse error naming the file and line, got %v", err)
 	}
 }
+
+// TestTransactionModes: each file gets its own mode (a private key 0600),
+// an unchanged file whose mode differs is only chmod-ed, and Rollback puts
+// content and mode back.
+func TestTransactionModes(t *testing.T) {
+	dir := t.TempDir()
+	key, same, added := filepath.Join(dir, "tls.key"), filepath.Join(dir, "same.yaml"), filepath.Join(dir, "added.yaml")
+	if err := os.WriteFile(key, []byte("old key"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(same, []byte("same"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tx := &Transaction{}
+	if err := tx.Write(File{Path: key, Content: []byte("new key"), Mode: 0o600}, File{Path: same, Content: []byte("same"), Mode: 0o600}, File{Path: added, Content: []byte("a")}); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]os.FileMode{key: 0o600, same: 0o600, added: 0o644} {
+		if st, err := os.Stat(path); err != nil || st.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v (%v)", filepath.Base(path), st.Mode().Perm(), want, err)
+		}
+	}
+	if tx.Unchanged != 1 {
+		t.Errorf("unchanged %d, want 1 (same.yaml)", tx.Unchanged)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{key: "old key", same: "same"} {
+		b, _ := os.ReadFile(path)
+		if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o644 || string(b) != want {
+			t.Errorf("%s after rollback: %q mode %v, want %q 0644", filepath.Base(path), b, st.Mode().Perm(), want)
+		}
+	}
+	if _, err := os.Stat(added); !os.IsNotExist(err) {
+		t.Errorf("added.yaml is still there after rollback: %v", err)
+	}
+}
