@@ -361,174 +361,185 @@ func defaultingMatches(sig *gotypes.Signature, versioned string) bool {
 // checked faithfully (an import missing from the universe, or a package of
 // the project importing the API packages itself), nothing is reported.
 func checkCompiles(api *State, c *generator.Context) error {
-	dirs := map[string]string{}
-	for _, g := range api.Groups {
-		dirs[g.Package] = g.Dir
-		for _, v := range g.Versions {
-			dirs[v.Package] = v.Dir
-		}
-	}
-	loaded := map[string]*gotypes.Package{}
-	var collect func(p *gotypes.Package)
-	collect = func(p *gotypes.Package) {
-		if p == nil || loaded[p.Path()] != nil {
-			return
-		}
-		loaded[p.Path()] = p
-		for _, i := range p.Imports() {
-			collect(i)
-		}
-	}
-	for _, pkg := range c.Universe {
-		for _, t := range pkg.Types {
-			if n, ok := t.GoType.(*gotypes.Named); ok {
-				collect(n.Obj().Pkg())
-			}
-		}
-	}
-	// dependsOnAPI tells whether a loaded package imports an API package:
-	// it holds the universe's view of it, not the one checked here.
-	memo := map[string]bool{}
-	var dependsOnAPI func(p *gotypes.Package) bool
-	dependsOnAPI = func(p *gotypes.Package) bool {
-		if v, ok := memo[p.Path()]; ok {
-			return v
-		}
-		memo[p.Path()] = false
-		for _, i := range p.Imports() {
-			if _, api := dirs[i.Path()]; api || dependsOnAPI(i) {
-				memo[p.Path()] = true
-				return true
-			}
-		}
-		return false
-	}
-
-	fset := token.NewFileSet()
-	checked := map[string]*gotypes.Package{}
-	checking := map[string]bool{}
-	unfaithful := false
-	var errs []string
-	sizes := gotypes.SizesFor("gc", runtime.GOARCH)
-	var check func(path string) (*gotypes.Package, error)
-	importer := importerFunc(func(path string) (*gotypes.Package, error) {
-		if _, ok := dirs[path]; ok {
-			return check(path)
-		}
-		if path == "unsafe" {
-			return gotypes.Unsafe, nil
-		}
-		p := loaded[path]
-		if p == nil {
-			// Only generated code imports it (protowire): an empty package
-			// fails generated code only, which is not reported.
-			p = gotypes.NewPackage(path, filepath.Base(path))
-			p.MarkComplete()
-			return p, nil
-		}
-		if dependsOnAPI(p) {
-			unfaithful = true
-		}
-		return p, nil
-	})
-	check = func(path string) (*gotypes.Package, error) {
-		if p, ok := checked[path]; ok {
-			return p, nil
-		}
-		if checking[path] {
-			return nil, fmt.Errorf("import cycle through %s", path)
-		}
-		checking[path] = true
-		dir := dirs[path]
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return nil, err
-		}
-		var syntax []*ast.File
-		handWritten := map[string]bool{}
-		for _, e := range entries {
-			name := e.Name()
-			if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-				continue
-			}
-			if match, err := build.Default.MatchFile(dir, name); err != nil || !match {
-				continue
-			}
-			file := filepath.Join(dir, name)
-			f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
-			if err != nil {
-				return nil, err
-			}
-			syntax = append(syntax, f)
-			handWritten[file] = !strings.HasPrefix(name, "zz_generated")
-			for _, imp := range f.Imports {
-				ip := strings.Trim(imp.Path.Value, "`\"")
-				if _, api := dirs[ip]; handWritten[file] && !api && ip != "unsafe" && loaded[ip] == nil {
-					unfaithful = true // a hand-written import the universe lacks
-				}
-			}
-		}
-		// The files an undefined name or a missing import in generated code
-		// would otherwise hide behind are hand-written: collect all errors.
-		conf := gotypes.Config{
-			Importer: importer,
-			Sizes:    sizes,
-			Error: func(err error) {
-				if te, ok := err.(gotypes.Error); ok {
-					pos := te.Fset.Position(te.Pos)
-					if handWritten[pos.Filename] {
-						errs = append(errs, fmt.Sprintf("%s: %s", relPos(api.Root, pos), te.Msg))
-					}
-				}
-			},
-		}
-		name := filepath.Base(dir)
-		if len(syntax) > 0 {
-			name = syntax[0].Name.Name
-		}
-		p, _ := conf.Check(path, fset, syntax, nil)
-		if p == nil {
-			p = gotypes.NewPackage(path, name)
-		}
-		checked[path] = p
-		return p, nil
-	}
+	cc := newCompileChecker(api, c)
 	var paths []string
-	for p := range dirs {
+	for p := range cc.dirs {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
-		if _, err := check(p); err != nil {
+		if _, err := cc.check(p); err != nil {
 			// What cannot be read or parsed here, the build reports.
 			return nil
 		}
 	}
-	if unfaithful || len(errs) == 0 {
+	if cc.unfaithful || len(cc.errs) == 0 {
 		return nil
 	}
 	// As go build: the first ten, in file order.
-	errs = dedupe(errs)
+	errs := dedupe(cc.errs)
 	if len(errs) > 10 {
 		errs = append(errs[:10], "too many errors")
 	}
 	return fmt.Errorf("the API packages do not compile:\n%s", strings.Join(errs, "\n"))
 }
 
-type importerFunc func(path string) (*gotypes.Package, error)
+// compileChecker type-checks the API packages from their folders, with the
+// rest of the program from the universe.
+type compileChecker struct {
+	root       string
+	dirs       map[string]string           // API package path: its folder
+	loaded     map[string]*gotypes.Package // every package the universe holds
+	memo       map[string]bool             // dependsOnAPI's answers
+	fset       *token.FileSet
+	sizes      gotypes.Sizes
+	checked    map[string]*gotypes.Package
+	checking   map[string]bool
+	unfaithful bool     // a package cannot be checked faithfully: report nothing
+	errs       []string // errors in hand-written files, file:line first
+}
 
-func (f importerFunc) Import(path string) (*gotypes.Package, error) { return f(path) }
-
-func dedupe(list []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, s := range list {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
+func newCompileChecker(api *State, c *generator.Context) *compileChecker {
+	cc := &compileChecker{root: api.Root, dirs: map[string]string{}, loaded: map[string]*gotypes.Package{}, memo: map[string]bool{},
+		fset: token.NewFileSet(), sizes: gotypes.SizesFor("gc", runtime.GOARCH), checked: map[string]*gotypes.Package{}, checking: map[string]bool{}}
+	for _, g := range api.Groups {
+		cc.dirs[g.Package] = g.Dir
+		for _, v := range g.Versions {
+			cc.dirs[v.Package] = v.Dir
 		}
 	}
-	return out
+	for _, pkg := range c.Universe {
+		for _, t := range pkg.Types {
+			if n, ok := t.GoType.(*gotypes.Named); ok {
+				cc.collect(n.Obj().Pkg())
+			}
+		}
+	}
+	return cc
+}
+
+// collect records p and what it imports, transitively.
+func (cc *compileChecker) collect(p *gotypes.Package) {
+	if p == nil || cc.loaded[p.Path()] != nil {
+		return
+	}
+	cc.loaded[p.Path()] = p
+	for _, i := range p.Imports() {
+		cc.collect(i)
+	}
+}
+
+// dependsOnAPI tells whether a loaded package imports an API package: it
+// holds the universe's view of it, not the one checked here.
+func (cc *compileChecker) dependsOnAPI(p *gotypes.Package) bool {
+	if v, ok := cc.memo[p.Path()]; ok {
+		return v
+	}
+	cc.memo[p.Path()] = false
+	for _, i := range p.Imports() {
+		if _, api := cc.dirs[i.Path()]; api || cc.dependsOnAPI(i) {
+			cc.memo[p.Path()] = true
+			return true
+		}
+	}
+	return false
+}
+
+// Import gives the type-checker an API package checked here, or the
+// universe's package.
+func (cc *compileChecker) Import(path string) (*gotypes.Package, error) {
+	if _, ok := cc.dirs[path]; ok {
+		return cc.check(path)
+	}
+	if path == "unsafe" {
+		return gotypes.Unsafe, nil
+	}
+	p := cc.loaded[path]
+	if p == nil {
+		// Only generated code imports it (protowire): an empty package
+		// fails generated code only, which is not reported.
+		p = gotypes.NewPackage(path, filepath.Base(path))
+		p.MarkComplete()
+		return p, nil
+	}
+	if cc.dependsOnAPI(p) {
+		cc.unfaithful = true
+	}
+	return p, nil
+}
+
+// check type-checks the API package path from its folder, once.
+func (cc *compileChecker) check(path string) (*gotypes.Package, error) {
+	if p, ok := cc.checked[path]; ok {
+		return p, nil
+	}
+	if cc.checking[path] {
+		return nil, fmt.Errorf("import cycle through %s", path)
+	}
+	cc.checking[path] = true
+	dir := cc.dirs[path]
+	syntax, handWritten, err := cc.parse(dir)
+	if err != nil {
+		return nil, err
+	}
+	// The files an undefined name or a missing import in generated code
+	// would otherwise hide behind are hand-written: collect all errors.
+	conf := gotypes.Config{
+		Importer: cc,
+		Sizes:    cc.sizes,
+		Error: func(err error) {
+			if te, ok := err.(gotypes.Error); ok {
+				if pos := te.Fset.Position(te.Pos); handWritten[pos.Filename] {
+					cc.errs = append(cc.errs, fmt.Sprintf("%s: %s", relPos(cc.root, pos), te.Msg))
+				}
+			}
+		},
+	}
+	name := filepath.Base(dir)
+	if len(syntax) > 0 {
+		name = syntax[0].Name.Name
+	}
+	p, _ := conf.Check(path, cc.fset, syntax, nil)
+	if p == nil {
+		p = gotypes.NewPackage(path, name)
+	}
+	cc.checked[path] = p
+	return p, nil
+}
+
+// parse reads the package's files the build would compile, and says which
+// are hand-written. A hand-written import the universe lacks makes the
+// check unfaithful.
+func (cc *compileChecker) parse(dir string) ([]*ast.File, map[string]bool, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	var syntax []*ast.File
+	handWritten := map[string]bool{}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		if match, err := build.Default.MatchFile(dir, name); err != nil || !match {
+			continue
+		}
+		file := filepath.Join(dir, name)
+		f, err := parser.ParseFile(cc.fset, file, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, nil, err
+		}
+		syntax = append(syntax, f)
+		handWritten[file] = !strings.HasPrefix(name, "zz_generated")
+		for _, imp := range f.Imports {
+			ip := strings.Trim(imp.Path.Value, "`\"")
+			if _, api := cc.dirs[ip]; handWritten[file] && !api && ip != "unsafe" && cc.loaded[ip] == nil {
+				cc.unfaithful = true
+			}
+		}
+	}
+	return syntax, handWritten, nil
 }
 
 // checkShadowedMethods refuses a field of a kind or list type named like a
@@ -592,4 +603,15 @@ func checkShadowedMethods(api *State, c *generator.Context) error {
 		return errors.New(strings.Join(errs, "\n"))
 	}
 	return nil
+}
+func dedupe(list []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range list {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
 }
