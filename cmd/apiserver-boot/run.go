@@ -154,41 +154,9 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	defer lock.Release()
-
-	if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(o.securePort))); err != nil {
-		return fmt.Errorf("port %d on 127.0.0.1 is taken: choose another with --secure-port", o.securePort)
-	} else {
-		l.Close()
-	}
-	if o.controllerManager && o.controllerManagerAddress != "" {
-		if l, err := net.Listen("tcp", o.controllerManagerAddress); err != nil {
-			return fmt.Errorf("--controller-manager-address %s cannot be listened on (%v): choose another", o.controllerManagerAddress, err)
-		} else {
-			l.Close()
-		}
-	}
-	kubeconfig := o.kubeconfig
-	if !filepath.IsAbs(kubeconfig) {
-		kubeconfig = filepath.Join(root, kubeconfig)
-	}
-	// The apiserver writes the kubeconfig anew once it serves. Never remove a
-	// kubeconfig this project did not write (say, ~/.kube/config).
-	if err := ownkubeconfig.Replaceable("--kubeconfig", kubeconfig, filepath.Base(p.Module)); err != nil {
+	kubeconfig, err := o.preflight(root, p)
+	if err != nil {
 		return err
-	}
-	if o.auditPolicy != "" {
-		policy := o.auditPolicy
-		if !filepath.IsAbs(policy) {
-			policy = filepath.Join(root, policy)
-		}
-		if _, err := os.Stat(policy); err != nil {
-			return fmt.Errorf("--audit-policy-file: %w", err)
-		}
-	}
-	if o.etcdServers == "" {
-		if err := embeddedEtcdFree(root); err != nil {
-			return err
-		}
 	}
 	if o.generate {
 		if _, err := generateWithProgress(con, root); err != nil {
@@ -200,17 +168,7 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 	}
 
 	_ = os.Remove(kubeconfig)
-	args := []string{"--secure-port", strconv.Itoa(o.securePort), "--write-kubeconfig", kubeconfig}
-	if o.etcdServers != "" {
-		args = append(args, "--etcd-servers", o.etcdServers)
-	}
-	if o.auditPolicy != "" {
-		args = append(args, "--audit-policy-file", o.auditPolicy)
-	}
-	if o.auditLog != "" {
-		args = append(args, "--audit-log-path", o.auditLog)
-	}
-	s := &localServers{o: o, root: root, kubeconfig: kubeconfig, con: con, out: out, info: info, logs: &prefixedOutput{w: out}, args: args}
+	s := &localServers{o: o, root: root, kubeconfig: kubeconfig, con: con, out: out, info: info, logs: &prefixedOutput{w: out}, args: o.apiserverArgs(kubeconfig)}
 	defer s.stop()
 	if _, err := s.start(ctx); err != nil {
 		return err
@@ -233,6 +191,64 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 	case c := <-s.exited:
 		return fmt.Errorf("%s exited: %v", c.name, c.err)
 	}
+}
+
+// preflight refuses, before anything is generated, built or started, what
+// would fail later: a taken port, a kubeconfig this project did not write,
+// a missing audit policy, an embedded etcd held by another process. It
+// returns the kubeconfig's path.
+func (o *runLocalOptions) preflight(root string, p *project.Project) (string, error) {
+	if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(o.securePort))); err != nil {
+		return "", fmt.Errorf("port %d on 127.0.0.1 is taken: choose another with --secure-port", o.securePort)
+	} else {
+		l.Close()
+	}
+	if o.controllerManager && o.controllerManagerAddress != "" {
+		if l, err := net.Listen("tcp", o.controllerManagerAddress); err != nil {
+			return "", fmt.Errorf("--controller-manager-address %s cannot be listened on (%v): choose another", o.controllerManagerAddress, err)
+		} else {
+			l.Close()
+		}
+	}
+	kubeconfig := o.kubeconfig
+	if !filepath.IsAbs(kubeconfig) {
+		kubeconfig = filepath.Join(root, kubeconfig)
+	}
+	// The apiserver writes the kubeconfig anew once it serves. Never remove a
+	// kubeconfig this project did not write (say, ~/.kube/config).
+	if err := ownkubeconfig.Replaceable("--kubeconfig", kubeconfig, filepath.Base(p.Module)); err != nil {
+		return "", err
+	}
+	if o.auditPolicy != "" {
+		policy := o.auditPolicy
+		if !filepath.IsAbs(policy) {
+			policy = filepath.Join(root, policy)
+		}
+		if _, err := os.Stat(policy); err != nil {
+			return "", fmt.Errorf("--audit-policy-file: %w", err)
+		}
+	}
+	if o.etcdServers == "" {
+		if err := embeddedEtcdFree(root); err != nil {
+			return "", err
+		}
+	}
+	return kubeconfig, nil
+}
+
+// apiserverArgs are the apiserver's flags that run local's flags set.
+func (o *runLocalOptions) apiserverArgs(kubeconfig string) []string {
+	args := []string{"--secure-port", strconv.Itoa(o.securePort), "--write-kubeconfig", kubeconfig}
+	if o.etcdServers != "" {
+		args = append(args, "--etcd-servers", o.etcdServers)
+	}
+	if o.auditPolicy != "" {
+		args = append(args, "--audit-policy-file", o.auditPolicy)
+	}
+	if o.auditLog != "" {
+		args = append(args, "--audit-log-path", o.auditLog)
+	}
+	return args
 }
 
 // record is what this run local says about itself to another one.
