@@ -494,44 +494,13 @@ const EtcdStorage = "1Gi"
 // etcd is one member serving clients over TLS with client certificate
 // authentication (only holders of the apiserver's client certificate get
 // in: a plain etcd would let any pod in the cluster bypass the apiserver),
-// its peer URL on loopback, health and metrics on a plain-HTTP port for probes.
+// its peer URL on loopback, health and metrics on a plain-HTTP port for
+// probes. Each member is <svc>-<i>, reachable as <svc>-<i>.<svc>.<namespace>.svc
+// through the headless Service (before it is ready too: the members find
+// each other to form the quorum that makes them ready).
 func (o *Options) etcdObjects() []runtime.Object {
 	svc := EtcdName(o.Name)
 	members := o.etcdMembers()
-	metrics := intstr.FromString("metrics")
-	// Each member is <svc>-<i>, reachable as <svc>-<i>.<svc>.<namespace>.svc
-	// through the headless Service (before it is ready too: the members
-	// find each other to form the quorum that makes them ready).
-	peer := func(member string) string {
-		return fmt.Sprintf("https://%s.%s.%s.svc:%d", member, svc, o.Namespace, EtcdPeerPort)
-	}
-	var cluster []string
-	for i := range members {
-		m := fmt.Sprintf("%s-%d", svc, i)
-		cluster = append(cluster, m+"="+peer(m))
-	}
-	self := fmt.Sprintf("$(POD_NAME).%s.%s.svc", svc, o.Namespace)
-	args := []string{
-		"--name=$(POD_NAME)",
-		"--data-dir=" + etcdDataDir + "/data",
-		fmt.Sprintf("--listen-client-urls=https://0.0.0.0:%d", EtcdPort),
-		fmt.Sprintf("--advertise-client-urls=https://%s:%d", self, EtcdPort),
-		fmt.Sprintf("--listen-peer-urls=https://0.0.0.0:%d", EtcdPeerPort),
-		fmt.Sprintf("--initial-advertise-peer-urls=https://%s:%d", self, EtcdPeerPort),
-		"--initial-cluster=" + strings.Join(cluster, ","),
-		"--initial-cluster-state=new",
-		"--initial-cluster-token=" + svc,
-		fmt.Sprintf("--listen-metrics-urls=http://0.0.0.0:%d", EtcdMetricsPort),
-		// Clients and peers: TLS with a certificate of the configuration's CA.
-		"--client-cert-auth=true",
-		"--trusted-ca-file=" + etcdTLSDir + "/" + corev1.ServiceAccountRootCAKey,
-		"--cert-file=" + etcdTLSDir + "/" + corev1.TLSCertKey,
-		"--key-file=" + etcdTLSDir + "/" + corev1.TLSPrivateKeyKey,
-		"--peer-client-cert-auth=true",
-		"--peer-trusted-ca-file=" + etcdTLSDir + "/" + corev1.ServiceAccountRootCAKey,
-		"--peer-cert-file=" + etcdTLSDir + "/" + corev1.TLSCertKey,
-		"--peer-key-file=" + etcdTLSDir + "/" + corev1.TLSPrivateKeyKey,
-	}
 	objs := []runtime.Object{
 		&corev1.Service{
 			TypeMeta:   typeMeta("v1", "Service"),
@@ -562,29 +531,8 @@ func (o *Options) etcdObjects() []runtime.Object {
 						SecurityContext:              podSecurity(true),
 						AutomountServiceAccountToken: ptr.To(false),
 						Affinity:                     o.spread(componentEtcd),
-						Containers: []corev1.Container{{
-							Name:    "etcd",
-							Image:   o.EtcdImage,
-							Command: []string{"/usr/local/bin/etcd"},
-							Args:    args,
-							Env: []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
-								FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}}},
-							Ports: []corev1.ContainerPort{
-								{Name: "client", ContainerPort: EtcdPort, Protocol: corev1.ProtocolTCP},
-								{Name: "peer", ContainerPort: EtcdPeerPort, Protocol: corev1.ProtocolTCP},
-								{Name: "metrics", ContainerPort: EtcdMetricsPort, Protocol: corev1.ProtocolTCP},
-							},
-							VolumeMounts: []corev1.VolumeMount{
-								{Name: "data", MountPath: etcdDataDir},
-								{Name: "tls", MountPath: etcdTLSDir, ReadOnly: true},
-							},
-							StartupProbe:    probe("/readyz", metrics, corev1.URISchemeHTTP, 5, 60),
-							ReadinessProbe:  probe("/readyz", metrics, corev1.URISchemeHTTP, 10, 3),
-							LivenessProbe:   probe("/livez", metrics, corev1.URISchemeHTTP, 10, 3),
-							Resources:       requests("100m", "128Mi"),
-							SecurityContext: containerSecurity(),
-						}},
-						Volumes: []corev1.Volume{secretVolume("tls", EtcdServerSecretName(o.Name))},
+						Containers:                   []corev1.Container{o.etcdContainer(svc, members)},
+						Volumes:                      []corev1.Volume{secretVolume("tls", EtcdServerSecretName(o.Name))},
 					},
 				},
 				VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
@@ -604,6 +552,68 @@ func (o *Options) etcdObjects() []runtime.Object {
 		objs = append(objs, o.disruptionBudget(svc, componentEtcd, intstr.FromInt32(members/2+1)))
 	}
 	return objs
+}
+
+// etcdContainer is the container of each member of the StatefulSet svc.
+func (o *Options) etcdContainer(svc string, members int32) corev1.Container {
+	metrics := intstr.FromString("metrics")
+	return corev1.Container{
+		Name:    "etcd",
+		Image:   o.EtcdImage,
+		Command: []string{"/usr/local/bin/etcd"},
+		Args:    o.etcdArgs(svc, members),
+		Env: []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}}},
+		Ports: []corev1.ContainerPort{
+			{Name: "client", ContainerPort: EtcdPort, Protocol: corev1.ProtocolTCP},
+			{Name: "peer", ContainerPort: EtcdPeerPort, Protocol: corev1.ProtocolTCP},
+			{Name: "metrics", ContainerPort: EtcdMetricsPort, Protocol: corev1.ProtocolTCP},
+		},
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: "data", MountPath: etcdDataDir},
+			{Name: "tls", MountPath: etcdTLSDir, ReadOnly: true},
+		},
+		StartupProbe:    probe("/readyz", metrics, corev1.URISchemeHTTP, 5, 60),
+		ReadinessProbe:  probe("/readyz", metrics, corev1.URISchemeHTTP, 10, 3),
+		LivenessProbe:   probe("/livez", metrics, corev1.URISchemeHTTP, 10, 3),
+		Resources:       requests("100m", "128Mi"),
+		SecurityContext: containerSecurity(),
+	}
+}
+
+// etcdArgs are a member's flags: its name and URLs from the pod's name, the
+// initial cluster of every member, TLS for clients and peers with a
+// certificate of the configuration's CA.
+func (o *Options) etcdArgs(svc string, members int32) []string {
+	peer := func(member string) string {
+		return fmt.Sprintf("https://%s.%s.%s.svc:%d", member, svc, o.Namespace, EtcdPeerPort)
+	}
+	var cluster []string
+	for i := range members {
+		m := fmt.Sprintf("%s-%d", svc, i)
+		cluster = append(cluster, m+"="+peer(m))
+	}
+	self := fmt.Sprintf("$(POD_NAME).%s.%s.svc", svc, o.Namespace)
+	return []string{
+		"--name=$(POD_NAME)",
+		"--data-dir=" + etcdDataDir + "/data",
+		fmt.Sprintf("--listen-client-urls=https://0.0.0.0:%d", EtcdPort),
+		fmt.Sprintf("--advertise-client-urls=https://%s:%d", self, EtcdPort),
+		fmt.Sprintf("--listen-peer-urls=https://0.0.0.0:%d", EtcdPeerPort),
+		fmt.Sprintf("--initial-advertise-peer-urls=https://%s:%d", self, EtcdPeerPort),
+		"--initial-cluster=" + strings.Join(cluster, ","),
+		"--initial-cluster-state=new",
+		"--initial-cluster-token=" + svc,
+		fmt.Sprintf("--listen-metrics-urls=http://0.0.0.0:%d", EtcdMetricsPort),
+		"--client-cert-auth=true",
+		"--trusted-ca-file=" + etcdTLSDir + "/" + corev1.ServiceAccountRootCAKey,
+		"--cert-file=" + etcdTLSDir + "/" + corev1.TLSCertKey,
+		"--key-file=" + etcdTLSDir + "/" + corev1.TLSPrivateKeyKey,
+		"--peer-client-cert-auth=true",
+		"--peer-trusted-ca-file=" + etcdTLSDir + "/" + corev1.ServiceAccountRootCAKey,
+		"--peer-cert-file=" + etcdTLSDir + "/" + corev1.TLSCertKey,
+		"--peer-key-file=" + etcdTLSDir + "/" + corev1.TLSPrivateKeyKey,
+	}
 }
 
 // etcdMembers is the size of the etcd StatefulSet (default 3).
