@@ -11,6 +11,7 @@ import (
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
 
@@ -131,8 +132,10 @@ func mediaType(ct string) string {
 }
 
 // form parses the body of s as what the validated object holds; old is the
-// stored object's encoding, for a JSON patch.
-func (s *sentBody) form(old func() ([]byte, error)) (map[string]any, sentShape) {
+// stored object's encoding, for a JSON patch. A JSON body without a value
+// the encoding drops is not parsed unless all is set (a kind with fields
+// whose absence the encoding hides: absentFields).
+func (s *sentBody) form(old func() ([]byte, error), all bool) (map[string]any, sentShape) {
 	if s.scale != nil {
 		return s.scale, sentObject
 	}
@@ -143,7 +146,7 @@ func (s *sentBody) form(old func() ([]byte, error)) (map[string]any, sentShape) 
 	shape := sentObject
 	switch mediaType(s.contentType) {
 	case "application/json", "":
-		if !mayHoldZero(s.buf) {
+		if !all && !mayHoldZero(s.buf) {
 			return nil, sentNone // nothing the encoding drops: the common case, kept cheap
 		}
 		if err := utiljson.Unmarshal(s.buf, &m); err != nil {
@@ -198,26 +201,119 @@ func (s *sentBody) form(old func() ([]byte, error)) (map[string]any, sentShape) 
 	return m, shape
 }
 
+// restorer walks the encoding of the validated object (u) alongside the
+// request's form of it (sent).
+type restorer struct {
+	shape sentShape
+	// whole: the form is the whole object the client wrote (a create or an
+	// update with a body, a merge or JSON patch applied to the stored
+	// object, an apply to a missing object), so a field it lacks is absent,
+	// where the encoding holds the zero value of a field without omitempty.
+	whole bool
+	// fill: only put the schema's default into fields the client left out
+	// and the encoding holds as zero values (defaultAbsent, on the Go
+	// object); nothing else is restored or removed.
+	fill bool
+}
+
 // restoreSent puts into u (the object's encoding, in the version of the
 // request) the values of sent (the request's form of it) that u lacks and
 // that an omitempty encoding drops, each defaulted by its schema, for the
-// top-level fields keep allows. It reports whether it changed u.
-func restoreSent(u, sent map[string]any, shape sentShape, s *structuralschema.Structural, keep func(field string) bool) bool {
+// top-level fields keep allows; with a whole form (or where an apply removed
+// a field old, the stored object's encoding, held), a field the form lacks
+// and u holds as a zero value is absent: defaulted by its schema, or
+// removed. t is the Go type of the object (its fields' patch strategies). It
+// reports whether it changed u.
+func restoreSent(u, sent map[string]any, shape sentShape, whole bool, old map[string]any, s *structuralschema.Structural, t reflect.Type, keep func(field string) bool) bool {
 	// Unknown fields are not the object's, as kube-apiserver prunes them.
 	pruning.Prune(sent, s, true)
+	w := restorer{shape: shape, whole: whole}
+	return w.object(u, sent, old, s, t, func(k string) bool {
+		return k != "apiVersion" && k != "kind" && k != "metadata" && keep(k)
+	})
+}
+
+// fillDefaults puts the schema's defaults into the fields of u that the
+// form lacks and u holds as zero values: the fields without omitempty that
+// the client left out. It reports whether it changed u.
+func fillDefaults(u, sent map[string]any, shape sentShape, whole bool, old map[string]any, s *structuralschema.Structural, t reflect.Type, keep func(field string) bool) bool {
+	pruning.Prune(sent, s, true)
+	w := restorer{shape: shape, whole: whole, fill: true}
+	return w.object(u, sent, old, s, t, func(k string) bool {
+		return k != "apiVersion" && k != "kind" && k != "metadata" && keep(k)
+	})
+}
+
+// object walks the fields of an object; old is the stored object's value
+// there, on an update by apply.
+func (w restorer) object(u, sent, old map[string]any, s *structuralschema.Structural, t reflect.Type, keep func(string) bool) bool {
 	changed := false
 	for k, sv := range sent {
-		if k == "apiVersion" || k == "kind" || k == "metadata" || !keep(k) {
+		if keep != nil && !keep(k) {
 			continue
 		}
-		changed = restoreValue(u, k, sv, shape, property(s, k)) || changed
+		ft, tag := goField(t, k)
+		var ov any
+		if old != nil {
+			ov = old[k]
+		}
+		changed = w.value(u, k, sv, ov, property(s, k), ft, tag) || changed
+	}
+	if !w.whole && (w.shape != sentApply || old == nil) {
+		return changed
+	}
+	for k, uv := range u {
+		if _, ok := sent[k]; ok || keep != nil && !keep(k) || !dropped(uv) {
+			continue
+		}
+		if !w.whole {
+			// An apply removes a field its manager applied before and
+			// no longer applies: the stored object held a value.
+			if ov, ok := old[k]; !ok || ov == nil || dropped(ov) {
+				continue
+			}
+		}
+		changed = w.absent(u, k, property(s, k)) || changed
 	}
 	return changed
 }
 
-func restoreValue(u map[string]any, k string, sv any, shape sentShape, s *structuralschema.Structural) bool {
+// absent makes field k of u, which the client left out and the encoding
+// holds as a zero value, what a CRD has there: the schema's default, or
+// nothing.
+func (w restorer) absent(u map[string]any, k string, s *structuralschema.Structural) bool {
+	if s != nil && s.Default.Object != nil {
+		if reflect.DeepEqual(u[k], s.Default.Object) {
+			return false
+		}
+		d := runtime.DeepCopyJSONValue(s.Default.Object)
+		structuraldefaulting.Default(d, s)
+		u[k] = d
+		return true
+	}
+	if w.fill {
+		return false
+	}
+	delete(u, k)
+	return true
+}
+
+func (w restorer) value(u map[string]any, k string, sv, ov any, s *structuralschema.Structural, t reflect.Type, tag reflect.StructTag) bool {
 	uv, ok := u[k]
 	if !ok {
+		if w.fill {
+			return false
+		}
+		if sv == nil {
+			// A null a CRD keeps: where the schema allows it, in a
+			// body or a JSON patch (a merge or strategic merge patch's
+			// null deletes).
+			if s != nil && s.Nullable && (w.shape == sentObject || w.shape == sentApply) {
+				u[k] = nil
+				return true
+			}
+			return false
+		}
 		if !dropped(sv) {
 			return false
 		}
@@ -227,7 +323,11 @@ func restoreValue(u map[string]any, k string, sv any, shape sentShape, s *struct
 		u[k] = sv
 		return true
 	}
-	if s != nil && s.Default.Object != nil && dropped(sv) && reflect.DeepEqual(uv, s.Default.Object) {
+	if sv == nil && w.shape == sentMapOnly && dropped(uv) {
+		// A strategic merge patch's null deletes the field.
+		return w.absent(u, k, s)
+	}
+	if !w.fill && s != nil && s.Default.Object != nil && dropped(sv) && reflect.DeepEqual(uv, s.Default.Object) {
 		// The Go field dropped the zero sent, and decoding defaulted it:
 		// a CRD keeps what was sent (a default fills only what is absent).
 		structuraldefaulting.Default(sv, s)
@@ -241,9 +341,20 @@ func restoreValue(u map[string]any, k string, sv any, shape sentShape, s *struct
 		if !ok {
 			return false
 		}
-		for k2, v2 := range sv {
-			changed = restoreValue(um, k2, v2, shape, property(s, k2)) || changed
+		om, _ := ov.(map[string]any)
+		if w.shape == sentApply && len(sv) == 0 && len(om) > 0 && dropped(um) {
+			// Applied empty where the manager owned all it held: server-side
+			// apply removes those fields and leaves null, as a CRD validates it.
+			if w.fill {
+				return false
+			}
+			u[k] = nil
+			return true
 		}
+		if w.shape != sentApply {
+			om = nil
+		}
+		return w.object(um, sv, om, s, t, nil)
 	case []any:
 		ul, ok := uv.([]any)
 		if !ok {
@@ -253,32 +364,38 @@ func restoreValue(u map[string]any, k string, sv any, shape sentShape, s *struct
 		if s != nil {
 			items = s.Items
 		}
-		if shape == sentApply {
+		var it reflect.Type
+		if t = deref(t); t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			it = t.Elem()
+		}
+		item := w
+		switch w.shape {
+		case sentApply:
 			// Server-side apply sets an atomic list as applied, and merges
 			// the items of a map list into the items of the same keys.
 			switch {
 			case s == nil:
 				return false
 			case s.XListType == nil || *s.XListType == "atomic":
-				shape = sentObject
+				item.shape, item.whole = sentObject, true
 			case *s.XListType == "map":
-				for _, v := range sv {
-					sm, ok := v.(map[string]any)
-					if !ok {
-						continue
-					}
-					if um := itemWithKeys(ul, sm, s.XListMapKeys); um != nil {
-						for k2, v2 := range sm {
-							changed = restoreValue(um, k2, v2, shape, property(items, k2)) || changed
-						}
-					}
-				}
-				return changed
+				return item.byKeys(ul, sv, s.XListMapKeys, items, it)
 			default:
 				return false
 			}
+		case sentMapOnly:
+			// A strategic merge patch merges the items of a list whose
+			// Go field says patchStrategy merge by its patchMergeKey, and
+			// replaces any other list with the list sent.
+			if strings.Contains(","+tag.Get("patchStrategy")+",", ",merge,") {
+				if key := tag.Get("patchMergeKey"); key != "" {
+					return item.byKeys(ul, sv, []string{key}, items, it)
+				}
+				return false
+			}
+			item.shape, item.whole = sentObject, true
 		}
-		if shape != sentObject || len(ul) != len(sv) {
+		if len(ul) != len(sv) {
 			return false
 		}
 		for i := range sv {
@@ -287,12 +404,68 @@ func restoreValue(u map[string]any, k string, sv any, shape sentShape, s *struct
 			if !ok1 || !ok2 {
 				continue
 			}
-			for k2, v2 := range sm {
-				changed = restoreValue(um, k2, v2, shape, property(items, k2)) || changed
-			}
+			changed = item.object(um, sm, nil, items, it, nil) || changed
 		}
 	}
 	return changed
+}
+
+// byKeys walks the items of sent merged into the items of l with the same
+// keys.
+func (w restorer) byKeys(l, sent []any, keys []string, items *structuralschema.Structural, t reflect.Type) bool {
+	changed := false
+	w.whole = false
+	for _, v := range sent {
+		sm, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		if um := itemWithKeys(l, sm, keys); um != nil {
+			changed = w.object(um, sm, nil, items, t, nil) || changed
+		}
+	}
+	return changed
+}
+
+func deref(t reflect.Type) reflect.Type {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// goField is the Go type and tag of the field a JSON object of Go type t
+// holds at key k (the element of a map), or nil.
+func goField(t reflect.Type, k string) (reflect.Type, reflect.StructTag) {
+	t = deref(t)
+	if t == nil {
+		return nil, ""
+	}
+	switch t.Kind() {
+	case reflect.Map:
+		return t.Elem(), ""
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if f.Anonymous && name == "" {
+				if ft, tag := goField(f.Type, k); ft != nil {
+					return ft, tag
+				}
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			if name == k {
+				return f.Type, f.Tag
+			}
+		}
+	}
+	return nil, ""
 }
 
 // itemWithKeys is the only item of l with the keys of sent (a key the
