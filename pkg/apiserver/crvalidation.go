@@ -48,7 +48,8 @@ type crVersion struct {
 	structural *structuralschema.Structural
 	main       validator
 	status     validator
-	// goType is the versioned Go type (patch strategies of its fields).
+	// goType is the versioned Go type (a strategic merge patch applies by
+	// the patch strategies of its fields).
 	goType reflect.Type
 	// parseAll: the kind has fields whose absence or null its encoding
 	// hides, so every body is read (not only those holding a zero value);
@@ -194,7 +195,7 @@ func (v *crValidation) sentForm(ctx context.Context, u, old map[string]any, cv *
 	if old != nil {
 		oldJSON = func() ([]byte, error) { return json.Marshal(old) }
 	}
-	m, shape := s.form(oldJSON, cv.parseAll)
+	m, shape := s.form(oldJSON, deref(cv.goType), cv.parseAll)
 	if shape == sentNone {
 		return nil, sentNone, false
 	}
@@ -205,8 +206,8 @@ func (v *crValidation) sentForm(ctx context.Context, u, old map[string]any, cv *
 		return nil, sentNone, false
 	}
 	// The whole object: a body or a patch applied to the stored object, or
-	// an apply to a missing one; not /scale's replicas, not a strategic
-	// merge patch, not an apply merged into a stored object.
+	// an apply to a missing one; not /scale's replicas, not an apply merged
+	// into a stored object.
 	whole := s.scale == nil && (shape == sentObject || shape == sentApply && old == nil)
 	return m, shape, whole
 }
@@ -224,7 +225,7 @@ func (v *crValidation) restoreSent(ctx context.Context, u, old *unstructured.Uns
 	if shape == sentNone {
 		return
 	}
-	restoreSent(u.Object, m, shape, whole, oldObject, cv.structural, cv.goType, keep)
+	restoreSent(u.Object, m, shape, whole, oldObject, cv.structural, keep)
 }
 
 // DefaultAbsent puts into obj (on update, old is the stored object) the
@@ -259,7 +260,7 @@ func (v *crValidation) DefaultAbsent(ctx context.Context, obj, old runtime.Objec
 		return
 	}
 	keep := func(k string) bool { return !v.status || k != "status" }
-	if !fillDefaults(u, m, shape, whole, oldObject, cv.structural, cv.goType, keep) {
+	if !fillDefaults(u, m, shape, whole, oldObject, cv.structural, keep) {
 		return
 	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, out); err != nil {

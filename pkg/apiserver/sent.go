@@ -13,6 +13,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"sigs.k8s.io/yaml"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -40,9 +41,21 @@ import (
 //   - server-side apply: the applied configuration, whose values are the
 //     result's: its maps, its atomic lists (which the result takes as
 //     applied) and the items of its map lists (matched by their keys);
-//   - strategic merge patch (which CRDs do not take; kubectl's client-side
-//     apply sends it to this server): its maps, without the directives;
+//   - strategic merge patch (which CRDs do not take): the patch applied to
+//     the stored object's encoding, by the patch strategies of the Go types,
+//     as the patch handler applies it;
 //   - /scale: the replicas written at the kind's spec replicas path.
+//
+// The other way round, a field without omitempty is written as its zero
+// value when the client left it out. Where the form is the whole object (a
+// body, a patch applied to the stored object, an apply creating it), a
+// field it lacks is absent, and so is one an apply no longer sets (its
+// manager set it before, the stored object held a value): validation sees
+// it absent ("Required value"), or with its schema default, which
+// DefaultAbsent also puts into the Go object before the prepare hooks, so
+// that it is stored as a CRD stores it. A null sent for a nullable field is
+// kept, and a spec an apply empties of all it held is null, as server-side
+// apply leaves it.
 //
 // A protobuf or CBOR body, a write made within the server (a hook's own
 // update, a custom subresource's handler), or a body over maxSentBody is
@@ -120,10 +133,9 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 type sentShape int
 
 const (
-	sentNone    sentShape = iota
-	sentObject            // the whole object, or values the result takes as they are (lists too)
-	sentMapOnly           // values merged into the result: maps are walked, lists are not
-	sentApply             // an applied configuration: maps, atomic lists, and map lists by key
+	sentNone   sentShape = iota
+	sentObject           // the whole object, or values the result takes as they are (lists too)
+	sentApply            // an applied configuration: maps, atomic lists, and map lists by key
 )
 
 func mediaType(ct string) string {
@@ -132,10 +144,11 @@ func mediaType(ct string) string {
 }
 
 // form parses the body of s as what the validated object holds; old is the
-// stored object's encoding, for a JSON patch. A JSON body without a value
-// the encoding drops is not parsed unless all is set (a kind with fields
-// whose absence the encoding hides: absentFields).
-func (s *sentBody) form(old func() ([]byte, error), all bool) (map[string]any, sentShape) {
+// stored object's encoding, for a patch; goType the object's Go struct type,
+// for a strategic merge patch. A JSON body without a value the encoding
+// drops is not parsed unless all is set (a kind with fields whose absence
+// the encoding hides: absentFields).
+func (s *sentBody) form(old func() ([]byte, error), goType reflect.Type, all bool) (map[string]any, sentShape) {
 	if s.scale != nil {
 		return s.scale, sentObject
 	}
@@ -175,10 +188,19 @@ func (s *sentBody) form(old func() ([]byte, error), all bool) (map[string]any, s
 			shape = sentApply
 		}
 	case "application/strategic-merge-patch+json":
-		if err := utiljson.Unmarshal(s.buf, &m); err != nil {
+		// Applied to the stored object as the patch handler applies it,
+		// by the patch strategies of the Go types (goType).
+		if old == nil || goType == nil {
 			return nil, sentNone
 		}
-		shape = sentMapOnly
+		current, err := old()
+		if err != nil {
+			return nil, sentNone
+		}
+		patched, err := strategicpatch.StrategicMergePatch(current, s.buf, reflect.New(goType).Interface())
+		if err != nil || utiljson.Unmarshal(patched, &m) != nil {
+			return nil, sentNone
+		}
 	case "application/json-patch+json":
 		if old == nil {
 			return nil, sentNone
@@ -222,13 +244,12 @@ type restorer struct {
 // top-level fields keep allows; with a whole form (or where an apply removed
 // a field old, the stored object's encoding, held), a field the form lacks
 // and u holds as a zero value is absent: defaulted by its schema, or
-// removed. t is the Go type of the object (its fields' patch strategies). It
-// reports whether it changed u.
-func restoreSent(u, sent map[string]any, shape sentShape, whole bool, old map[string]any, s *structuralschema.Structural, t reflect.Type, keep func(field string) bool) bool {
+// removed. It reports whether it changed u.
+func restoreSent(u, sent map[string]any, shape sentShape, whole bool, old map[string]any, s *structuralschema.Structural, keep func(field string) bool) bool {
 	// Unknown fields are not the object's, as kube-apiserver prunes them.
 	pruning.Prune(sent, s, true)
 	w := restorer{shape: shape, whole: whole}
-	return w.object(u, sent, old, s, t, func(k string) bool {
+	return w.object(u, sent, old, s, func(k string) bool {
 		return k != "apiVersion" && k != "kind" && k != "metadata" && keep(k)
 	})
 }
@@ -236,28 +257,27 @@ func restoreSent(u, sent map[string]any, shape sentShape, whole bool, old map[st
 // fillDefaults puts the schema's defaults into the fields of u that the
 // form lacks and u holds as zero values: the fields without omitempty that
 // the client left out. It reports whether it changed u.
-func fillDefaults(u, sent map[string]any, shape sentShape, whole bool, old map[string]any, s *structuralschema.Structural, t reflect.Type, keep func(field string) bool) bool {
+func fillDefaults(u, sent map[string]any, shape sentShape, whole bool, old map[string]any, s *structuralschema.Structural, keep func(field string) bool) bool {
 	pruning.Prune(sent, s, true)
 	w := restorer{shape: shape, whole: whole, fill: true}
-	return w.object(u, sent, old, s, t, func(k string) bool {
+	return w.object(u, sent, old, s, func(k string) bool {
 		return k != "apiVersion" && k != "kind" && k != "metadata" && keep(k)
 	})
 }
 
 // object walks the fields of an object; old is the stored object's value
 // there, on an update by apply.
-func (w restorer) object(u, sent, old map[string]any, s *structuralschema.Structural, t reflect.Type, keep func(string) bool) bool {
+func (w restorer) object(u, sent, old map[string]any, s *structuralschema.Structural, keep func(string) bool) bool {
 	changed := false
 	for k, sv := range sent {
 		if keep != nil && !keep(k) {
 			continue
 		}
-		ft, tag := goField(t, k)
 		var ov any
 		if old != nil {
 			ov = old[k]
 		}
-		changed = w.value(u, k, sv, ov, property(s, k), ft, tag) || changed
+		changed = w.value(u, k, sv, ov, property(s, k), keep != nil) || changed
 	}
 	if !w.whole && (w.shape != sentApply || old == nil) {
 		return changed
@@ -298,17 +318,28 @@ func (w restorer) absent(u map[string]any, k string, s *structuralschema.Structu
 	return true
 }
 
-func (w restorer) value(u map[string]any, k string, sv, ov any, s *structuralschema.Structural, t reflect.Type, tag reflect.StructTag) bool {
+// value walks field k of u; top: a field of the object itself (spec).
+func (w restorer) value(u map[string]any, k string, sv, ov any, s *structuralschema.Structural, top bool) bool {
 	uv, ok := u[k]
+	if top && emptied(sv, ov, w.shape) && (!ok || dropped(uv)) {
+		// Applied empty where the manager owned all it held: server-side
+		// apply removes those fields and leaves null, as a CRD validates it
+		// (measured for a spec; within it, a CRD was seen to keep an empty
+		// map applied, which the restore below keeps too).
+		if w.fill {
+			return false
+		}
+		u[k] = nil
+		return true
+	}
 	if !ok {
 		if w.fill {
 			return false
 		}
 		if sv == nil {
-			// A null a CRD keeps: where the schema allows it, in a
-			// body or a JSON patch (a merge or strategic merge patch's
-			// null deletes).
-			if s != nil && s.Nullable && (w.shape == sentObject || w.shape == sentApply) {
+			// A null a CRD keeps, where the schema allows it (a merge
+			// patch's null deletes: the form has none).
+			if s != nil && s.Nullable {
 				u[k] = nil
 				return true
 			}
@@ -322,10 +353,6 @@ func (w restorer) value(u map[string]any, k string, sv, ov any, s *structuralsch
 		}
 		u[k] = sv
 		return true
-	}
-	if sv == nil && w.shape == sentMapOnly && dropped(uv) {
-		// A strategic merge patch's null deletes the field.
-		return w.absent(u, k, s)
 	}
 	if !w.fill && s != nil && s.Default.Object != nil && dropped(sv) && reflect.DeepEqual(uv, s.Default.Object) {
 		// The Go field dropped the zero sent, and decoding defaulted it:
@@ -342,19 +369,10 @@ func (w restorer) value(u map[string]any, k string, sv, ov any, s *structuralsch
 			return false
 		}
 		om, _ := ov.(map[string]any)
-		if w.shape == sentApply && len(sv) == 0 && len(om) > 0 && dropped(um) {
-			// Applied empty where the manager owned all it held: server-side
-			// apply removes those fields and leaves null, as a CRD validates it.
-			if w.fill {
-				return false
-			}
-			u[k] = nil
-			return true
-		}
 		if w.shape != sentApply {
 			om = nil
 		}
-		return w.object(um, sv, om, s, t, nil)
+		return w.object(um, sv, om, s, nil)
 	case []any:
 		ul, ok := uv.([]any)
 		if !ok {
@@ -364,13 +382,8 @@ func (w restorer) value(u map[string]any, k string, sv, ov any, s *structuralsch
 		if s != nil {
 			items = s.Items
 		}
-		var it reflect.Type
-		if t = deref(t); t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
-			it = t.Elem()
-		}
 		item := w
-		switch w.shape {
-		case sentApply:
+		if w.shape == sentApply {
 			// Server-side apply sets an atomic list as applied, and merges
 			// the items of a map list into the items of the same keys.
 			switch {
@@ -379,21 +392,10 @@ func (w restorer) value(u map[string]any, k string, sv, ov any, s *structuralsch
 			case s.XListType == nil || *s.XListType == "atomic":
 				item.shape, item.whole = sentObject, true
 			case *s.XListType == "map":
-				return item.byKeys(ul, sv, s.XListMapKeys, items, it)
+				return item.byKeys(ul, sv, s.XListMapKeys, items)
 			default:
 				return false
 			}
-		case sentMapOnly:
-			// A strategic merge patch merges the items of a list whose
-			// Go field says patchStrategy merge by its patchMergeKey, and
-			// replaces any other list with the list sent.
-			if strings.Contains(","+tag.Get("patchStrategy")+",", ",merge,") {
-				if key := tag.Get("patchMergeKey"); key != "" {
-					return item.byKeys(ul, sv, []string{key}, items, it)
-				}
-				return false
-			}
-			item.shape, item.whole = sentObject, true
 		}
 		if len(ul) != len(sv) {
 			return false
@@ -404,7 +406,7 @@ func (w restorer) value(u map[string]any, k string, sv, ov any, s *structuralsch
 			if !ok1 || !ok2 {
 				continue
 			}
-			changed = item.object(um, sm, nil, items, it, nil) || changed
+			changed = item.object(um, sm, nil, items, nil) || changed
 		}
 	}
 	return changed
@@ -412,7 +414,7 @@ func (w restorer) value(u map[string]any, k string, sv, ov any, s *structuralsch
 
 // byKeys walks the items of sent merged into the items of l with the same
 // keys.
-func (w restorer) byKeys(l, sent []any, keys []string, items *structuralschema.Structural, t reflect.Type) bool {
+func (w restorer) byKeys(l, sent []any, keys []string, items *structuralschema.Structural) bool {
 	changed := false
 	w.whole = false
 	for _, v := range sent {
@@ -421,7 +423,7 @@ func (w restorer) byKeys(l, sent []any, keys []string, items *structuralschema.S
 			continue
 		}
 		if um := itemWithKeys(l, sm, keys); um != nil {
-			changed = w.object(um, sm, nil, items, t, nil) || changed
+			changed = w.object(um, sm, nil, items, nil) || changed
 		}
 	}
 	return changed
@@ -434,38 +436,16 @@ func deref(t reflect.Type) reflect.Type {
 	return t
 }
 
-// goField is the Go type and tag of the field a JSON object of Go type t
-// holds at key k (the element of a map), or nil.
-func goField(t reflect.Type, k string) (reflect.Type, reflect.StructTag) {
-	t = deref(t)
-	if t == nil {
-		return nil, ""
+// emptied tells whether an apply sent an empty map (sv) where the stored
+// object held a non-empty one (ov): server-side apply removes what the
+// manager applied before and leaves null where nothing is left.
+func emptied(sv, ov any, shape sentShape) bool {
+	if shape != sentApply {
+		return false
 	}
-	switch t.Kind() {
-	case reflect.Map:
-		return t.Elem(), ""
-	case reflect.Struct:
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if f.Anonymous && name == "" {
-				if ft, tag := goField(f.Type, k); ft != nil {
-					return ft, tag
-				}
-				continue
-			}
-			if name == "" {
-				name = f.Name
-			}
-			if name == k {
-				return f.Type, f.Tag
-			}
-		}
-	}
-	return nil, ""
+	sm, ok := sv.(map[string]any)
+	om, _ := ov.(map[string]any)
+	return ok && len(sm) == 0 && len(om) > 0
 }
 
 // itemWithKeys is the only item of l with the keys of sent (a key the
