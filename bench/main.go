@@ -16,7 +16,9 @@
 //  8. the edit loop: a field added to a types file until `kubectl explain`
 //     shows it, through a restart of `run local` and through `run local
 //     --watch`, against controller-gen + `kubectl apply` of a CRD on
-//     kube-apiserver.
+//     kube-apiserver;
+//  9. what validating what the client sent (the request body kept and
+//     read back) costs the schema validation of a create, in process.
 //
 // Every figure is measured in the same run as its reference, on whatever
 // machine runs it: nothing here asserts a time. The results table is printed
@@ -108,10 +110,11 @@ var items = []struct {
 	{"6", "what CEL rules cost a create", (*bench).cel},
 	{"7", "code generation growth: 1, 10 and 50 kinds", (*bench).growth},
 	{"8", "the edit loop vs the CRD loop", (*bench).editLoop},
+	{"9", "what validating what the client sent costs a create", (*bench).validation},
 }
 
 func main() {
-	only := flag.String("items", "1,2,3,4,5,6,7,8", "Items to run, comma separated")
+	only := flag.String("items", "1,2,3,4,5,6,7,8,9", "Items to run, comma separated")
 	runs := flag.Int("runs", 3, "Repetitions of each timed command (the median is reported)")
 	out := flag.String("out", "docs/benchmarks.md", "Write the results here (relative to the checkout; empty: do not write; a run of some -items writes only when -out is given)")
 	keep := flag.Bool("keep", false, "Keep the temporary folder (projects, server logs, profiles)")

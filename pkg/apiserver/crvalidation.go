@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/utils/ptr"
@@ -47,6 +48,13 @@ type crVersion struct {
 	structural *structuralschema.Structural
 	main       validator
 	status     validator
+	// goType is the versioned Go type (a strategic merge patch applies by
+	// the patch strategies of its fields).
+	goType reflect.Type
+	// parseAll: the kind has fields whose absence or null its encoding
+	// hides, so every body is read (not only those holding a zero value);
+	// fill: it has such fields with a default (defaultAbsent).
+	parseAll, fill bool
 }
 
 // validator is what crValidation uses of the custom resource strategies.
@@ -114,7 +122,9 @@ func newCRValidation(scheme *runtime.Scheme, group string, r *builders.Resource,
 		// The CEL programs of the schema's x-kubernetes-validations are
 		// compiled here, once.
 		main := customresource.NewStrategy(scheme, namespaced, gvk, schemaValidator, statusValidator, structural, statusSpec, scaleSpec, nil)
-		cv := &crVersion{gvk: gvk, structural: structural, main: main}
+		cv := &crVersion{gvk: gvk, structural: structural, main: main, goType: reflect.TypeOf(versioned)}
+		required, defaults := absentFields(cv.goType, structural)
+		cv.parseAll, cv.fill = required || defaults || nullable(structural), defaults
 		if status {
 			cv.status = customresource.NewStatusStrategy(main)
 		}
@@ -155,46 +165,116 @@ func (v *crValidation) unstructured(obj runtime.Object, cv *crVersion) (*unstruc
 	return u, nil
 }
 
-// restoreSent puts back into u, the encoding of the object validated, the
-// values of the request's body that the encoding dropped (sent.go), when
-// ctx is a write of this kind through the API; old is the stored object,
-// on update.
-func (v *crValidation) restoreSent(ctx context.Context, u, old *unstructured.Unstructured, cv *crVersion, keep func(string) bool) {
+// sentForm is the request's form of the object u (sent.go), when ctx is a
+// write of this kind through the API, and whether it is the whole object
+// the client wrote; old is the stored object, on update.
+func (v *crValidation) sentForm(ctx context.Context, u, old map[string]any, cv *crVersion) (map[string]any, sentShape, bool) {
 	s := sentFrom(ctx)
 	if s == nil {
-		return
+		return nil, sentNone, false
 	}
 	info, ok := request.RequestInfoFrom(ctx)
 	if !ok || info.APIGroup != v.group || info.APIVersion != cv.gvk.Version || info.Resource != v.plural {
-		return // a write made by a hook, of another kind or version
+		return nil, sentNone, false // a write made by a hook, of another kind or version
 	}
 	switch info.Subresource {
 	case "", "status":
 	case "scale":
 		if s.scale == nil {
-			return
+			return nil, sentNone, false
 		}
 	default:
-		return // a custom subresource: its body is its request's
+		return nil, sentNone, false // a custom subresource: its body is its request's
 	}
-	if info.Name != "" && info.Name != u.GetName() {
-		return
+	if info.Name != "" {
+		if name, _, _ := unstructured.NestedString(u, "metadata", "name"); name != info.Name {
+			return nil, sentNone, false
+		}
 	}
 	var oldJSON func() ([]byte, error)
 	if old != nil {
-		oldJSON = func() ([]byte, error) { return json.Marshal(old.Object) }
+		oldJSON = func() ([]byte, error) { return json.Marshal(old) }
 	}
-	m, shape := s.form(oldJSON)
+	m, shape := s.form(oldJSON, deref(cv.goType), cv.parseAll)
+	if shape == sentNone {
+		return nil, sentNone, false
+	}
+	if av, ok := m["apiVersion"]; ok && av != cv.gvk.GroupVersion().String() {
+		return nil, sentNone, false
+	}
+	if k, ok := m["kind"]; ok && k != cv.gvk.Kind {
+		return nil, sentNone, false
+	}
+	// The whole object: a body or a patch applied to the stored object, or
+	// an apply to a missing one; not /scale's replicas, not an apply merged
+	// into a stored object.
+	whole := s.scale == nil && (shape == sentObject || shape == sentApply && old == nil)
+	return m, shape, whole
+}
+
+// restoreSent puts back into u, the encoding of the object validated, the
+// values of the request's body that the encoding dropped, and takes out of
+// it the zero values of fields the client left out (sent.go), when ctx is a
+// write of this kind through the API; old is the stored object, on update.
+func (v *crValidation) restoreSent(ctx context.Context, u, old *unstructured.Unstructured, cv *crVersion, keep func(string) bool) {
+	var oldObject map[string]any
+	if old != nil {
+		oldObject = old.Object
+	}
+	m, shape, whole := v.sentForm(ctx, u.Object, oldObject, cv)
 	if shape == sentNone {
 		return
 	}
-	if av, ok := m["apiVersion"]; ok && av != cv.gvk.GroupVersion().String() {
+	restoreSent(u.Object, m, shape, whole, oldObject, cv.structural, keep)
+}
+
+// DefaultAbsent puts into obj (on update, old is the stored object) the
+// schema's defaults of the fields the client left out that the Go types
+// write as their zero value (no omitempty): decoding cannot tell them from
+// a zero sent, and a CRD stores the default. Called before the
+// PrepareForCreate and PrepareForUpdate hooks, for the kinds that have such
+// fields.
+func (v *crValidation) DefaultAbsent(ctx context.Context, obj, old runtime.Object) {
+	cv := v.version(ctx)
+	if cv == nil || !cv.fill || sentFrom(ctx) == nil {
 		return
 	}
-	if k, ok := m["kind"]; ok && k != cv.gvk.Kind {
+	out, err := v.scheme.ConvertToVersion(obj, cv.gvk.GroupVersion())
+	if err != nil {
 		return
 	}
-	restoreSent(u.Object, m, shape, cv.structural, keep)
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(out)
+	if err != nil {
+		return
+	}
+	var oldObject map[string]any
+	if old != nil {
+		uOld, err := v.unstructured(old, cv)
+		if err != nil {
+			return
+		}
+		oldObject = uOld.Object
+	}
+	m, shape, whole := v.sentForm(ctx, u, oldObject, cv)
+	if shape == sentNone {
+		return
+	}
+	keep := func(k string) bool { return !v.status || k != "status" }
+	if !fillDefaults(u, m, shape, whole, oldObject, cv.structural, keep) {
+		return
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, out); err != nil {
+		return
+	}
+	switch {
+	case out == obj:
+	case reflect.TypeOf(out) == reflect.TypeOf(obj):
+		reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(out).Elem())
+	default:
+		if err := v.scheme.Convert(out, obj, nil); err != nil {
+			utilruntime.HandleError(fmt.Errorf("%s: defaults of fields left out: %w", cv.gvk, err))
+		}
+	}
 }
 
 // Validate validates a new object.

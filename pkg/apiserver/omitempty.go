@@ -1,8 +1,11 @@
 package apiserver
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
+
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 )
 
 // dropEmptyStructs removes from u (the unstructured form of the Go object
@@ -74,4 +77,100 @@ func dropEmpty(u any, v reflect.Value, depth int) {
 			}
 		}
 	}
+}
+
+var jsonMarshaler = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
+
+// absentFields tells whether objects of Go type t, with schema s, have
+// fields whose absence their JSON encoding hides: a field without omitempty
+// or omitzero that is not a pointer, map, slice or interface is written as
+// its zero value when the client left it out. required: the schema requires
+// such a field; defaults: it defaults one. The object's metadata is not
+// looked at.
+func absentFields(t reflect.Type, s *structuralschema.Structural) (required, defaults bool) {
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type, s *structuralschema.Structural, top bool)
+	walk = func(t reflect.Type, s *structuralschema.Structural, top bool) {
+		t = deref(t)
+		if t == nil || s == nil {
+			return
+		}
+		switch t.Kind() {
+		case reflect.Slice, reflect.Array:
+			walk(t.Elem(), s.Items, false)
+			return
+		case reflect.Map:
+			if s.AdditionalProperties != nil {
+				walk(t.Elem(), s.AdditionalProperties.Structural, false)
+			}
+			return
+		case reflect.Struct:
+		default:
+			return
+		}
+		if seen[t] || reflect.PointerTo(t).Implements(jsonMarshaler) || t.Implements(jsonMarshaler) {
+			return
+		}
+		seen[t] = true
+		defer delete(seen, t)
+		var req []string
+		if s.ValueValidation != nil {
+			req = s.ValueValidation.Required
+		}
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" {
+				continue
+			}
+			if f.Anonymous && name == "" {
+				walk(f.Type, s, top)
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			if top && (name == "metadata" || name == "apiVersion" || name == "kind") {
+				continue
+			}
+			p, ok := s.Properties[name]
+			if !ok {
+				continue
+			}
+			o := "," + opts + ","
+			written := !strings.Contains(o, ",omitempty,") && !strings.Contains(o, ",omitzero,")
+			switch f.Type.Kind() {
+			case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface:
+				written = false
+			}
+			if written && (f.Type.Kind() != reflect.Struct || !reflect.PointerTo(f.Type).Implements(jsonMarshaler)) {
+				defaults = defaults || p.Default.Object != nil
+				for _, r := range req {
+					required = required || r == name
+				}
+			}
+			walk(f.Type, &p, false)
+		}
+	}
+	walk(t, s, true)
+	return required, defaults
+}
+
+// nullable tells whether a schema allows null anywhere.
+func nullable(s *structuralschema.Structural) bool {
+	if s == nil {
+		return false
+	}
+	if s.Nullable {
+		return true
+	}
+	for _, p := range s.Properties {
+		if nullable(&p) {
+			return true
+		}
+	}
+	return s.Items != nil && nullable(s.Items) || s.AdditionalProperties != nil && nullable(s.AdditionalProperties.Structural)
 }

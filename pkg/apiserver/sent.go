@@ -11,7 +11,9 @@ import (
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"sigs.k8s.io/yaml"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -39,9 +41,21 @@ import (
 //   - server-side apply: the applied configuration, whose values are the
 //     result's: its maps, its atomic lists (which the result takes as
 //     applied) and the items of its map lists (matched by their keys);
-//   - strategic merge patch (which CRDs do not take; kubectl's client-side
-//     apply sends it to this server): its maps, without the directives;
+//   - strategic merge patch (which CRDs do not take): the patch applied to
+//     the stored object's encoding, by the patch strategies of the Go types,
+//     as the patch handler applies it;
 //   - /scale: the replicas written at the kind's spec replicas path.
+//
+// The other way round, a field without omitempty is written as its zero
+// value when the client left it out. Where the form is the whole object (a
+// body, a patch applied to the stored object, an apply creating it), a
+// field it lacks is absent, and so is one an apply no longer sets (its
+// manager set it before, the stored object held a value): validation sees
+// it absent ("Required value"), or with its schema default, which
+// DefaultAbsent also puts into the Go object before the prepare hooks, so
+// that it is stored as a CRD stores it. A null sent for a nullable field is
+// kept, and a spec an apply empties of all it held is null, as server-side
+// apply leaves it.
 //
 // A protobuf or CBOR body, a write made within the server (a hook's own
 // update, a custom subresource's handler), or a body over maxSentBody is
@@ -119,10 +133,9 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 type sentShape int
 
 const (
-	sentNone    sentShape = iota
-	sentObject            // the whole object, or values the result takes as they are (lists too)
-	sentMapOnly           // values merged into the result: maps are walked, lists are not
-	sentApply             // an applied configuration: maps, atomic lists, and map lists by key
+	sentNone   sentShape = iota
+	sentObject           // the whole object, or values the result takes as they are (lists too)
+	sentApply            // an applied configuration: maps, atomic lists, and map lists by key
 )
 
 func mediaType(ct string) string {
@@ -131,8 +144,11 @@ func mediaType(ct string) string {
 }
 
 // form parses the body of s as what the validated object holds; old is the
-// stored object's encoding, for a JSON patch.
-func (s *sentBody) form(old func() ([]byte, error)) (map[string]any, sentShape) {
+// stored object's encoding, for a patch; goType the object's Go struct type,
+// for a strategic merge patch. A JSON body without a value the encoding
+// drops is not parsed unless all is set (a kind with fields whose absence
+// the encoding hides: absentFields).
+func (s *sentBody) form(old func() ([]byte, error), goType reflect.Type, all bool) (map[string]any, sentShape) {
 	if s.scale != nil {
 		return s.scale, sentObject
 	}
@@ -143,7 +159,7 @@ func (s *sentBody) form(old func() ([]byte, error)) (map[string]any, sentShape) 
 	shape := sentObject
 	switch mediaType(s.contentType) {
 	case "application/json", "":
-		if !mayHoldZero(s.buf) {
+		if !all && !mayHoldZero(s.buf) {
 			return nil, sentNone // nothing the encoding drops: the common case, kept cheap
 		}
 		if err := utiljson.Unmarshal(s.buf, &m); err != nil {
@@ -172,10 +188,19 @@ func (s *sentBody) form(old func() ([]byte, error)) (map[string]any, sentShape) 
 			shape = sentApply
 		}
 	case "application/strategic-merge-patch+json":
-		if err := utiljson.Unmarshal(s.buf, &m); err != nil {
+		// Applied to the stored object as the patch handler applies it,
+		// by the patch strategies of the Go types (goType).
+		if old == nil || goType == nil {
 			return nil, sentNone
 		}
-		shape = sentMapOnly
+		current, err := old()
+		if err != nil {
+			return nil, sentNone
+		}
+		patched, err := strategicpatch.StrategicMergePatch(current, s.buf, reflect.New(goType).Interface())
+		if err != nil || utiljson.Unmarshal(patched, &m) != nil {
+			return nil, sentNone
+		}
 	case "application/json-patch+json":
 		if old == nil {
 			return nil, sentNone
@@ -198,26 +223,128 @@ func (s *sentBody) form(old func() ([]byte, error)) (map[string]any, sentShape) 
 	return m, shape
 }
 
+// restorer walks the encoding of the validated object (u) alongside the
+// request's form of it (sent).
+type restorer struct {
+	shape sentShape
+	// whole: the form is the whole object the client wrote (a create or an
+	// update with a body, a merge or JSON patch applied to the stored
+	// object, an apply to a missing object), so a field it lacks is absent,
+	// where the encoding holds the zero value of a field without omitempty.
+	whole bool
+	// fill: only put the schema's default into fields the client left out
+	// and the encoding holds as zero values (defaultAbsent, on the Go
+	// object); nothing else is restored or removed.
+	fill bool
+}
+
 // restoreSent puts into u (the object's encoding, in the version of the
 // request) the values of sent (the request's form of it) that u lacks and
 // that an omitempty encoding drops, each defaulted by its schema, for the
-// top-level fields keep allows. It reports whether it changed u.
-func restoreSent(u, sent map[string]any, shape sentShape, s *structuralschema.Structural, keep func(field string) bool) bool {
+// top-level fields keep allows; with a whole form (or where an apply removed
+// a field old, the stored object's encoding, held), a field the form lacks
+// and u holds as a zero value is absent: defaulted by its schema, or
+// removed. It reports whether it changed u.
+func restoreSent(u, sent map[string]any, shape sentShape, whole bool, old map[string]any, s *structuralschema.Structural, keep func(field string) bool) bool {
 	// Unknown fields are not the object's, as kube-apiserver prunes them.
 	pruning.Prune(sent, s, true)
+	w := restorer{shape: shape, whole: whole}
+	return w.object(u, sent, old, s, func(k string) bool {
+		return k != "apiVersion" && k != "kind" && k != "metadata" && keep(k)
+	})
+}
+
+// fillDefaults puts the schema's defaults into the fields of u that the
+// form lacks and u holds as zero values: the fields without omitempty that
+// the client left out. It reports whether it changed u.
+func fillDefaults(u, sent map[string]any, shape sentShape, whole bool, old map[string]any, s *structuralschema.Structural, keep func(field string) bool) bool {
+	pruning.Prune(sent, s, true)
+	w := restorer{shape: shape, whole: whole, fill: true}
+	return w.object(u, sent, old, s, func(k string) bool {
+		return k != "apiVersion" && k != "kind" && k != "metadata" && keep(k)
+	})
+}
+
+// object walks the fields of an object; old is the stored object's value
+// there, on an update by apply.
+func (w restorer) object(u, sent, old map[string]any, s *structuralschema.Structural, keep func(string) bool) bool {
 	changed := false
 	for k, sv := range sent {
-		if k == "apiVersion" || k == "kind" || k == "metadata" || !keep(k) {
+		if keep != nil && !keep(k) {
 			continue
 		}
-		changed = restoreValue(u, k, sv, shape, property(s, k)) || changed
+		var ov any
+		if old != nil {
+			ov = old[k]
+		}
+		changed = w.value(u, k, sv, ov, property(s, k), keep != nil) || changed
+	}
+	if !w.whole && (w.shape != sentApply || old == nil) {
+		return changed
+	}
+	for k, uv := range u {
+		if _, ok := sent[k]; ok || keep != nil && !keep(k) || !dropped(uv) {
+			continue
+		}
+		if !w.whole {
+			// An apply removes a field its manager applied before and
+			// no longer applies: the stored object held a value.
+			if ov, ok := old[k]; !ok || ov == nil || dropped(ov) {
+				continue
+			}
+		}
+		changed = w.absent(u, k, property(s, k)) || changed
 	}
 	return changed
 }
 
-func restoreValue(u map[string]any, k string, sv any, shape sentShape, s *structuralschema.Structural) bool {
+// absent makes field k of u, which the client left out and the encoding
+// holds as a zero value, what a CRD has there: the schema's default, or
+// nothing.
+func (w restorer) absent(u map[string]any, k string, s *structuralschema.Structural) bool {
+	if s != nil && s.Default.Object != nil {
+		if reflect.DeepEqual(u[k], s.Default.Object) {
+			return false
+		}
+		d := runtime.DeepCopyJSONValue(s.Default.Object)
+		structuraldefaulting.Default(d, s)
+		u[k] = d
+		return true
+	}
+	if w.fill {
+		return false
+	}
+	delete(u, k)
+	return true
+}
+
+// value walks field k of u; top: a field of the object itself (spec).
+func (w restorer) value(u map[string]any, k string, sv, ov any, s *structuralschema.Structural, top bool) bool {
 	uv, ok := u[k]
+	if top && emptied(sv, ov, w.shape) && (!ok || dropped(uv)) {
+		// Applied empty where the manager owned all it held: server-side
+		// apply removes those fields and leaves null, as a CRD validates it
+		// (measured for a spec; within it, a CRD was seen to keep an empty
+		// map applied, which the restore below keeps too).
+		if w.fill {
+			return false
+		}
+		u[k] = nil
+		return true
+	}
 	if !ok {
+		if w.fill {
+			return false
+		}
+		if sv == nil {
+			// A null a CRD keeps, where the schema allows it (a merge
+			// patch's null deletes: the form has none).
+			if s != nil && s.Nullable {
+				u[k] = nil
+				return true
+			}
+			return false
+		}
 		if !dropped(sv) {
 			return false
 		}
@@ -227,7 +354,7 @@ func restoreValue(u map[string]any, k string, sv any, shape sentShape, s *struct
 		u[k] = sv
 		return true
 	}
-	if s != nil && s.Default.Object != nil && dropped(sv) && reflect.DeepEqual(uv, s.Default.Object) {
+	if !w.fill && s != nil && s.Default.Object != nil && dropped(sv) && reflect.DeepEqual(uv, s.Default.Object) {
 		// The Go field dropped the zero sent, and decoding defaulted it:
 		// a CRD keeps what was sent (a default fills only what is absent).
 		structuraldefaulting.Default(sv, s)
@@ -241,9 +368,11 @@ func restoreValue(u map[string]any, k string, sv any, shape sentShape, s *struct
 		if !ok {
 			return false
 		}
-		for k2, v2 := range sv {
-			changed = restoreValue(um, k2, v2, shape, property(s, k2)) || changed
+		om, _ := ov.(map[string]any)
+		if w.shape != sentApply {
+			om = nil
 		}
+		return w.object(um, sv, om, s, nil)
 	case []any:
 		ul, ok := uv.([]any)
 		if !ok {
@@ -253,32 +382,22 @@ func restoreValue(u map[string]any, k string, sv any, shape sentShape, s *struct
 		if s != nil {
 			items = s.Items
 		}
-		if shape == sentApply {
+		item := w
+		if w.shape == sentApply {
 			// Server-side apply sets an atomic list as applied, and merges
 			// the items of a map list into the items of the same keys.
 			switch {
 			case s == nil:
 				return false
 			case s.XListType == nil || *s.XListType == "atomic":
-				shape = sentObject
+				item.shape, item.whole = sentObject, true
 			case *s.XListType == "map":
-				for _, v := range sv {
-					sm, ok := v.(map[string]any)
-					if !ok {
-						continue
-					}
-					if um := itemWithKeys(ul, sm, s.XListMapKeys); um != nil {
-						for k2, v2 := range sm {
-							changed = restoreValue(um, k2, v2, shape, property(items, k2)) || changed
-						}
-					}
-				}
-				return changed
+				return item.byKeys(ul, sv, s.XListMapKeys, items)
 			default:
 				return false
 			}
 		}
-		if shape != sentObject || len(ul) != len(sv) {
+		if len(ul) != len(sv) {
 			return false
 		}
 		for i := range sv {
@@ -287,12 +406,46 @@ func restoreValue(u map[string]any, k string, sv any, shape sentShape, s *struct
 			if !ok1 || !ok2 {
 				continue
 			}
-			for k2, v2 := range sm {
-				changed = restoreValue(um, k2, v2, shape, property(items, k2)) || changed
-			}
+			changed = item.object(um, sm, nil, items, nil) || changed
 		}
 	}
 	return changed
+}
+
+// byKeys walks the items of sent merged into the items of l with the same
+// keys.
+func (w restorer) byKeys(l, sent []any, keys []string, items *structuralschema.Structural) bool {
+	changed := false
+	w.whole = false
+	for _, v := range sent {
+		sm, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		if um := itemWithKeys(l, sm, keys); um != nil {
+			changed = w.object(um, sm, nil, items, nil) || changed
+		}
+	}
+	return changed
+}
+
+func deref(t reflect.Type) reflect.Type {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// emptied tells whether an apply sent an empty map (sv) where the stored
+// object held a non-empty one (ov): server-side apply removes what the
+// manager applied before and leaves null where nothing is left.
+func emptied(sv, ov any, shape sentShape) bool {
+	if shape != sentApply {
+		return false
+	}
+	sm, ok := sv.(map[string]any)
+	om, _ := ov.(map[string]any)
+	return ok && len(sm) == 0 && len(om) > 0
 }
 
 // itemWithKeys is the only item of l with the keys of sent (a key the

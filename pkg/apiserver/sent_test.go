@@ -121,19 +121,25 @@ func TestValidatesWhatWasSent(t *testing.T) {
 		merge, jsonPatch string
 		want             []string // errors, "" for accepted
 		not              string   // an error a CRD does not give
+		// applied: the errors of the apply to the stored shelf, when
+		// they differ from want.
+		applied []string
 	}{
 		{"minimum on a zero int32", `{"replicas":0,"selector":{"matchLabels":{"a":"b"}}}`,
 			`{"spec":{"replicas":0}}`, `[{"op":"replace","path":"/spec/replicas","value":0}]`,
-			[]string{"spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1"}, ""},
+			[]string{"spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1"}, "", nil},
 		{"minProperties on an empty optional struct", `{"replicas":2,"tls":{},"selector":{"matchLabels":{"a":"b"}}}`,
 			`{"spec":{"tls":{}}}`, `[{"op":"add","path":"/spec/tls","value":{}}]`,
-			[]string{"spec.tls: Invalid value: 0: spec.tls in body should have at least 1 properties"}, ""},
+			[]string{"spec.tls: Invalid value: 0: spec.tls in body should have at least 1 properties"}, "", nil},
 		{"a required struct holding an empty map", `{"replicas":2,"selector":{"matchLabels":{}}}`,
 			`{"spec":{"selector":{"matchLabels":{"a":null}}}}`, `[{"op":"replace","path":"/spec/selector/matchLabels","value":{}}]`,
-			nil, "Required value"},
+			nil, "Required value", nil},
 		{"minProperties on an empty spec", `{}`,
 			`{"spec":{"replicas":null,"selector":null}}`, `[{"op":"replace","path":"/spec","value":{}}]`,
-			[]string{"spec: Invalid value: 0: spec in body should have at least 1 properties", "spec.selector: Required value"}, "spec: Required value"},
+			[]string{"spec: Invalid value: 0: spec in body should have at least 1 properties", "spec.selector: Required value"}, "spec: Required value",
+			// Applied by the manager of all the stored spec held:
+			// server-side apply removes it all and leaves null.
+			[]string{`spec: Invalid value: "null": spec in body must be of type object: "null"`}},
 	}
 	check := func(t *testing.T, errs field.ErrorList, want []string, not string) {
 		t.Helper()
@@ -199,7 +205,11 @@ func TestValidatesWhatWasSent(t *testing.T) {
 				applied := decodeShelf(t, []byte(storedShelf))
 				applied.Spec = decodeShelf(t, []byte(object)).Spec
 				ctx := sentRequest("patch", "", "s", "application/apply-patch+yaml", config)
-				check(t, v.ValidateUpdate(ctx, applied, old), s.want, s.not)
+				want := s.want
+				if s.applied != nil {
+					want = s.applied
+				}
+				check(t, v.ValidateUpdate(ctx, applied, old), want, s.not)
 				// Applied to a missing object: a create.
 				applied.ResourceVersion, applied.Status = "", shelfStatus{}
 				check(t, v.Validate(ctx, applied), s.want, s.not)
@@ -307,7 +317,10 @@ func TestSentBodiesKept(t *testing.T) {
 
 // BenchmarkSchemaValidationCreate is the schema validation of one create:
 // "encoded" from the Go object only (before), "sent" with the body kept and
-// its dropped values put back (after).
+// its dropped values put back (after); "absent-fields" the same for a kind
+// with fields the encoding writes when left out (crate: every body is read,
+// and a default is put into the Go object, DefaultAbsent). make bench
+// (item 9) reports the ratios.
 func BenchmarkSchemaValidationCreate(b *testing.B) {
 	v := shelfValidation(b)
 	body := []byte(`{"apiVersion":"example.com/v1","kind":"Shelf","metadata":{"name":"s","namespace":"default","labels":{"app":"shelf","tier":"backend"}},
@@ -340,6 +353,43 @@ func BenchmarkSchemaValidationCreate(b *testing.B) {
 			}
 		})
 	}
+
+	cv := crateValidation(b)
+	cbody := []byte(`{"apiVersion":"example.com/v1","kind":"Crate","metadata":{"name":"c","namespace":"default","labels":{"app":"crate","tier":"backend"}},
+	  "spec":{"name":"n","ref":{"name":"r"},"items":[{"size":2}],"ports":[{"name":"a","port":1},{"name":"b","port":2}]}}`)
+	cobj := &crate{}
+	if err := json.Unmarshal(cbody, cobj); err != nil {
+		b.Fatal(err)
+	}
+	cplain := request.WithNamespace(request.WithRequestInfo(context.Background(), &request.RequestInfo{APIGroup: "example.com", APIVersion: "v1", Resource: "crates", Verb: "create"}), "default")
+	b.Run("absent-fields encoded", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			cobj.Spec.Count = 0
+			cv.DefaultAbsent(cplain, cobj, nil)
+			if errs := cv.Validate(cplain, cobj); len(errs) != 0 {
+				b.Fatal(errs)
+			}
+		}
+	})
+	b.Run("absent-fields sent", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s := &sentBody{contentType: "application/json", buf: make([]byte, 0, len(cbody))}
+			if _, err := io.Copy(io.Discard, &recordingBody{ReadCloser: io.NopCloser(bytes.NewReader(cbody)), s: s}); err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.WithValue(cplain, sentKey{}, s)
+			cobj.Spec.Count = 0
+			cv.DefaultAbsent(ctx, cobj, nil)
+			if cobj.Spec.Count != 3 {
+				b.Fatalf("count %d, want the default", cobj.Spec.Count)
+			}
+			if errs := cv.Validate(ctx, cobj); len(errs) != 0 {
+				b.Fatal(errs)
+			}
+		}
+	})
 }
 
 func TestMayHoldZero(t *testing.T) {
@@ -391,16 +441,9 @@ func TestRestoreSentApplyLists(t *testing.T) {
 		{"set: not walked", `{"spec":{"tags":[{}]}}`, `{"spec":{"tags":[{"n":0}]}}`, `{"spec":{"tags":[{}]}}`},
 	} {
 		u := parse(c.encoded)
-		restoreSent(u, parse(c.applied), sentApply, s, all)
+		restoreSent(u, parse(c.applied), sentApply, false, nil, s, all)
 		if got := mustJSON(t, u); got != mustJSON(t, parse(c.want)) {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
-		}
-		// A strategic merge patch merges lists by the Go types' tags: its
-		// lists are not walked.
-		u = parse(c.encoded)
-		restoreSent(u, parse(c.applied), sentMapOnly, s, all)
-		if got := mustJSON(t, u); got != mustJSON(t, parse(c.encoded)) {
-			t.Errorf("%s, strategic merge patch: %s, want %s", c.name, got, c.encoded)
 		}
 	}
 }
@@ -412,4 +455,237 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// crate has fields the encoding writes when left out (no omitempty), a
+// required nullable pointer, and lists a strategic merge patch replaces
+// (no patch strategy) or merges by key.
+type crateSpec struct {
+	Count int32       `json:"count"` // +kubebuilder:default=3
+	Name  string      `json:"name"`  // +required, MinLength=1
+	Ref   *crateRef   `json:"ref,omitempty"`
+	Items []crateItem `json:"items,omitempty"`
+	Ports []cratePort `json:"ports,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
+}
+type crateRef struct {
+	Name string `json:"name,omitempty"`
+}
+type crateItem struct {
+	Size int32 `json:"size,omitempty"` // Minimum=1
+}
+type cratePort struct {
+	Name string `json:"name"`
+	Port int32  `json:"port,omitempty"` // Minimum=1
+}
+type crate struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              crateSpec `json:"spec"`
+}
+
+func (c *crate) DeepCopyObject() runtime.Object {
+	out := &crate{}
+	b, _ := json.Marshal(c)
+	json.Unmarshal(b, out)
+	return out
+}
+
+const crateSchema = `{"type":"object","properties":{
+  "apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},
+  "spec":{"type":"object","required":["name","ref"],"properties":{
+    "count":{"type":"integer","format":"int32","default":3},
+    "name":{"type":"string","minLength":1},
+    "ref":{"type":"object","nullable":true,"properties":{"name":{"type":"string"}}},
+    "items":{"type":"array","items":{"type":"object","properties":{"size":{"type":"integer","format":"int32","minimum":1}}}},
+    "ports":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"],
+      "items":{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"port":{"type":"integer","format":"int32","minimum":1}}}}}}}}`
+
+func crateValidation(t testing.TB) *crValidation {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	gk := schema.GroupKind{Group: "example.com", Kind: "Crate"}
+	scheme.AddKnownTypeWithName(gk.WithVersion("v1"), &crate{})
+	scheme.AddKnownTypeWithName(gk.WithVersion(runtime.APIVersionInternal), &crate{})
+	v, err := newCRValidation(scheme, "example.com", &builders.Resource{Kind: "Crate", Plural: "crates", Singular: "crate", Namespaced: true,
+		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: crateSchema}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func crateRequest(verb, name, contentType string, body []byte) context.Context {
+	ctx := request.WithRequestInfo(context.Background(), &request.RequestInfo{IsResourceRequest: true, Verb: verb,
+		APIGroup: "example.com", APIVersion: "v1", Resource: "crates", Name: name})
+	return withSent(request.WithNamespace(ctx, "default"), contentType, body)
+}
+
+func decodeCrate(t *testing.T, data []byte) *crate {
+	t.Helper()
+	c := &crate{}
+	if err := json.Unmarshal(data, c); err != nil {
+		t.Fatal(err)
+	}
+	builders.ApplySchemaDefaults(c)
+	return c
+}
+
+const storedCrate = `{"apiVersion":"example.com/v1","kind":"Crate","metadata":{"name":"c","namespace":"default","resourceVersion":"1"},
+  "spec":{"count":7,"name":"n","ref":{"name":"r"},"items":[{"size":2}],"ports":[{"name":"a","port":1},{"name":"b","port":2}]}}`
+
+func fieldErrors(errs field.ErrorList) string {
+	var got []string
+	for _, e := range errs {
+		got = append(got, e.Error())
+	}
+	return strings.Join(got, "\n")
+}
+
+// TestAbsentFields: a field without omitempty that the client left out is
+// absent to validation ("Required value") and gets its schema default in
+// the Go object (DefaultAbsent), for every kind of write, as on a CRD; a
+// zero sent stays.
+func TestAbsentFields(t *testing.T) {
+	v := crateValidation(t)
+	old := decodeCrate(t, []byte(storedCrate))
+	object := func(spec string) string {
+		return `{"apiVersion":"example.com/v1","kind":"Crate","metadata":{"name":"c","namespace":"default","resourceVersion":"1"},"spec":` + spec + `}`
+	}
+	type write struct {
+		name        string
+		ctx         context.Context
+		obj         *crate
+		old         runtime.Object
+		contentType string
+	}
+	writes := func(spec, merge, jsonPatch, smp string) []write {
+		body := object(spec)
+		patched, err := jsonpatch.MergePatch([]byte(storedCrate), []byte(merge))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := jsonpatch.DecodePatch([]byte(jsonPatch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		jpatched, err := p.Apply([]byte(storedCrate))
+		if err != nil {
+			t.Fatal(err)
+		}
+		config, _ := yaml.JSONToYAML([]byte(body))
+		smpPatched, _ := jsonpatch.MergePatch([]byte(storedCrate), []byte(smp))
+		return []write{
+			{"create", crateRequest("create", "", "application/json", []byte(body)), decodeCrate(t, []byte(body)), nil, ""},
+			{"update", crateRequest("update", "c", "application/json", []byte(body)), decodeCrate(t, []byte(body)), old, ""},
+			{"merge patch", crateRequest("patch", "c", "application/merge-patch+json", []byte(merge)), decodeCrate(t, patched), old, ""},
+			{"JSON patch", crateRequest("patch", "c", "application/json-patch+json", []byte(jsonPatch)), decodeCrate(t, jpatched), old, ""},
+			{"strategic merge patch", crateRequest("patch", "c", "application/strategic-merge-patch+json", []byte(smp)), decodeCrate(t, smpPatched), old, ""},
+			// Applied by the manager of the stored spec: what it no
+			// longer applies is removed.
+			{"apply", crateRequest("patch", "c", "application/apply-patch+yaml", config), decodeCrate(t, []byte(body)), old, ""},
+			{"apply, creating", crateRequest("patch", "c", "application/apply-patch+yaml", config), decodeCrate(t, []byte(body)), nil, ""},
+		}
+	}
+	validate := func(w write) field.ErrorList {
+		if w.old == nil {
+			return v.Validate(w.ctx, w.obj)
+		}
+		return v.ValidateUpdate(w.ctx, w.obj, w.old)
+	}
+
+	t.Run("a default", func(t *testing.T) {
+		for _, w := range writes(`{"name":"n","ref":{"name":"r"},"items":[{"size":2}],"ports":[{"name":"a","port":1},{"name":"b","port":2}]}`,
+			`{"spec":{"count":null}}`, `[{"op":"remove","path":"/spec/count"}]`, `{"spec":{"count":null}}`) {
+			if w.obj.Spec.Count != 0 {
+				t.Fatalf("%s: decoded count %d: the test expects the Go zero value", w.name, w.obj.Spec.Count)
+			}
+			v.DefaultAbsent(w.ctx, w.obj, w.old)
+			if w.obj.Spec.Count != 3 {
+				t.Errorf("%s: count %d stored, want the schema's default 3 (as a CRD stores it)", w.name, w.obj.Spec.Count)
+			}
+			if errs := validate(w); len(errs) > 0 {
+				t.Errorf("%s: %s", w.name, fieldErrors(errs))
+			}
+		}
+		// A zero sent is kept.
+		for _, w := range writes(`{"count":0,"name":"n","ref":{"name":"r"},"items":[{"size":2}],"ports":[{"name":"a","port":1},{"name":"b","port":2}]}`,
+			`{"spec":{"count":0}}`, `[{"op":"replace","path":"/spec/count","value":0}]`, `{"spec":{"count":0}}`) {
+			v.DefaultAbsent(w.ctx, w.obj, w.old)
+			if w.obj.Spec.Count != 0 {
+				t.Errorf("%s: count %d stored, want the 0 sent", w.name, w.obj.Spec.Count)
+			}
+		}
+	})
+
+	t.Run("required", func(t *testing.T) {
+		for _, w := range writes(`{"count":7,"ref":{"name":"r"},"items":[{"size":2}],"ports":[{"name":"a","port":1},{"name":"b","port":2}]}`,
+			`{"spec":{"name":null}}`, `[{"op":"remove","path":"/spec/name"}]`, `{"spec":{"name":null}}`) {
+			text := fieldErrors(validate(w))
+			if !strings.Contains(text, "spec.name: Required value") || strings.Contains(text, "chars long") {
+				t.Errorf("%s: want only spec.name: Required value, as from the CRD; got\n%s", w.name, text)
+			}
+		}
+		// "" sent: the CRD's MinLength message.
+		w := writes(`{"count":7,"name":"","ref":{"name":"r"}}`, `{}`, `[]`, `{}`)[0]
+		if text := fieldErrors(validate(w)); !strings.Contains(text, "spec.name: Invalid value: \"\": spec.name in body should be at least 1 chars long") {
+			t.Errorf("\"\" sent: %s", text)
+		}
+	})
+
+	t.Run("null on a nullable field", func(t *testing.T) {
+		// ref is required and nullable: a null sent is there.
+		body := object(`{"name":"n","ref":null}`)
+		for name, ctx := range map[string]context.Context{
+			"create":     crateRequest("create", "", "application/json", []byte(body)),
+			"JSON patch": crateRequest("patch", "c", "application/json-patch+json", []byte(`[{"op":"replace","path":"/spec/ref","value":null}]`)),
+		} {
+			obj := decodeCrate(t, []byte(body))
+			var errs field.ErrorList
+			if name == "create" {
+				errs = v.Validate(ctx, obj)
+			} else {
+				errs = v.ValidateUpdate(ctx, obj, old)
+			}
+			if len(errs) > 0 {
+				t.Errorf("%s: want accepted, as by the CRD; got\n%s", name, fieldErrors(errs))
+			}
+		}
+		// A merge patch's null deletes.
+		patched, _ := jsonpatch.MergePatch([]byte(storedCrate), []byte(`{"spec":{"ref":null}}`))
+		ctx := crateRequest("patch", "c", "application/merge-patch+json", []byte(`{"spec":{"ref":null}}`))
+		if text := fieldErrors(v.ValidateUpdate(ctx, decodeCrate(t, patched), old)); !strings.Contains(text, "spec.ref: Required value") {
+			t.Errorf("merge patch deleting ref: %s", text)
+		}
+	})
+
+	t.Run("apply emptying spec", func(t *testing.T) {
+		// The manager of all of spec applies spec: {}: server-side apply
+		// leaves null, which the CRD rejects as not an object.
+		config, _ := yaml.JSONToYAML([]byte(object(`{}`)))
+		ctx := crateRequest("patch", "c", "application/apply-patch+yaml", config)
+		text := fieldErrors(v.ValidateUpdate(ctx, decodeCrate(t, []byte(object(`{}`))), old))
+		if !strings.Contains(text, `spec: Invalid value: "null": spec in body must be of type object: "null"`) || strings.Contains(text, "Required value") {
+			t.Errorf("got\n%s", text)
+		}
+	})
+
+	t.Run("strategic merge patch lists", func(t *testing.T) {
+		// items has no patch strategy: the list sent replaces the stored
+		// one; ports merges by name.
+		for _, c := range []struct{ name, patch, want string }{
+			{"replaced list", `{"spec":{"items":[{"size":0}]}}`, "spec.items[0].size: Invalid value: 0: spec.items[0].size in body should be greater than or equal to 1"},
+			{"merged list", `{"spec":{"ports":[{"name":"b","port":0}]}}`, "spec.ports[1].port: Invalid value: 0: spec.ports[1].port in body should be greater than or equal to 1"},
+		} {
+			obj := decodeCrate(t, []byte(storedCrate))
+			if c.name == "replaced list" {
+				obj.Spec.Items = []crateItem{{}}
+			} else {
+				obj.Spec.Ports[1].Port = 0
+			}
+			ctx := crateRequest("patch", "c", "application/strategic-merge-patch+json", []byte(c.patch))
+			if text := fieldErrors(v.ValidateUpdate(ctx, obj, old)); !strings.Contains(text, c.want) {
+				t.Errorf("%s: want %q; got\n%s", c.name, c.want, text)
+			}
+		}
+	})
 }

@@ -220,8 +220,10 @@ func (s *Strategy) ValidationOptions() func(context.Context) map[string]bool {
 // NamespaceScoped reports whether objects live in a namespace.
 func (s *Strategy) NamespaceScoped() bool { return s.namespaced }
 
-// PrepareForCreate clears the status (when /status is served) and starts
-// metadata.generation at 1, then calls the PrepareForCreate hook.
+// PrepareForCreate clears the status (when /status is served), starts
+// metadata.generation at 1 and fills the schema's defaults of fields the
+// client left out that the Go types cannot leave out, then calls the
+// PrepareForCreate hook.
 func (s *Strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	if s.statusSubresource {
 		clearStatus(obj)
@@ -229,18 +231,32 @@ func (s *Strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetGeneration(1)
 	}
+	s.defaultAbsent(ctx, obj, nil)
 	s.prepareForCreate(ctx, obj)
 }
 
-// PrepareForUpdate keeps the stored status (when /status is served), bumps
-// metadata.generation when anything but metadata and status changed, then
-// calls the PrepareForUpdate hook.
+// PrepareForUpdate keeps the stored status (when /status is served),
+// fills defaults as PrepareForCreate does, bumps metadata.generation when
+// anything but metadata and status changed, then calls the PrepareForUpdate
+// hook.
 func (s *Strategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
 	if s.statusSubresource {
 		copyStatus(obj, old)
 	}
+	s.defaultAbsent(ctx, obj, old)
 	bumpGeneration(obj, old)
 	s.prepareForUpdate(ctx, obj, old)
+}
+
+// defaultAbsent gives the fields the client left out that the Go types
+// write as their zero value (no omitempty) the default of the kind's
+// schema, as a CRD stores it (SchemaValidation's DefaultAbsent).
+func (s *Strategy) defaultAbsent(ctx context.Context, obj, old runtime.Object) {
+	if d, ok := s.schema.(interface {
+		DefaultAbsent(ctx context.Context, obj, old runtime.Object)
+	}); ok {
+		d.DefaultAbsent(ctx, obj, old)
+	}
 }
 
 // Validate validates the object against its kind's schema, as
