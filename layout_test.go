@@ -28,7 +28,7 @@ var layers = map[string][]string{
 	"generators/model":           {"internal/project"},
 	"generators/driver":          {"internal/files"},
 	"internal/scaffold":          {"internal/files", "templates"},
-	"internal/deploy":            {"internal/image", "internal/project"},
+	"internal/deploy":            {"internal/files", "internal/image", "internal/project"},
 	"internal/image":             {"internal/files"},
 	"internal/gomod":             {"internal/version"},
 	"internal/runlock":           {"internal/private"},
