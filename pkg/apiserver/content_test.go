@@ -208,6 +208,22 @@ func TestCustomJSONTypesAsCRDs(t *testing.T) {
 		}
 	})
 
+	// /scale's way: the content read, a field set, the object written back.
+	noPanic(t, "a write through the content", func() {
+		m, err := content.toMap(newTimer(t, "t", "1m30s"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m["spec"].(map[string]any)["count"] = int64(2)
+		var back internalTimer
+		if err := content.fromMap(m, &back); err != nil {
+			t.Fatal(err)
+		}
+		if back.Name != "t" || back.Spec.Count != 2 || string(back.Spec.Interval.Raw) != `"1m30s"` || *back.Spec.Interval.Duration != 90*time.Second {
+			t.Errorf("written back: %+v, want the interval as read and count 2", back)
+		}
+	})
+
 	// The schema's defaults keep the interval as it was read.
 	var versioned timer
 	if err := json.Unmarshal([]byte(`{"spec":{"interval":"1m30s"}}`), &versioned); err != nil {
