@@ -154,7 +154,7 @@ func (v *crValidation) unstructured(obj runtime.Object, cv *crVersion) (*unstruc
 	if err != nil {
 		return nil, err
 	}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(out)
+	m, err := toContent(out)
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,7 @@ func applySchemaDefaults(obj runtime.Object) {
 	if !ok {
 		return
 	}
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	u, err := toContent(obj)
 	if err != nil {
 		utilruntime.HandleError(err)
 		return
@@ -51,7 +51,7 @@ func applySchemaDefaults(obj runtime.Object) {
 	dropEmptyStructs(u, reflect.ValueOf(obj))
 	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(u, s.(*structuralschema.Structural))
 	structuraldefaulting.Default(u, s.(*structuralschema.Structural))
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, obj); err != nil {
+	if err := fromContent(u, obj); err != nil {
 		utilruntime.HandleError(err)
 	}
 }

@@ -20,7 +20,7 @@ import (
 func fieldLabel(path string) string { return strings.TrimPrefix(path, ".") }
 
 // attrFunc returns the labels and selectable fields of objects of r.
-func attrFunc(r *builders.Resource) storage.AttrFunc {
+func attrFunc(r *builders.Resource, kc kindContent) storage.AttrFunc {
 	return func(obj runtime.Object) (labels.Set, fields.Set, error) {
 		m, err := meta.Accessor(obj)
 		if err != nil {
@@ -31,7 +31,7 @@ func attrFunc(r *builders.Resource) storage.AttrFunc {
 			fs["metadata.namespace"] = m.GetNamespace()
 		}
 		if len(r.SelectableFields) > 0 {
-			content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+			content, err := kc.toMap(obj)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -87,7 +87,25 @@ func (m merger) node(s *spec.Schema, from *apiextensionsv1.JSONSchemaProps) {
 	}
 	constraints(s, from)
 	if len(s.AllOf) == 1 && s.AllOf[0].Ref.String() != "" {
-		m.definition(definitionName(s.AllOf[0].Ref.String()), from, false)
+		name := definitionName(s.AllOf[0].Ref.String())
+		d, ok := m.defs[name]
+		switch {
+		case !ok:
+			// A type of another module without OpenAPI definitions (no
+			// +k8s:openapi-gen in a package the user does not own): its
+			// definition is what controller-gen writes for it in the CRD.
+			m.defs[name] = common.OpenAPIDefinition{Schema: definitionOf(from)}
+			m.done[name] = true
+		case from.Type != "" && len(d.Schema.Type) == 1 && d.Schema.Type[0] != from.Type:
+			// The Go type's shape is not its JSON (a struct with its own
+			// MarshalJSON, declared a string by its markers): the field
+			// is what the schema says, as in the CRD.
+			inline := schemaOf(from)
+			inline.Description = s.Description
+			*s = inline
+		default:
+			m.definition(name, from, false)
+		}
 		return
 	}
 	s.Required = slices.Clone(from.Required)
@@ -100,13 +118,38 @@ func (m merger) node(s *spec.Schema, from *apiextensionsv1.JSONSchemaProps) {
 	}
 }
 
+// definitionName is the name a $ref points at (RFC 6901 escapes undone:
+// "example.com~1status.Condition" is example.com/status.Condition).
 func definitionName(ref string) string {
 	for _, prefix := range []string{"#/definitions/", "#/components/schemas/"} {
 		if strings.HasPrefix(ref, prefix) {
-			return strings.TrimPrefix(ref, prefix)
+			return strings.NewReplacer("~1", "/", "~0", "~").Replace(strings.TrimPrefix(ref, prefix))
 		}
 	}
 	return ref
+}
+
+// schemaOf is the published form of a schema of the CRD.
+func schemaOf(from *apiextensionsv1.JSONSchemaProps) spec.Schema {
+	var s spec.Schema
+	b, err := json.Marshal(from)
+	if err == nil {
+		err = json.Unmarshal(b, &s)
+	}
+	if err != nil {
+		panic(fmt.Sprintf("schema: %v", err)) // generated from a JSONSchemaProps: cannot happen
+	}
+	return s
+}
+
+// definitionOf is the definition of a type from the schema of a field of
+// that type: the field's own constraints stay on the field (constraints).
+func definitionOf(from *apiextensionsv1.JSONSchemaProps) spec.Schema {
+	t := apiextensionsv1.JSONSchemaProps{
+		Type: from.Type, Format: from.Format, Properties: from.Properties, Required: from.Required,
+		Items: from.Items, AdditionalProperties: from.AdditionalProperties,
+	}
+	return schemaOf(&t)
 }
 
 // constraints copies the validation keywords of from onto s.

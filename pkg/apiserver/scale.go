@@ -28,8 +28,9 @@ func addScaleToScheme(scheme *runtime.Scheme) {
 // scaleREST serves <plural>/<name>/scale, reading and writing the replica
 // counts at the resource's configured paths, as CRDs do.
 type scaleREST struct {
-	store *genericregistry.Store
-	paths builders.Scale
+	store   *genericregistry.Store
+	paths   builders.Scale
+	content kindContent
 }
 
 var (
@@ -81,12 +82,8 @@ func (r *scaleREST) Update(ctx context.Context, name string, objInfo rest.Update
 
 func jsonPath(p string) []string { return strings.Split(strings.TrimPrefix(p, "."), ".") }
 
-func toMap(obj runtime.Object) (map[string]any, error) {
-	return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-}
-
 func (r *scaleREST) toScale(obj runtime.Object) (*autoscalingv1.Scale, error) {
-	u, err := toMap(obj)
+	u, err := r.content.toMap(obj)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +136,7 @@ func (s *scaleUpdate) UpdatedObject(ctx context.Context, oldObj runtime.Object) 
 		return nil, apierrors.NewInvalid(autoscalingv1.SchemeGroupVersion.WithKind("Scale").GroupKind(), scale.Name,
 			field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), scale.Spec.Replicas, "must be greater than or equal to 0")})
 	}
-	u, err := toMap(oldObj)
+	u, err := s.rest.content.toMap(oldObj)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +152,7 @@ func (s *scaleUpdate) UpdatedObject(ctx context.Context, oldObj runtime.Object) 
 		}
 	}
 	updated := s.rest.store.New()
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, updated); err != nil {
+	if err := s.rest.content.fromMap(u, updated); err != nil {
 		return nil, err
 	}
 	// A resourceVersion on the Scale is a precondition on the object.

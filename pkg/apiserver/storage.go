@@ -87,7 +87,8 @@ func newStorage(r *builders.Resource, group string, scheme *runtime.Scheme, opts
 		strategy.SetSchemaValidation(v)
 	}
 	gr := schema.GroupResource{Group: group, Resource: r.Plural}
-	table, err := newTableConvertor(r)
+	content := newKindContent(scheme, group, r)
+	table, err := newTableConvertor(r, content)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +122,7 @@ func newStorage(r *builders.Resource, group string, scheme *runtime.Scheme, opts
 		ResetFieldsStrategy:       main,
 		TableConvertor:            table,
 	}
-	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: attrFunc(r)}); err != nil {
+	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: attrFunc(r, content)}); err != nil {
 		return nil, err
 	}
 	out := map[string]rest.Storage{
@@ -134,7 +135,7 @@ func newStorage(r *builders.Resource, group string, scheme *runtime.Scheme, opts
 		out[r.Plural+"/status"] = &statusREST{store: &statusStore}
 	}
 	if r.Scale != nil {
-		out[r.Plural+"/scale"] = &scaleREST{store: store, paths: *r.Scale}
+		out[r.Plural+"/scale"] = &scaleREST{store: store, paths: *r.Scale, content: content}
 	}
 	for _, sub := range r.Subresources {
 		out[r.Plural+"/"+sub.Path] = &customREST{store: store, sub: sub}

@@ -20,6 +20,7 @@ import (
 // kube-apiserver does for CRDs with additional printer columns (with
 // +kubebuilder:printcolumn, exactly the declared columns, as in a CRD).
 type tableConvertor struct {
+	content kindContent
 	age     bool // an AGE column ends the row
 	headers []metav1.TableColumnDefinition
 	columns []*jsonpath.JSONPath
@@ -28,11 +29,11 @@ type tableConvertor struct {
 
 // newTableConvertor returns the hooks' own ConvertToTable if they declare one,
 // else a convertor for the declared columns.
-func newTableConvertor(r *builders.Resource) (rest.TableConvertor, error) {
+func newTableConvertor(r *builders.Resource, content kindContent) (rest.TableConvertor, error) {
 	if tc, ok := r.Hooks().(rest.TableConvertor); ok {
 		return tc, nil
 	}
-	c := &tableConvertor{headers: []metav1.TableColumnDefinition{
+	c := &tableConvertor{content: content, headers: []metav1.TableColumnDefinition{
 		{Name: "Name", Type: "string", Format: "name", Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]},
 	}}
 	for _, col := range r.PrintColumns {
@@ -76,7 +77,7 @@ func (c *tableConvertor) ConvertToTable(ctx context.Context, obj runtime.Object,
 	var err error
 	table.Rows, err = metatable.MetaToTableRow(obj, func(obj runtime.Object, m metav1.Object, name, age string) ([]interface{}, error) {
 		cells := []interface{}{name}
-		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		content, err := c.content.toMap(obj)
 		if err != nil {
 			return nil, err
 		}

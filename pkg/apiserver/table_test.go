@@ -46,7 +46,7 @@ func TestCellsAreTypedAsDeclared(t *testing.T) {
 // are all the columns, as a CRD's.
 func TestAgeColumn(t *testing.T) {
 	names := func(r *builders.Resource) string {
-		tc, err := newTableConvertor(r)
+		tc, err := newTableConvertor(r, kindContent{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,302 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// conditionsModule is a helper library as operators import one for their
+// status conditions: its own Go module, kubebuilder markers, no
+// +k8s:openapi-gen and no OpenAPI definitions.
+var conditionsModule = map[string]string{
+	"go.mod": "module example.com/conditions\n\ngo 1.24\n",
+	"status/condition.go": `// Package status holds the condition type of example.com's operators.
+package status
+
+// Condition is an observation of an object's state.
+type Condition struct {
+	// Type of the condition.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	Type string ` + "`json:\"type\"`" + `
+	// Status of the condition.
+	// +kubebuilder:validation:Enum=True;False;Unknown
+	Status string ` + "`json:\"status\"`" + `
+	// Reason for the condition's last transition.
+	// +optional
+	Reason string ` + "`json:\"reason,omitempty\"`" + `
+}
+`,
+}
+
+// timerTypes are written for a CRD, kubebuilder's way: a duration type with
+// its own JSON encoding (it may be Never, it marshals back the bytes it was
+// read from, and its ToUnstructured hands those bytes over as they are), an
+// immutable spec, a printer column and a selectable field on the duration,
+// and conditions of the helper library's type.
+const timerTypes = `package v1
+
+import (
+	"encoding/json"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"example.com/conditions/status"
+)
+
+// Timer fires at an interval.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=timers
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Interval",type=string,JSONPath=".spec.interval"
+// +kubebuilder:selectablefield:JSONPath=".spec.interval"
+type Timer struct {
+	metav1.TypeMeta   ` + "`json:\",inline\"`" + `
+	metav1.ObjectMeta ` + "`json:\"metadata,omitempty\"`" + `
+
+	Spec   TimerSpec   ` + "`json:\"spec\"`" + `
+	Status TimerStatus ` + "`json:\"status,omitempty\"`" + `
+}
+
+// TimerSpec is the desired state of a Timer.
+//
+// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable"
+type TimerSpec struct {
+	// Interval between two firings, or Never.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Pattern=` + "`^(([0-9]+(s|m|h))+|Never)$`" + `
+	Interval Duration ` + "`json:\"interval\"`" + `
+}
+
+// TimerStatus is the observed state of a Timer.
+type TimerStatus struct {
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []status.Condition ` + "`json:\"conditions,omitempty\"`" + `
+}
+
+// TimerList is a list of Timer objects.
+//
+// +kubebuilder:object:root=true
+type TimerList struct {
+	metav1.TypeMeta ` + "`json:\",inline\"`" + `
+	metav1.ListMeta ` + "`json:\"metadata,omitempty\"`" + `
+
+	Items []Timer ` + "`json:\"items\"`" + `
+}
+
+// Duration is a duration that may be Never; it marshals back the bytes it
+// was read from.
+type Duration struct {
+	*time.Duration
+
+	// Raw is what the duration was read from.
+	Raw []byte
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	d.Raw = append([]byte(nil), b...)
+	d.Duration = nil
+	if s == "Never" {
+		return nil
+	}
+	p, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	d.Duration = &p
+	return nil
+}
+
+// MarshalJSON implements json.Marshaler.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	if d.Raw != nil {
+		return d.Raw, nil
+	}
+	if d.Duration != nil {
+		return json.Marshal(d.Duration.String())
+	}
+	return json.Marshal("Never")
+}
+
+// ToUnstructured implements value.UnstructuredConverter.
+func (d Duration) ToUnstructured() interface{} {
+	if d.Raw != nil {
+		return d.Raw
+	}
+	if d.Duration != nil {
+		return d.Duration.String()
+	}
+	return "Never"
+}
+`
+
+// controllerGen is controller-gen at the version go.mod pins, kept in
+// .cache/bin (bench/editloop.go keeps it there too).
+func controllerGen(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(repoRoot, ".cache", "bin", "controller-gen")
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	if err := timed("build controller-gen", func() error {
+		_, err := sh(repoRoot, "go", "build", "-o", bin, "sigs.k8s.io/controller-tools/cmd/controller-gen")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// TestCustomJSONTypesSideBySide serves types written for a CRD that reach
+// beyond what openapi-gen and apimachinery's unstructured converter know (a
+// condition type from another module without OpenAPI definitions, a
+// duration with its own JSON encoding) and compares them with the CRD
+// controller-gen writes from the same types, on kube-apiserver: the
+// apiserver starts, publishes the condition type and validates it; the
+// pattern, a transition rule on a metadata-only write, the printer column
+// and the selectable field see the duration as its JSON.
+func TestCustomJSONTypesSideBySide(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range conditionsModule {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, "conditions", name)), 0o755)
+		writeFile(t, filepath.Join(dir, "conditions", name), []byte(content))
+	}
+	p := filepath.Join(dir, "timer")
+	os.MkdirAll(p, 0o755)
+	for _, step := range [][]string{
+		{"go", "mod", "init", "example.com/timer"},
+		{cli, "init", "repo", "--domain", "example.com"},
+		{cli, "create", "group", "version", "--group", "timing", "--version", "v1"},
+		{"go", "mod", "edit", "-require", "example.com/conditions@v0.0.0", "-replace", "example.com/conditions=../conditions"},
+	} {
+		if out, err := sh(p, step[0], step[1:]...); err != nil {
+			t.Fatalf("%v: %v\n%s", step, err, out)
+		}
+	}
+	os.MkdirAll(filepath.Join(p, "pkg", "apis", "timing", "v1"), 0o755)
+	writeFile(t, filepath.Join(p, "pkg", "apis", "timing", "v1", "timer_types.go"), []byte(timerTypes))
+	if err := timed("custom JSON types: generate, build", func() error {
+		if out, err := sh(p, cli, "generate"); err != nil {
+			return fmt.Errorf("%v\n%s", err, out)
+		}
+		if out, err := sh(p, "go", "build", "-o", "bin/", "./cmd/apiserver"); err != nil {
+			return fmt.Errorf("%v\n%s", err, out)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ours := start(t, p, cli, "run", "local", "--secure-port", fmt.Sprint(freePort(t)), "--controller-manager=false")
+	defer ours.stop(t)
+	ours.waitFor(t, "Ready.", 5*time.Minute) // it did not start: "cannot find model definition for example.com/conditions/status.Condition"
+	oursKubeconfig := filepath.Join(p, "kubeconfig")
+
+	// The reference: the CRD controller-gen writes from the same types.
+	crdDir := filepath.Join(dir, "crd")
+	if out, err := sh(p, controllerGen(t), "crd", "paths=./pkg/apis/timing/v1", "output:crd:dir="+crdDir); err != nil {
+		t.Fatalf("controller-gen: %v\n%s", err, out)
+	}
+	c := startKubeCluster(t)
+	theirs := c.kubeconfig(t, "admin", adminToken)
+	kubectlAs(t, theirs, "apply", "--server-side", "-f", filepath.Join(crdDir, "timing.example.com_timers.yaml"))
+	kubectlAs(t, theirs, "wait", "--for", "condition=Established", "--timeout", "2m", "crd/timers.timing.example.com")
+
+	both := func(stdin string, args ...string) (a, b result) {
+		return kubectlWith(oursKubeconfig, stdin, args...), kubectlWith(theirs, stdin, args...)
+	}
+	timer := func(name, interval string) string {
+		return fmt.Sprintf(`{"apiVersion":"timing.example.com/v1","kind":"Timer","metadata":{"name":%q},"spec":{"interval":%q}}`, name, interval)
+	}
+	// Writes: each decided alike, errors in the same words, the same spec stored.
+	agree, writes := 0, 0
+	for _, w := range []struct {
+		name, stdin string
+		args        []string
+		valid       bool
+	}{
+		{"create 5s", timer("t", "5s"), []string{"create", "-f", "-", "-o", "json"}, true},
+		{"create 1m30s, applied", timer("applied", "1m30s"), []string{"apply", "--server-side", "-f", "-", "-o", "json"}, true},
+		{"create Never", timer("never", "Never"), []string{"create", "-f", "-", "-o", "json"}, true},
+		{"create -1s (the pattern)", timer("negative", "-1s"), []string{"create", "-f", "-", "-o", "json"}, false},
+		{"a label (metadata only, spec immutable)", "", []string{"label", "timer", "t", "a=b", "-o", "json"}, true},
+		{"an annotation by merge patch", "", []string{"patch", "timer", "t", "--type", "merge", "-p", `{"metadata":{"annotations":{"x":"y"}}}`, "-o", "json"}, true},
+		{"an annotation by server-side apply", `{"apiVersion":"timing.example.com/v1","kind":"Timer","metadata":{"name":"applied","annotations":{"x":"y"}},"spec":{"interval":"1m30s"}}`,
+			[]string{"apply", "--server-side", "-f", "-", "-o", "json"}, true},
+		{"the interval changed", "", []string{"patch", "timer", "t", "--type", "merge", "-p", `{"spec":{"interval":"6s"}}`, "-o", "json"}, false},
+		// The condition type of the other module, validated through /status.
+		{"a condition", "", []string{"patch", "timer", "t", "--subresource", "status", "--type", "merge", "-p", `{"status":{"conditions":[{"type":"Ready","status":"True"}]}}`, "-o", "json"}, true},
+		{"a condition of status Maybe", "", []string{"patch", "timer", "t", "--subresource", "status", "--type", "merge", "-p", `{"status":{"conditions":[{"type":"Ready","status":"Maybe"}]}}`, "-o", "json"}, false},
+		{"a condition without a type", "", []string{"patch", "timer", "t", "--subresource", "status", "--type", "merge", "-p", `{"status":{"conditions":[{"type":"","status":"True"}]}}`, "-o", "json"}, false},
+	} {
+		a, b := both(w.stdin, w.args...)
+		writes++
+		switch {
+		case (a.err == nil) != (b.err == nil) || (b.err == nil) != w.valid:
+			t.Errorf("%s: apiserver-boot accepted=%v, kube-apiserver accepted=%v (want %v)\nours: %s\ntheirs: %s", w.name, a.err == nil, b.err == nil, w.valid, a.stderr, b.stderr)
+		case b.err != nil && a.stderr != b.stderr:
+			t.Errorf("%s: the errors differ:\nours:   %s\ntheirs: %s", w.name, a.stderr, b.stderr)
+		case a.err == nil && !reflect.DeepEqual(specOf(t, a.stdout), specOf(t, b.stdout)):
+			t.Errorf("%s: the stored spec differs:\nours:   %s\ntheirs: %s", w.name, specJSON(t, a.stdout), specJSON(t, b.stdout))
+		default:
+			agree++
+		}
+	}
+	t.Logf("apiserver-boot and kube-apiserver agree on %d of %d writes", agree, writes)
+
+	// The printer column, on the table of every timer (the AGE column aside).
+	rows := func(r result) string {
+		if r.err != nil {
+			t.Fatalf("get timers: %v\n%s", r.err, r.stderr)
+		}
+		var out []string
+		for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+			f := strings.Fields(l)
+			if strings.HasPrefix(header(r.stdout), "NAME INTERVAL AGE") {
+				f = f[:len(f)-1]
+			}
+			out = append(out, strings.Join(f, " "))
+		}
+		return strings.Join(out, "\n")
+	}
+	if a, b := both("", "get", "timers"); rows(a) != rows(b) || header(a.stdout) != header(b.stdout) {
+		t.Errorf("the tables differ:\nours:\n%s\ntheirs:\n%s", a.stdout, b.stdout)
+	} else {
+		t.Logf("the same table (AGE aside):\n%s", rows(a))
+	}
+	// The selectable field.
+	if a, b := both("", "get", "timers", "--field-selector", "spec.interval=1m30s", "-o", "name"); a.err != nil || a.stdout != b.stdout || a.stdout == "" {
+		t.Errorf("field selector spec.interval=1m30s:\nours:   %s%s\ntheirs: %s%s", a.stdout, a.stderr, b.stdout, b.stderr)
+	}
+	// The published OpenAPI: the condition type and the duration as the CRD has them.
+	for _, path := range []string{"timers.spec", "timers.status.conditions"} {
+		a, b := both("", "explain", path, "--recursive")
+		if a.err != nil || b.err != nil || fieldsOf(a.stdout) == "" || fieldsOf(a.stdout) != fieldsOf(b.stdout) {
+			t.Errorf("explain %s --recursive:\nours:\n%s%s\ntheirs:\n%s%s", path, a.stdout, a.stderr, b.stdout, b.stderr)
+		} else {
+			t.Logf("explain %s --recursive, the same fields:\n%s", path, fieldsOf(a.stdout))
+		}
+	}
+}
+
+// fieldsOf is the FIELDS part of kubectl explain's output.
+func fieldsOf(explain string) string {
+	_, fields, _ := strings.Cut(explain, "FIELDS:")
+	return strings.TrimSpace(fields)
+}
