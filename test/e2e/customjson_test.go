@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apiserver-boot/apiserver-boot/test/harness"
 )
 
 // conditionsModule is a helper library as operators import one for their
@@ -156,7 +158,7 @@ func controllerGen(t *testing.T) string {
 		return bin
 	}
 	if err := timed("build controller-gen", func() error {
-		_, err := sh(repoRoot, "go", "build", "-o", bin, "sigs.k8s.io/controller-tools/cmd/controller-gen")
+		_, err := harness.Sh(repoRoot, "go", "build", "-o", bin, "sigs.k8s.io/controller-tools/cmd/controller-gen")
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -186,31 +188,31 @@ func TestCustomJSONTypesSideBySide(t *testing.T) {
 		{cli, "create", "group", "version", "--group", "timing", "--version", "v1"},
 		{"go", "mod", "edit", "-require", "example.com/conditions@v0.0.0", "-replace", "example.com/conditions=../conditions"},
 	} {
-		if out, err := sh(p, step[0], step[1:]...); err != nil {
+		if out, err := harness.Sh(p, step[0], step[1:]...); err != nil {
 			t.Fatalf("%v: %v\n%s", step, err, out)
 		}
 	}
 	os.MkdirAll(filepath.Join(p, "pkg", "apis", "timing", "v1"), 0o755)
 	writeFile(t, filepath.Join(p, "pkg", "apis", "timing", "v1", "timer_types.go"), []byte(timerTypes))
 	if err := timed("custom JSON types: generate, build", func() error {
-		if out, err := sh(p, cli, "generate"); err != nil {
+		if out, err := harness.Sh(p, cli, "generate"); err != nil {
 			return fmt.Errorf("%v\n%s", err, out)
 		}
-		if out, err := sh(p, "go", "build", "-o", "bin/", "./cmd/apiserver"); err != nil {
+		if out, err := harness.Sh(p, "go", "build", "-o", "bin/", "./cmd/apiserver"); err != nil {
 			return fmt.Errorf("%v\n%s", err, out)
 		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	ours := start(t, p, cli, "run", "local", "--secure-port", fmt.Sprint(freePort(t)), "--controller-manager=false")
-	defer ours.stop(t)
-	ours.waitFor(t, "Ready.", 5*time.Minute) // it did not start: "cannot find model definition for example.com/conditions/status.Condition"
+	ours := harness.Start(t, p, cli, "run", "local", "--secure-port", fmt.Sprint(harness.FreePort(t)), "--controller-manager=false")
+	defer ours.Stop(t)
+	ours.WaitFor(t, "Ready.", 5*time.Minute) // it did not start: "cannot find model definition for example.com/conditions/status.Condition"
 	oursKubeconfig := filepath.Join(p, "kubeconfig")
 
 	// The reference: the CRD controller-gen writes from the same types.
 	crdDir := filepath.Join(dir, "crd")
-	if out, err := sh(p, controllerGen(t), "crd", "paths=./pkg/apis/timing/v1", "output:crd:dir="+crdDir); err != nil {
+	if out, err := harness.Sh(p, controllerGen(t), "crd", "paths=./pkg/apis/timing/v1", "output:crd:dir="+crdDir); err != nil {
 		t.Fatalf("controller-gen: %v\n%s", err, out)
 	}
 	c := startKubeCluster(t)
