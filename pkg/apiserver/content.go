@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -143,7 +144,8 @@ func newKindContent(scheme *runtime.Scheme, group string, r *builders.Resource) 
 	return kindContent{}
 }
 
-func (k kindContent) toMap(obj runtime.Object) (map[string]any, error) {
+func (k kindContent) toMap(obj runtime.Object) (_ map[string]any, err error) {
+	defer conversionPanic(&err, "reading", obj)
 	if k.scheme == nil {
 		return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	}
@@ -155,7 +157,8 @@ func (k kindContent) toMap(obj runtime.Object) (map[string]any, error) {
 }
 
 // fromMap sets into, an internal object, to content m.
-func (k kindContent) fromMap(m map[string]any, into runtime.Object) error {
+func (k kindContent) fromMap(m map[string]any, into runtime.Object) (err error) {
+	defer conversionPanic(&err, "writing", into)
 	if k.scheme == nil {
 		return runtime.DefaultUnstructuredConverter.FromUnstructured(m, into)
 	}
@@ -167,4 +170,13 @@ func (k kindContent) fromMap(m map[string]any, into runtime.Object) error {
 		return err
 	}
 	return k.scheme.Convert(versioned, into, nil)
+}
+
+// conversionPanic turns a panic of a conversion into the conversion's error:
+// a type the converter cannot handle fails its request (or, in the watch
+// cache's attribute function, that object), never the process.
+func conversionPanic(err *error, what string, obj runtime.Object) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("%s the content of %T: %v (a type with its own JSON encoding the converter cannot handle?)", what, obj, r)
+	}
 }
