@@ -56,7 +56,7 @@ func (o *versionOptions) run(cmd *cobra.Command) error {
 			return fmt.Errorf("%s is required", flag)
 		}
 	}
-	if err := project.CheckGroupWithoutDomain(o.group, p.Domain); err != nil {
+	if o.group, err = p.ResolveGroup(o.group); err != nil {
 		return err
 	}
 	if err := project.ValidateVersion(o.version); err != nil {
