@@ -90,9 +90,12 @@ func TestAnyAPIGroupAndKindInAnyFile(t *testing.T) {
 	mustRun(t, dir, "init", "repo", "--module", "example.com/acme", "--domain", "acme.sh")
 	mustRun(t, dir, "create", "group", "version", "resource", "--group", "gadgets", "--version", "v1", "--kind", "Gadget", "--controller=false")
 	mustRun(t, dir, "create", "group", "version", "--group", "acme.sh", "--version", "v1")
-	mustRun(t, dir, "create", "group", "version", "resource", "--group", "tools.dev", "--version", "v1", "--kind", "Tool", "--controller=false")
+	// With a controller: the typed clients of tools.dev are wired to it.
+	mustRun(t, dir, "create", "group", "version", "resource", "--group", "tools.dev", "--version", "v1", "--kind", "Tool")
 	// The group recorded in full is named either way afterwards.
-	mustRun(t, dir, "create", "group", "version", "resource", "--group", "tools", "--version", "v1", "--kind", "Tool", "--controller=false")
+	if out := mustRun(t, dir, "create", "group", "version", "resource", "--group", "tools", "--version", "v1", "--kind", "Tool"); !strings.Contains(out, "Nothing to do") {
+		t.Errorf("--group tools names the package of tools.dev, whose Tool exists: %s", out)
+	}
 	if _, err := run(t, dir, "create", "group", "version", "--group", "acme", "--version", "v2"); err != nil {
 		t.Errorf("--group acme names the package of acme.sh: %v", err)
 	}
