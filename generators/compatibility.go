@@ -154,6 +154,40 @@ func latestSnapshot(root string) (*apiDescription, string, error) {
 	return &d, last, nil
 }
 
+// publishedKinds are the kinds every recorded release published, by
+// <full group>/<version>/<Kind>, with the first release that did.
+func publishedKinds(root string) (map[string]string, error) {
+	paths, err := filepath.Glob(filepath.Join(root, SnapshotsDir, "v*", SnapshotFile))
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(paths, func(i, j int) bool {
+		return project.ReleaseLess(filepath.Base(filepath.Dir(paths[i])), filepath.Base(filepath.Dir(paths[j])))
+	})
+	out := map[string]string{}
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		var d apiDescription
+		if err := yaml.UnmarshalStrict(b, &d); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		for group, gd := range d.Groups {
+			for version, vd := range gd.Versions {
+				for kind := range vd.Kinds {
+					key := group + "/" + version + "/" + kind
+					if _, ok := out[key]; !ok {
+						out[key] = filepath.Base(filepath.Dir(path))
+					}
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
 // acceptedChanges reads the accept markers of every group's doc.go, by
 // "<full group> <id>", with where each is written.
 func acceptedChanges(api *State) (map[string]string, error) {

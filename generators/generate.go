@@ -73,6 +73,9 @@ type Options struct {
 	// SnapshotDir, when set, is where the run records the API description of
 	// a release (api snapshot).
 	SnapshotDir string
+	// Renumber are the kinds whose protobuf fields are numbered afresh
+	// (generate --renumber), as <group package>/<version>/<Kind>.
+	Renumber []string
 }
 
 // State is one run: the API model, the options, and what generators settle
@@ -105,6 +108,9 @@ type Result struct {
 	// Reads are the folders of main-module packages outside pkg/apis the
 	// package load read (relative to the project), for the generate cache.
 	Reads []string
+	// Renumbered say which kinds --renumber numbered afresh (this run only:
+	// not warnings the generate cache repeats).
+	Renumbered []string
 }
 
 // Run generates every file for the API m.
@@ -208,7 +214,7 @@ func Run(m *model.API, opts Options) (res *Result, err error) {
 	if err := checkCompiles(api, api.universe); err != nil {
 		return nil, err
 	}
-	res = &Result{Written: tx.Written(), Unchanged: tx.Unchanged, Files: tx.Files, Removed: tx.Removed(), Reads: api.reads}
+	res = &Result{Written: tx.Written(), Unchanged: tx.Unchanged, Files: tx.Files, Removed: tx.Removed(), Reads: api.reads, Renumbered: api.protobuf.Renumbered}
 	// Every field of every served version must round-trip through the
 	// internal type: until it does, the run fails, with its files written.
 	if lf, err := lostFields(api, generated); err != nil {

@@ -143,3 +143,84 @@ type FlunderSpec struct{ ReferenceType *Ref }
 		t.Errorf("want an error naming Ref, both versions and kinds, got %v", err)
 	}
 }
+
+// TestKindInAnyFile: a kind declared in a file not named *_types.go
+// (widget.go) is of the API as much as one in widget_types.go: the internal
+// package gets it and every type it reaches (with the const values of them),
+// not the helpers of that file; a kind in a file the Go build leaves out
+// fails, naming it at its file:line.
+func TestKindInAnyFile(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "pkg", "apis", "gadgets", "v1")
+	os.MkdirAll(dir, 0o755)
+	write := func(name, src string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("widget.go", `package v1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// +kubebuilder:object:root=true
+type Widget struct {
+	metav1.TypeMeta   `+"`json:\",inline\"`"+`
+	metav1.ObjectMeta `+"`json:\"metadata,omitempty\"`"+`
+	Spec WidgetSpec `+"`json:\"spec,omitempty\"`"+`
+}
+
+type WidgetSpec struct {
+	Color Color `+"`json:\"color,omitempty\"`"+`
+}
+
+type Color string
+
+const ColorRed Color = "red"
+
+// +kubebuilder:object:root=true
+type WidgetList struct {
+	metav1.TypeMeta `+"`json:\",inline\"`"+`
+	metav1.ListMeta `+"`json:\"metadata,omitempty\"`"+`
+	Items []Widget `+"`json:\"items\"`"+`
+}
+
+type helper struct{ n int }
+`)
+	p := &project.Project{Domain: "sh", Module: "example.com/gadgets"}
+	api, err := model.LoadAPI(root, p, "x", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := api.Groups[0]
+	if g.FullName != "gadgets.sh" || len(g.Kinds) != 1 || g.Kinds[0].Name != "Widget" {
+		t.Fatalf("want kind Widget of gadgets.sh, got %s %+v", g.FullName, g.Kinds)
+	}
+	for _, name := range []string{"Widget", "WidgetList", "WidgetSpec", "Color"} {
+		if g.Versions[0].Types[name] == nil {
+			t.Errorf("the model lacks type %s of widget.go, which the kind reaches", name)
+		}
+	}
+	src, err := internalTypesSource(g, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(src)
+	for _, want := range []string{"type Widget struct", "type WidgetList struct", "type WidgetSpec struct", "type Color string", `ColorRed Color = "red"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("internal types lack %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "helper") {
+		t.Errorf("internal types copy a helper no kind reaches:\n%s", got)
+	}
+	if _, err := files.FormatGo("zz_generated.types.go", src); err != nil {
+		t.Error(err)
+	}
+
+	// A kind in a file the build leaves out cannot be served: said, at its line.
+	write("gizmo.go", "//go:build ignore\n\npackage v1\n\nimport metav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"\n\n// +kubebuilder:object:root=true\ntype Gizmo struct {\n\tmetav1.TypeMeta `json:\",inline\"`\n\tmetav1.ObjectMeta `json:\"metadata,omitempty\"`\n}\n")
+	_, err = model.LoadAPI(root, p, "x", "")
+	if err == nil || !strings.Contains(err.Error(), "gizmo.go:8:6: type Gizmo is marked as a kind, but the Go build leaves gizmo.go out of package v1") {
+		t.Errorf("want an error naming Gizmo at gizmo.go:8, got %v", err)
+	}
+}

@@ -19,7 +19,8 @@ import (
 )
 
 // internalTypes writes pkg/apis/<group>/zz_generated.types.go: the internal
-// (unversioned) types, copied from the storage versions' *_types.go files.
+// (unversioned) types, copied from the storage versions' *_types.go files
+// and, from any other file, the types the kinds reach (a kind in widget.go).
 // Users write only versioned types; the internal form is the hub every
 // version converts through, so each kind mirrors the version it is kept in
 // etcd in. Kinds of one group may be stored in different versions (as
@@ -60,16 +61,18 @@ func stripVersionMarkers(text string) string {
 	return strings.Join(keep, "\n")
 }
 
-// typeSpecs calls fn for every type declared in the version's *_types.go files.
+// typeSpecs calls fn for every type of the version's API: those declared in
+// its *_types.go files, and those its kinds reach declared in any other
+// (model.Version.Types). The helpers of other files stay versioned-only.
 func typeSpecs(v *model.Version, fn func(ts *ast.TypeSpec)) {
 	for _, f := range v.Files {
-		if !strings.HasSuffix(v.Fset.Position(f.Pos()).Filename, "_types.go") {
-			continue
-		}
+		typesFile := strings.HasSuffix(v.Fset.Position(f.Pos()).Filename, "_types.go")
 		for _, d := range f.Decls {
 			if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.TYPE {
 				for _, s := range gd.Specs {
-					fn(s.(*ast.TypeSpec))
+					if ts := s.(*ast.TypeSpec); typesFile || v.Types[ts.Name.Name] != nil {
+						fn(ts)
+					}
 				}
 			}
 		}
@@ -179,10 +182,9 @@ func internalTypesSource(g *model.Group, header string) ([]byte, error) {
 	for _, v := range g.StorageVersions() {
 		names = append(names, v.Name)
 		for _, f := range v.Files {
+			// Other files than *_types.go give the types the kinds reach
+			// (and the const blocks of their values): sources says which.
 			filename := v.Fset.Position(f.Pos()).Filename
-			if !strings.HasSuffix(filename, "_types.go") {
-				continue
-			}
 			src, err := os.ReadFile(filename)
 			if err != nil {
 				return nil, err

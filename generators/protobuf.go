@@ -16,7 +16,11 @@ func (protobufMethods) Name() string                 { return "protobuf" }
 func (protobufMethods) Packages(api *State) []string { return nil }
 
 func (protobufMethods) Generate(api *State, c *generator.Context) ([]files.File, error) {
-	res, err := protobuf.Generate(api.API, c)
+	published, err := publishedKinds(api.Root)
+	if err != nil {
+		return nil, err
+	}
+	res, err := protobuf.Generate(api.API, c, protobuf.Options{Renumber: api.Renumber, Published: published})
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 			return fmt.Errorf("%s is required", flag)
 		}
 	}
-	if err := project.CheckGroupWithoutDomain(o.group, p.Domain); err != nil {
+	if o.group, err = p.ResolveGroup(o.group); err != nil {
 		return err
 	}
 	data, err := newTemplateData(root, p)

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -65,7 +66,7 @@ func newCreateLevel(use, short, example string, level createLevel) *cobra.Comman
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.group, "group", "", "API group, without the domain, e.g. stable (required)")
+	f.StringVar(&o.group, "group", "", "API group, without the domain, e.g. stable (served as stable.<domain>); or in full when it is the domain itself or outside it, e.g. widgets.sh (served from pkg/apis/widgets) (required)")
 	if level >= levelVersion {
 		f.StringVar(&o.version, "version", "", "API version, e.g. v1, v1beta1, v2alpha1 (required)")
 	}
@@ -88,9 +89,6 @@ func newCreateLevel(use, short, example string, level createLevel) *cobra.Comman
 func (o *createOptions) validate(p *project.Project) error {
 	if o.group == "" {
 		return errors.New("--group is required, e.g. --group stable")
-	}
-	if err := project.ValidateGroup(o.group, p.Domain); err != nil {
-		return err
 	}
 	if o.level >= levelVersion {
 		if o.version == "" {
@@ -186,6 +184,15 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 	if err := o.validate(p); err != nil {
 		return err
 	}
+	// --group names the package, or a group in full: the domain itself or
+	// one outside it, recorded in PROJECT.
+	groups := len(p.Groups)
+	if o.group, err = p.CreateGroup(o.group, func(dir string) bool {
+		_, err := os.Stat(filepath.Join(root, project.APIs(dir)))
+		return err == nil
+	}); err != nil {
+		return err
+	}
 	data, err := newTemplateData(root, p)
 	if err != nil {
 		return err
@@ -264,6 +271,8 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 				scaffold.File{Path: filepath.Join(dir, "controller.go"), Template: "resource/controller.go.tmpl"},
 				scaffold.File{Path: filepath.Join(dir, "controller_test.go"), Template: "resource/controller_test.go.tmpl"})
 		}
+	}
+	if o.level >= levelResource || len(p.Groups) != groups {
 		record, err := p.Marshal()
 		if err != nil {
 			return err

@@ -17,7 +17,6 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/version"
 )
 
@@ -84,7 +83,7 @@ func (o *migrateStorageOptions) run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := project.CheckGroupWithoutDomain(o.group, p.Domain); err != nil {
+	if o.group, err = p.ResolveGroup(o.group); err != nil {
 		return err
 	}
 	api, err := model.LoadAPI(root, p, version.Module, "")

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -95,6 +97,12 @@ func newTemplateData(root string, p *project.Project) (*templateData, error) {
 // force is off. It returns the files it wrote or removed (absolute paths;
 // none when nothing changed).
 func generateFiles(root string, out io.Writer, force bool) ([]string, error) {
+	return generateRenumbering(root, out, force, nil)
+}
+
+// generateRenumbering is generateFiles numbering the protobuf fields of the
+// kinds renumber names (<group>/<version>/<Kind>, or <Kind>) afresh.
+func generateRenumbering(root string, out io.Writer, force bool, renumber []string) ([]string, error) {
 	// The generated code is for this apiserver-boot's framework.
 	if w := gomod.FrameworkSkew(root, version.Get()); w != "" {
 		fmt.Fprintf(out, "warning: %s\n", w)
@@ -104,7 +112,7 @@ func generateFiles(root string, out io.Writer, force bool) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rec, ok := generators.UpToDate(root, inputs); ok && !force {
+	if rec, ok := generators.UpToDate(root, inputs); ok && !force && len(renumber) == 0 {
 		for _, w := range rec.Warnings {
 			fmt.Fprintf(out, "warning: %s\n", w)
 		}
@@ -123,7 +131,11 @@ func generateFiles(root string, out io.Writer, force bool) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := generators.Run(api, generators.Options{})
+	units, err := renumberUnits(p, api, renumber)
+	if err != nil {
+		return nil, err
+	}
+	res, err := generators.Run(api, generators.Options{Renumber: units})
 	// Fields lost through the internal type fail the run with every file
 	// written (the conversion stubs to fill in included): reported after them.
 	var lost *generators.LostFieldsError
@@ -138,7 +150,7 @@ func generateFiles(root string, out io.Writer, force bool) ([]string, error) {
 		rel, _ := filepath.Rel(root, r)
 		fmt.Fprintf(out, "removed %s (no longer generated)\n", rel)
 	}
-	for _, w := range api.Warnings {
+	for _, w := range slices.Concat(api.Warnings, res.Renumbered) {
 		fmt.Fprintf(out, "warning: %s\n", w)
 	}
 	fmt.Fprintf(out, "generate: %d files written, %d unchanged\n", len(res.Written), res.Unchanged)
@@ -159,6 +171,42 @@ func generateFiles(root string, out io.Writer, force bool) ([]string, error) {
 		return changed, err
 	}
 	return changed, generators.SaveCache(root, final, res.Reads, res.Files, api.Warnings)
+}
+
+// renumberUnits reads --renumber values: <group>/<version>/<Kind> (the
+// group as --group takes it), or a kind's name alone when one version of
+// one group has it.
+func renumberUnits(p *project.Project, api *model.API, values []string) ([]string, error) {
+	var out []string
+	for _, val := range values {
+		parts := strings.Split(val, "/")
+		switch len(parts) {
+		case 3:
+			group, err := p.ResolveGroup(parts[0])
+			if err != nil {
+				return nil, fmt.Errorf("--renumber %s: %w", val, err)
+			}
+			out = append(out, group+"/"+parts[1]+"/"+parts[2])
+		case 1:
+			var found []string
+			for _, g := range api.Groups {
+				for _, v := range g.Versions {
+					for _, k := range v.Kinds {
+						if k.Name == val {
+							found = append(found, g.Name+"/"+v.Name+"/"+k.Name)
+						}
+					}
+				}
+			}
+			if len(found) != 1 {
+				return nil, fmt.Errorf("--renumber %s: want <group>/<version>/<Kind>; %d versions have a kind %s (%s)", val, len(found), val, strings.Join(found, ", "))
+			}
+			out = append(out, found[0])
+		default:
+			return nil, fmt.Errorf("--renumber %s: want <group>/<version>/<Kind>, such as stable/v1/CronTab", val)
+		}
+	}
+	return out, nil
 }
 
 // applyAndGenerate writes a scaffold plan, then generates code; if generating

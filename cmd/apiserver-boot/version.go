@@ -56,7 +56,7 @@ func (o *versionOptions) run(cmd *cobra.Command) error {
 			return fmt.Errorf("%s is required", flag)
 		}
 	}
-	if err := project.CheckGroupWithoutDomain(o.group, p.Domain); err != nil {
+	if o.group, err = p.ResolveGroup(o.group); err != nil {
 		return err
 	}
 	if err := project.ValidateVersion(o.version); err != nil {
@@ -94,15 +94,16 @@ func (o *versionOptions) run(cmd *cobra.Command) error {
 	typesFile, src := k.Path, k.Src
 	var files []scaffold.File
 	newDir := project.APIs(o.group, o.version)
-	// The copy: the kind's *_types.go files (its own and its subresource
-	// requests'), the same declarations in package <version>.
+	// The copy: the file declaring the kind and its *_types.go files (its own
+	// and its subresource requests'), the same declarations in package <version>.
 	entries, err := os.ReadDir(fromDir)
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if !strings.HasPrefix(name, strings.ToLower(o.kind)+"_") || !strings.HasSuffix(name, "_types.go") {
+		// The file declaring the kind is copied whatever its name (widget.go).
+		if filepath.Join(fromDir, name) != typesFile && (!strings.HasPrefix(name, strings.ToLower(o.kind)+"_") || !strings.HasSuffix(name, "_types.go")) {
 			continue
 		}
 		b := src

@@ -8,6 +8,7 @@ package model
 import (
 	"fmt"
 	"go/ast"
+	"go/build"
 	"go/parser"
 	"go/token"
 	"maps"
@@ -210,6 +211,7 @@ func (api *API) Kind(group, version, kind string) *Kind {
 func (v *Version) load() error {
 	v.Fset = token.NewFileSet()
 	v.Types = map[string]*TypeDecl{}
+	all := map[string]*TypeDecl{}
 	entries, err := os.ReadDir(v.Dir)
 	if err != nil {
 		return err
@@ -222,6 +224,17 @@ func (v *Version) load() error {
 		f, err := parser.ParseFile(v.Fset, filepath.Join(v.Dir, n), nil, parser.ParseComments)
 		if err != nil {
 			return err
+		}
+		// Every file of the package counts, whatever its name; a file the
+		// build leaves out (_x.go, a //go:build constraint) is not of the
+		// package, and a kind declared there could not be served.
+		if match, err := build.Default.MatchFile(v.Dir, n); err != nil {
+			return err
+		} else if !match {
+			if pos, kind := kindMarkerIn(v.Fset, f); kind != "" {
+				return fmt.Errorf("%s: type %s is marked as a kind, but the Go build leaves %s out of package %s (its name or a //go:build constraint), so it cannot be served: declare it in a file of the package", pos, kind, n, v.Name)
+			}
+			continue
 		}
 		v.Files = append(v.Files, f)
 	}
@@ -244,7 +257,7 @@ func (v *Version) load() error {
 		if p, ok := vals["versionPriority"].(int); ok {
 			v.Priority = p
 		}
-		if err := v.collectTypes(f, strings.HasSuffix(v.Fset.Position(f.Pos()).Filename, "_types.go")); err != nil {
+		if err := v.collectTypes(f, strings.HasSuffix(v.Fset.Position(f.Pos()).Filename, "_types.go"), all); err != nil {
 			return err
 		}
 		err = eachTypeSpec(v.Fset, f, func(ts *ast.TypeSpec, groups []*ast.CommentGroup) error {
@@ -308,6 +321,7 @@ func (v *Version) load() error {
 	}
 	sort.Slice(v.Kinds, func(i, j int) bool { return v.Kinds[i].Name < v.Kinds[j].Name })
 	sort.Strings(v.Requests)
+	v.reachTypes(all)
 	v.Warnings = append(v.Warnings, v.defaultWarnings()...)
 	for _, k := range v.Kinds {
 		for _, sub := range k.Subresources {
@@ -317,6 +331,23 @@ func (v *Version) load() error {
 		}
 	}
 	return nil
+}
+
+// kindMarkerIn finds a type of f marked as a kind (+resource,
+// +kubebuilder:object:root=true on a type embedding ObjectMeta), for the
+// error that names it.
+func kindMarkerIn(fset *token.FileSet, f *ast.File) (token.Position, string) {
+	var pos token.Position
+	var kind string
+	eachTypeSpec(fset, f, func(ts *ast.TypeSpec, groups []*ast.CommentGroup) error {
+		for _, l := range commentLines(fset, groups...) {
+			if kind == "" && (strings.HasPrefix(l.text, "+resource") || (strings.HasPrefix(l.text, "+kubebuilder:object:root=true") && isObject(ts))) {
+				pos, kind = fset.Position(ts.Pos()), ts.Name.Name
+			}
+		}
+		return nil
+	})
+	return pos, kind
 }
 
 // parseTypeMarker parses a type marker that may repeat (markerValues keeps one per name).

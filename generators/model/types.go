@@ -14,7 +14,9 @@ import (
 	"sigs.k8s.io/controller-tools/pkg/markers"
 )
 
-// TypeDecl is a type declared in a version's *_types.go files.
+// TypeDecl is a type of a version's API: declared in its *_types.go files, or
+// reached from its kinds (and their lists and subresource requests) wherever
+// it is declared.
 type TypeDecl struct {
 	Name       string
 	Struct     *ast.StructType // nil for other types
@@ -119,7 +121,7 @@ func DetachedComment(fset *token.FileSet, f *ast.File, after, pos token.Pos) *as
 
 // collectTypes reads the type declarations of a file into v.types, checking
 // every marker on them: an unknown marker is an error, not a silent skip.
-func (v *Version) collectTypes(f *ast.File, typesFile bool) error {
+func (v *Version) collectTypes(f *ast.File, typesFile bool, all map[string]*TypeDecl) error {
 	return eachTypeSpec(v.Fset, f, func(ts *ast.TypeSpec, groups []*ast.CommentGroup) error {
 		for _, l := range commentLines(v.Fset, groups...) {
 			if err := v.check(l, markers.DescribesType); err != nil {
@@ -168,11 +170,54 @@ func (v *Version) collectTypes(f *ast.File, typesFile bool) error {
 				})
 			}
 		}
+		all[td.Name] = td
 		if typesFile {
 			v.Types[td.Name] = td
 		}
 		return nil
 	})
+}
+
+// reachTypes adds to v.Types every type of the package the kinds, their
+// lists and the subresource requests hold, whatever file declares it: a kind
+// in widget.go is as much of the API as one in widget_types.go.
+func (v *Version) reachTypes(all map[string]*TypeDecl) {
+	reached := map[string]bool{}
+	var reach func(name string)
+	var refs func(e ast.Node)
+	refs = func(e ast.Node) {
+		ast.Inspect(e, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.SelectorExpr:
+				return false // another package's type
+			case *ast.Field:
+				refs(n.Type) // not the field's name
+				return false
+			case *ast.Ident:
+				reach(n.Name)
+			}
+			return true
+		})
+	}
+	reach = func(name string) {
+		td := all[name]
+		if td == nil || reached[name] {
+			return
+		}
+		v.Types[name], reached[name] = td, true
+		if td.Struct != nil {
+			refs(td.Struct)
+		} else {
+			refs(td.Underlying)
+		}
+	}
+	for _, k := range v.Kinds {
+		reach(k.Name)
+		reach(k.Name + "List")
+	}
+	for _, r := range v.Requests {
+		reach(r)
+	}
 }
 
 // check checks a marker line: an unknown marker is an error, one that has

@@ -62,12 +62,17 @@ type Result struct {
 	// Partial: some kind is served without protobuf, so clients must not
 	// prefer it.
 	Partial bool
+	// Renumbered say what Options.Renumber numbered afresh.
+	Renumbered []string
 }
 
 // Generate writes the protobuf methods and field number records of every
 // version of api, from the loaded universe.
-func Generate(api *model.API, c *generator.Context) (*Result, error) {
+func Generate(api *model.API, c *generator.Context, opts Options) (*Result, error) {
 	res := &Result{Numbers: map[string]Numbers{}}
+	if err := checkRenumber(api, opts); err != nil {
+		return nil, err
+	}
 	for _, g := range api.Groups {
 		for _, v := range g.Versions {
 			pkg := c.Universe.Package(v.Package)
@@ -97,11 +102,16 @@ func Generate(api *model.API, c *generator.Context) (*Result, error) {
 			for _, k := range v.Kinds {
 				units = append(units, []string{k.Name, k.Name + "List"})
 			}
+			unitName := func(name string) string { return Unit(g, v, name) }
+			published := func(name string) string { return opts.Published[g.FullName+"/"+v.Name+"/"+name] }
+			if pkg != nil {
+				res.Renumbered = append(res.Renumbered, pg.renumber(units, sliceSet(opts.Renumber), unitName)...)
+			}
 			for _, unit := range units {
 				if err := pg.collectAll(pkg, unit); err != nil {
 					var numbering *numberingError
 					if errors.As(err, &numbering) {
-						return nil, err
+						return nil, fmt.Errorf("%w%s", err, pg.wayOut(numbering.typ, units, unitName, published))
 					}
 					if pg.recorded[unit[0]] != nil || pg.legacy[unit[0]] != nil {
 						return nil, fmt.Errorf("%s.%s cannot keep its protobuf encoding: %w. Objects of %s in etcd are stored as protobuf (%s, or the protobuf code generated before, records it), "+
@@ -195,6 +205,10 @@ func (g *protoGen) collect(t *types.Type) error {
 	g.seen[t.Name.Name] = true
 	fields, err := g.number(t)
 	if err != nil {
+		var numbering *numberingError
+		if errors.As(err, &numbering) && numbering.typ == "" {
+			numbering.typ = t.Name.Name
+		}
 		return err
 	}
 	pt := protoType{Name: t.Name.Name}
@@ -221,7 +235,10 @@ type numberedField struct {
 
 // numberingError is a field number generate refuses: nothing is written, and
 // no fallback to JSON is taken.
-type numberingError struct{ msg string }
+type numberingError struct {
+	msg string
+	typ string // the struct being numbered
+}
 
 func (e *numberingError) Error() string { return e.msg }
 
@@ -342,8 +359,8 @@ func (g *protoGen) renamedEmbedded(name string, rec *TypeNumbers, fields []numbe
 		rec.Fields[added[0]] = rec.Fields[gone[0]]
 		delete(rec.Fields, gone[0])
 	case len(gone) > 0 && len(added) > 0:
-		return numberingErrorf("%s: %s: the embedded structs %s are gone and %s are new: rename one embedded struct at a time, so that generate can keep each one's stored values (or, if none were stored, delete their lines from %s)",
-			g.pos(name, strings.TrimPrefix(added[0], "inline:")), name, strings.Join(gone, ", "), strings.Join(added, ", "), g.recPath)
+		return numberingErrorf("%s: %s: the embedded structs %s are gone and %s are new: rename one embedded struct at a time, so that generate can keep each one's stored values",
+			g.pos(name, strings.TrimPrefix(added[0], "inline:")), name, strings.Join(gone, ", "), strings.Join(added, ", "))
 	}
 	return nil
 }
@@ -433,8 +450,8 @@ func (g *protoGen) assign(name string, rec *TypeNumbers, fields []numberedField,
 			}
 			if w := wires[f.key]; w != recorded.Wire {
 				return numberingErrorf("%s: %s.%s (JSON %q) is now encoded as %s, but objects in etcd hold its field %d as %s (%s): they could no longer be read. "+
-					"Keep a type encoded as %s, or give the new field another JSON name (%d stays reserved for the old one); if no object was ever stored with it, delete its line from %s",
-					g.pos(name, f.member.Name), name, f.member.Name, f.key, w, recorded.Number, recorded.Wire, g.recPath, recorded.Wire, recorded.Number, g.recPath)
+					"Keep a type encoded as %s, or give the new field another JSON name (%d stays reserved for the old one)",
+					g.pos(name, f.member.Name), name, f.member.Name, f.key, w, recorded.Number, recorded.Wire, g.recPath, recorded.Wire, recorded.Number)
 			}
 		case tag == 0 && rec.reservedFor(f.key, wires[f.key]) > 0:
 			// A field removed and declared again, encoded as before: stored
@@ -446,14 +463,14 @@ func (g *protoGen) assign(name string, rec *TypeNumbers, fields []numberedField,
 				if _, declared := byKey[owner]; !declared && !strings.HasPrefix(owner, "reserved") {
 					owner += " (no longer declared: the number stays reserved)"
 				}
-				source, wayOut := g.recPath, "delete its line from "+g.recPath
+				source, wayOut := g.recPath, ""
 				if legacy != nil {
 					// No record yet: the numbers come from the generated code.
 					source = filepath.Join(filepath.Dir(g.recPath), "zz_generated.protobuf.go")
-					wayOut = "delete " + source + " (generated for the types before), and " + g.recPath + " is recorded from today's types"
+					wayOut = "; if no object was ever stored with the other field, delete " + source + " (generated for the types before), and " + g.recPath + " is recorded from today's types"
 				}
 				return numberingErrorf("%s: %s.%s has protobuf tag number %d, which %s gives to %s: a number is never given to another field, as objects in etcd may hold the other one under it. "+
-					"Remove the tag (generate numbers the field), or pick a number above %d; if no object was ever stored with the other field, %s",
+					"Remove the tag (generate numbers the field), or pick a number above %d%s",
 					g.pos(name, f.member.Name), name, f.member.Name, tag, source, owner, max(rec.max(), maxValue(legacy)), wayOut)
 			}
 			f.num = tag
@@ -492,8 +509,8 @@ func (g *protoGen) retire(name string, rec *TypeNumbers, fields []numberedField,
 		r := rec.Fields[key]
 		if emb, ok := inlined[key]; ok {
 			return numberingErrorf("%s: %s.%s moved into the embedded struct %s: its JSON is unchanged, but in protobuf %s is one nested message (field %d) and objects in etcd hold %s as field %d of %s, "+
-				"so they would lose its value. Keep %s declared in %s; if no object was ever stored with it, delete its line from %s",
-				g.pos(name, emb), name, key, emb, emb, numOf[emb], key, r.Number, name, key, name, g.recPath)
+				"so they would lose its value. Keep %s declared in %s",
+				g.pos(name, emb), name, key, emb, emb, numOf[emb], key, r.Number, name, key, name)
 		}
 		delete(rec.Fields, key)
 		rec.Reserved = append(rec.Reserved, reservedNumber{Number: r.Number, Name: key, Wire: r.Wire})
@@ -516,8 +533,8 @@ func (g *protoGen) movedOut(name string, rec *TypeNumbers, fields []numberedFiel
 			}
 			if r, ok := g.recorded[s.Name.Name].Fields[f.key]; ok && !slices.Contains(g.jsonNames(s), f.key) {
 				return numberingErrorf("%s: %s.%s moved out of the embedded struct %s: its JSON is unchanged, but objects in etcd hold it as field %d of %s, the nested message %s is (field %d), "+
-					"so they would lose its value. Keep it declared in %s; if no object was ever stored with it, delete its line under %s from %s",
-					g.pos(name, f.member.Name), name, f.key, e.member.Name, r.Number, s.Name.Name, e.member.Name, e.num, s.Name.Name, s.Name.Name, g.recPath)
+					"so they would lose its value. Keep it declared in %s",
+					g.pos(name, f.member.Name), name, f.key, e.member.Name, r.Number, s.Name.Name, e.member.Name, e.num, s.Name.Name)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -22,12 +23,64 @@ var (
 	kindRE    = regexp.MustCompile(`^[A-Z][a-zA-Z0-9]*$`)
 )
 
-// ValidateDomain checks --domain.
+// ValidateDomain checks --domain: a DNS name, with or without a dot (sh,
+// example.com). Kubernetes asks the dot of an API group, not of the domain:
+// the groups <group>.<domain> have it whatever the domain (a group that is
+// the domain itself is checked as a group, by ValidateAPIGroup).
 func ValidateDomain(domain string) error {
-	if errs := validation.IsDNS1123Subdomain(domain); len(errs) > 0 || !strings.Contains(domain, ".") {
-		return fmt.Errorf("--domain %q is not valid: want a lowercase DNS name with a dot, such as example.com", domain)
+	if errs := validation.IsDNS1123Subdomain(domain); len(errs) > 0 {
+		return fmt.Errorf("--domain %q is not valid: want a lowercase DNS name, such as example.com or sh (group stable is then served as stable.example.com or stable.sh): %s", domain, strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// ValidateAPIGroup checks an API group name given in full as kube-apiserver
+// checks a CustomResourceDefinition's spec.group: a DNS subdomain with at
+// least one dot.
+func ValidateAPIGroup(flag, group string) error {
+	if errs := validation.IsDNS1123Subdomain(group); len(errs) > 0 {
+		return fmt.Errorf("%s %q is not a valid API group name: %s (an API group is a lowercase DNS name with a dot, as a CRD's spec.group)", flag, group, strings.Join(errs, "; "))
+	}
+	if !strings.Contains(group, ".") {
+		return fmt.Errorf("%s %q is not a valid API group name: an API group is a DNS name with at least one dot, as a CRD's spec.group", flag, group)
+	}
+	return nil
+}
+
+// CreateGroup reads create's --group and returns the group's package name
+// (its folder under pkg/apis). --group is either a package name, served as
+// <group>.<domain> (stable), or an API group name in full that is the domain
+// itself or outside it (example.com in a project of domain example.com,
+// widgets.sh): that group is served under its name, from the package named
+// by its first label (example, widgets), and recorded in p.Groups. taken
+// tells whether a package folder already exists.
+func (p *Project) CreateGroup(group string, taken func(dir string) bool) (string, error) {
+	for dir, full := range p.Groups {
+		if group == full {
+			return dir, nil
+		}
+	}
+	if !strings.Contains(group, ".") || strings.HasSuffix(group, "."+p.Domain) {
+		if err := ValidateGroup(group, p.Domain); err != nil {
+			return "", err
+		}
+		return group, nil
+	}
+	if err := ValidateAPIGroup("--group", group); err != nil {
+		return "", err
+	}
+	dir := strings.SplitN(group, ".", 2)[0]
+	if err := ValidateGroup(dir, p.Domain); err != nil {
+		return "", fmt.Errorf("--group %s is served from the Go package pkg/apis/<first label>, and %w", group, err)
+	}
+	if taken(dir) || slices.ContainsFunc(p.Resources, func(r *Resource) bool { return r.Group == dir && !r.External }) {
+		return "", fmt.Errorf("--group %s is served from the Go package pkg/apis/%s (its first label), which is group %s already: one package serves one group", group, dir, p.FullGroup(dir))
+	}
+	if p.Groups == nil {
+		p.Groups = map[string]string{}
+	}
+	p.Groups[dir] = group
+	return dir, nil
 }
 
 // reservedGroups would shadow packages that generated code imports by name.
@@ -66,9 +119,6 @@ func ValidateGroup(group, domain string) error {
 		if fixed := strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(group)); fixed != group && groupRE.MatchString(fixed) {
 			// A Go package name: no capitals, no dashes.
 			hint = fmt.Sprintf("; did you mean --group %s?", fixed)
-		} else if strings.Contains(group, ".") {
-			first := group[:strings.Index(group, ".")]
-			hint = fmt.Sprintf("; a group has no dots: the project's domain is added, --group %s is served as %s.%s", first, first, domain)
 		}
 		return fmt.Errorf("--group %q is not valid: want lowercase letters and digits starting with a letter, such as stable or batch2 (it names a Go package)%s", group, hint)
 	}

@@ -14,7 +14,11 @@ func TestValidation(t *testing.T) {
 	}{
 		{"domain ok", ValidateDomain("example.com"), ""},
 		{"domain caps", ValidateDomain("Example.com"), "--domain"},
-		{"domain no dot", ValidateDomain("example"), "--domain"},
+		{"domain without a dot, as the groups have one", ValidateDomain("sh"), ""},
+		{"domain with an underscore", ValidateDomain("my_domain.com"), "--domain"},
+		{"API group without a dot", ValidateAPIGroup("--group", "sh"), `--group "sh" is not a valid API group name: an API group is a DNS name with at least one dot, as a CRD's spec.group`},
+		{"API group with capitals", ValidateAPIGroup("--group", "Widgets.sh"), `--group "Widgets.sh" is not a valid API group name`},
+		{"API group ok", ValidateAPIGroup("--group", "widgets.sh"), ""},
 		{"group ok", ValidateGroup("stable", "example.com"), ""},
 		{"group dash", ValidateGroup("my-group", "example.com"), "--group"},
 		{"group caps", ValidateGroup("Stable", "example.com"), "--group"},
@@ -22,7 +26,6 @@ func TestValidation(t *testing.T) {
 		{"group ends in a version", ValidateGroup("stablev1", "example.com"), "may not end in a version"},
 		{"group with digits", ValidateGroup("batch2", "example.com"), ""},
 		{"group with the domain", ValidateGroup("stable.example.com", "example.com"), "--group stable.example.com: give the group without the project's domain: --group stable"},
-		{"group with another domain", ValidateGroup("stable.example.org", "example.com"), "a group has no dots: the project's domain is added, --group stable is served as stable.example.com"},
 		{"group with capitals", ValidateGroup("Stable", "example.com"), "did you mean --group stable?"},
 		{"group with a dash", ValidateGroup("my-group", "example.com"), "did you mean --group mygroup?"},
 		{"version without its number", ValidateVersion("v1beta"), "did you mean --version v1beta1?"},
@@ -54,6 +57,47 @@ func TestValidation(t *testing.T) {
 				t.Errorf("want an error containing %q, got %v", tc.wantErr, tc.err)
 			}
 		})
+	}
+}
+
+// TestCreateGroupAnyAPIGroup: any group a CRD can have is servable: with
+// --domain sh, --group widgets is widgets.sh; a group given in full, the
+// domain itself or outside it, is served under its name from the package of
+// its first label, recorded in PROJECT; a name kube-apiserver would refuse
+// for a CRD is refused naming --group.
+func TestCreateGroupAnyAPIGroup(t *testing.T) {
+	none := func(string) bool { return false }
+	sh := &Project{Domain: "sh"}
+	if dir, err := sh.CreateGroup("widgets", none); err != nil || dir != "widgets" || sh.FullGroup(dir) != "widgets.sh" || sh.Groups != nil {
+		t.Errorf("--domain sh --group widgets: got %q (%s), %v, groups %v; want widgets served as widgets.sh", dir, sh.FullGroup(dir), err, sh.Groups)
+	}
+	p := &Project{Domain: "example.com", Resources: []*Resource{{Group: "stable", Version: "v1", Kind: "CronTab"}}}
+	for _, tc := range []struct{ flag, dir, full string }{
+		{"example.com", "example", "example.com"},
+		{"widgets.sh", "widgets", "widgets.sh"},
+		{"widgets.sh", "widgets", "widgets.sh"}, // again: the recorded group
+		{"ops", "ops", "ops.example.com"},
+	} {
+		dir, err := p.CreateGroup(tc.flag, none)
+		if err != nil || dir != tc.dir || p.FullGroup(dir) != tc.full {
+			t.Errorf("--group %s: got package %q served as %s, %v; want %s served as %s", tc.flag, dir, p.FullGroup(dir), err, tc.dir, tc.full)
+		}
+		if got, err := p.ResolveGroup(tc.flag); err != nil || got != tc.dir {
+			t.Errorf("ResolveGroup(%s) = %q, %v; want %s", tc.flag, got, err, tc.dir)
+		}
+	}
+	for flag, want := range map[string]string{
+		"stable.example.org": "--group stable.example.org is served from the Go package pkg/apis/stable (its first label), which is group stable.example.com already",
+		"3scale.net":         "--group 3scale.net is served from the Go package pkg/apis/<first label>, and --group \"3scale\" is not valid",
+		"stable.example.com": "give the group without the project's domain: --group stable",
+		"a..b":               `--group "a..b" is not a valid API group name`,
+	} {
+		if _, err := p.CreateGroup(flag, none); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--group %s: want an error containing %q, got %v", flag, want, err)
+		}
+	}
+	if _, err := (&Project{Domain: "example.com"}).CreateGroup("extra.io", func(dir string) bool { return dir == "extra" }); err == nil || !strings.Contains(err.Error(), "pkg/apis/extra") {
+		t.Errorf("a package folder that exists: want an error naming it, got %v", err)
 	}
 }
 

@@ -21,10 +21,14 @@ const FileName = "PROJECT"
 
 // Project is the content of the PROJECT file.
 type Project struct {
-	Version   string      `json:"version"`
-	Domain    string      `json:"domain"`
-	Module    string      `json:"module"`
-	Resources []*Resource `json:"resources,omitempty"`
+	Version string `json:"version"`
+	Domain  string `json:"domain"`
+	Module  string `json:"module"`
+	// Groups are the groups not served as <group>.<domain>: by the folder
+	// under pkg/apis (the Go package), their API group name (the domain
+	// itself, or a group outside it, such as widgets.sh).
+	Groups    map[string]string `json:"groups,omitempty"`
+	Resources []*Resource       `json:"resources,omitempty"`
 }
 
 // Scope is where objects of a resource live.
@@ -129,8 +133,26 @@ func (p *Project) Marshal() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// FullGroup is the API group name: <group>.<domain>.
-func (p *Project) FullGroup(group string) string { return group + "." + p.Domain }
+// FullGroup is the API group name of the group whose package is
+// pkg/apis/<group>: <group>.<domain>, or the name PROJECT records for it.
+func (p *Project) FullGroup(group string) string {
+	if full, ok := p.Groups[group]; ok {
+		return full
+	}
+	return group + "." + p.Domain
+}
+
+// ResolveGroup reads a --group flag naming a group of the project: its
+// package name (stable), or the full name of a group PROJECT records
+// (widgets.sh). It returns the package name.
+func (p *Project) ResolveGroup(group string) (string, error) {
+	for dir, full := range p.Groups {
+		if group == full {
+			return dir, nil
+		}
+	}
+	return group, CheckGroupWithoutDomain(group, p.Domain)
+}
 
 // Suggest names the project's kinds closest to a --group, --version and
 // --kind that match none: the kind in another case, or by its plural or

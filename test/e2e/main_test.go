@@ -98,6 +98,9 @@ func setup(m *testing.M) (int, error) {
 		{"create controller (apps/v1 Deployment)", []string{cli, "create", "controller", "--group", "apps", "--version", "v1", "--kind", "Deployment"}},
 		{"create Backup (group ops)", []string{cli, "create", "group", "version", "resource", "--group", "ops", "--version", "v1", "--kind", "Backup", "--controller=false"}},
 		{"create Calendar (cluster)", []string{cli, "create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "Calendar", "--non-namespaced", "--controller=false"}},
+		// Groups a CRD can have beside <group>.<domain> (TestAnyGroupAndKindInAnyFile).
+		{"create group widgets.sh (outside the domain)", []string{cli, "create", "group", "version", "--group", "widgets.sh", "--version", "v1"}},
+		{"create Gizmo (group example.com, the domain itself)", []string{cli, "create", "group", "version", "resource", "--group", "example.com", "--version", "v1", "--kind", "Gizmo", "--controller=false"}},
 	}
 	for _, s := range steps {
 		if err := timed(s.name, func() error { _, err := harness.Sh(proj, s.cmd[0], s.cmd[1:]...); return err }); err != nil {
@@ -108,6 +111,10 @@ func setup(m *testing.M) (int, error) {
 		return 0, err
 	}
 	if err := editTypes(); err != nil {
+		return 0, err
+	}
+	// A kind declared in a file not named *_types.go.
+	if err := os.WriteFile(filepath.Join(proj, "pkg", "apis", "widgets", "v1", "widget.go"), []byte(widgetGo), 0o644); err != nil {
 		return 0, err
 	}
 	if err := os.WriteFile(filepath.Join(proj, "pkg", "apis", "stable", "v1", "protobuf_client_test.go"), []byte(protobufClientTest), 0o644); err != nil {

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// widgetGo declares a kind in a file not named *_types.go, with a type of
+// its own (Size) the internal package needs too.
+const widgetGo = `package v1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// Size is a widget's size.
+// +kubebuilder:validation:Enum=S;M;L
+type Size string
+
+const SizeSmall Size = "S"
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+
+// Widget is declared in widget.go.
+type Widget struct {
+	metav1.TypeMeta   ` + "`json:\",inline\"`" + `
+	metav1.ObjectMeta ` + "`json:\"metadata,omitempty\"`" + `
+
+	Spec   WidgetSpec   ` + "`json:\"spec,omitempty\"`" + `
+	Status WidgetStatus ` + "`json:\"status,omitempty\"`" + `
+}
+
+type WidgetSpec struct {
+	// +optional
+	Dimension Size ` + "`json:\"size,omitempty\"`" + `
+}
+
+type WidgetStatus struct {
+	// +optional
+	Ready bool ` + "`json:\"ready,omitempty\"`" + `
+}
+
+// +kubebuilder:object:root=true
+
+// WidgetList is a list of Widgets.
+type WidgetList struct {
+	metav1.TypeMeta ` + "`json:\",inline\"`" + `
+	metav1.ListMeta ` + "`json:\"metadata,omitempty\"`" + `
+	Items           []Widget ` + "`json:\"items\"`" + `
+}
+`
+
+// TestDomainWithoutDot: Kubernetes asks the dot of the group, not of the
+// domain: init repo --domain sh works and --group widgets is widgets.sh; a
+// domain that is no DNS name is refused naming --domain, with nothing
+// written.
+func TestDomainWithoutDot(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := run(t, dir, "init", "repo", "--module", "example.com/bad", "--domain", "Sh_"); err == nil || !strings.Contains(err.Error(), `--domain "Sh_" is not valid: want a lowercase DNS name, such as example.com or sh`) {
+		t.Errorf("want --domain Sh_ refused naming the flag, got %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a refused init wrote %d files", len(entries))
+	}
+	mustRun(t, dir, "init", "repo", "--module", "example.com/widgets", "--domain", "sh")
+	if testing.Short() {
+		return
+	}
+	mustRun(t, dir, "create", "group", "version", "--group", "widgets", "--version", "v1")
+	if b, _ := os.ReadFile(filepath.Join(dir, "pkg", "apis", "widgets", "v1", "doc.go")); !strings.Contains(string(b), "+groupName=widgets.sh\n") {
+		t.Errorf("pkg/apis/widgets/v1/doc.go does not serve widgets.sh:\n%s", b)
+	}
+	if _, err := run(t, dir, "create", "group", "version", "--group", "widgets.sh", "--version", "v1"); err == nil || !strings.Contains(err.Error(), "give the group without the project's domain: --group widgets") {
+		t.Errorf("want --group widgets.sh in a project of domain sh pointed to --group widgets, got %v", err)
+	}
+}
+
+// TestAnyAPIGroupAndKindInAnyFile: any group a CRD can have is served: the
+// domain itself (acme.sh in a project of domain acme.sh), a group outside the
+// domain (tools.dev), and <group>.<domain>; a kind declared in widget.go
+// counts as one in widget_types.go. The project generates, builds, vets and
+// serves each kind (its generated conformance tests: create, get, list,
+// update, delete, watch).
+func TestAnyAPIGroupAndKindInAnyFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a generated project")
+	}
+	dir := t.TempDir()
+	mustRun(t, dir, "init", "repo", "--module", "example.com/acme", "--domain", "acme.sh")
+	mustRun(t, dir, "create", "group", "version", "resource", "--group", "gadgets", "--version", "v1", "--kind", "Gadget", "--controller=false")
+	mustRun(t, dir, "create", "group", "version", "--group", "acme.sh", "--version", "v1")
+	// With a controller: the typed clients of tools.dev are wired to it.
+	mustRun(t, dir, "create", "group", "version", "resource", "--group", "tools.dev", "--version", "v1", "--kind", "Tool")
+	// The group recorded in full is named either way afterwards.
+	if out := mustRun(t, dir, "create", "group", "version", "resource", "--group", "tools", "--version", "v1", "--kind", "Tool"); !strings.Contains(out, "Nothing to do") {
+		t.Errorf("--group tools names the package of tools.dev, whose Tool exists: %s", out)
+	}
+	if _, err := run(t, dir, "create", "group", "version", "--group", "acme", "--version", "v2"); err != nil {
+		t.Errorf("--group acme names the package of acme.sh: %v", err)
+	}
+	os.RemoveAll(filepath.Join(dir, "pkg", "apis", "acme", "v2"))
+	project, _ := os.ReadFile(filepath.Join(dir, "PROJECT"))
+	if !strings.Contains(string(project), "groups:\n  acme: acme.sh\n  tools: tools.dev\n") {
+		t.Errorf("PROJECT does not record the groups given in full:\n%s", project)
+	}
+	if _, err := run(t, dir, "create", "group", "version", "--group", "gadgets.io", "--version", "v1"); err == nil || !strings.Contains(err.Error(), "--group gadgets.io is served from the Go package pkg/apis/gadgets (its first label), which is group gadgets.acme.sh already") {
+		t.Errorf("want a second group for package gadgets refused, got %v", err)
+	}
+
+	widget := filepath.Join(dir, "pkg", "apis", "acme", "v1", "widget.go")
+	os.WriteFile(widget, []byte(widgetGo), 0o644)
+	mustRun(t, dir, "generate")
+	for path, want := range map[string]string{
+		"pkg/apis/acme/zz_generated.register.go":     `const GroupName = "acme.sh"`,
+		"pkg/apis/acme/zz_generated.types.go":        "type Widget struct",
+		"pkg/apis/tools/v1/zz_generated.register.go": `const GroupName = "tools.dev"`,
+		"pkg/apis/gadgets/zz_generated.register.go":  `const GroupName = "gadgets.acme.sh"`,
+	} {
+		if b, _ := os.ReadFile(filepath.Join(dir, path)); !strings.Contains(string(b), want) {
+			t.Errorf("%s lacks %s", path, want)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "pkg", "apis", "acme", "zz_generated.types.go")); !strings.Contains(string(b), "type Size string") || !strings.Contains(string(b), `SizeSmall Size = "S"`) {
+		t.Errorf("the internal types lack Size of widget.go:\n%s", b)
+	}
+	goIn(t, dir, "build", "./...")
+	goIn(t, dir, "vet", "./...")
+	goIn(t, dir, "test", "-count=1", "-run", "Conformance|RoundTrip", "./pkg/apis/")
+}

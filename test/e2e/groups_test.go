@@ -1,0 +1,87 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+// widgetGo declares kind Widget of group widgets.sh in widget.go, as a
+// kubebuilder API may, with a type of its own the internal package needs.
+const widgetGo = `package v1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// Size is a widget's size.
+// +kubebuilder:validation:Enum=S;M;L
+type Size string
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Size",type=string,JSONPath=".spec.size"
+
+// Widget is declared in widget.go.
+type Widget struct {
+	metav1.TypeMeta   ` + "`json:\",inline\"`" + `
+	metav1.ObjectMeta ` + "`json:\"metadata,omitempty\"`" + `
+
+	Spec   WidgetSpec   ` + "`json:\"spec,omitempty\"`" + `
+	Status WidgetStatus ` + "`json:\"status,omitempty\"`" + `
+}
+
+type WidgetSpec struct {
+	// +optional
+	Dimension Size ` + "`json:\"size,omitempty\"`" + `
+}
+
+type WidgetStatus struct {
+	// +optional
+	Ready bool ` + "`json:\"ready,omitempty\"`" + `
+}
+
+// +kubebuilder:object:root=true
+
+// WidgetList is a list of Widgets.
+type WidgetList struct {
+	metav1.TypeMeta ` + "`json:\",inline\"`" + `
+	metav1.ListMeta ` + "`json:\"metadata,omitempty\"`" + `
+	Items           []Widget ` + "`json:\"items\"`" + `
+}
+`
+
+// TestAnyGroupAndKindInAnyFile: the shared project serves a group outside
+// its domain (widgets.sh, a .sh group as a CRD may have) whose kind is
+// declared in widget.go, and a group that is the domain itself
+// (example.com): kubectl creates and gets them, the schema of widget.go's
+// types applies.
+func TestAnyGroupAndKindInAnyFile(t *testing.T) {
+	rl, _ := runLocal(t, "--controller-manager=false")
+	defer rl.stop(t)
+	for _, manifest := range []string{
+		"apiVersion: widgets.sh/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  size: M\n",
+		"apiVersion: example.com/v1\nkind: Gizmo\nmetadata:\n  name: g1\nspec:\n  replicas: 2\n",
+	} {
+		if r := kubectlApplyStdin(t, "create", manifest); r.err != nil {
+			t.Fatalf("kubectl create: %v\n%s%s", r.err, r.stdout, r.stderr)
+		}
+	}
+	if got := mustKubectl(t, "get", "widgets.widgets.sh", "w1", "-o", "jsonpath={.apiVersion} {.kind} {.spec.size}"); got != "widgets.sh/v1 Widget M" {
+		t.Errorf("kubectl get widget w1: %q", got)
+	}
+	// The table has widget.go's printer column, as the CRD's would.
+	if got := strings.Join(strings.Fields(mustKubectl(t, "get", "widgets")), " "); got != "NAME SIZE w1 M" {
+		t.Errorf("kubectl get widgets: %q", got)
+	}
+	if got := mustKubectl(t, "get", "gizmos.example.com", "g1", "-o", "jsonpath={.apiVersion} {.kind} {.spec.replicas}"); got != "example.com/v1 Gizmo 2" {
+		t.Errorf("kubectl get gizmo g1: %q", got)
+	}
+	// widget.go's Enum applies, as it would to the CRD.
+	r := kubectlApplyStdin(t, "create", "apiVersion: widgets.sh/v1\nkind: Widget\nmetadata:\n  name: w2\nspec:\n  size: XL\n")
+	if r.err == nil || !strings.Contains(r.stderr, `spec.size: Unsupported value: "XL"`) {
+		t.Errorf("want size XL refused by the Enum of widget.go, got %v\n%s", r.err, r.stderr)
+	}
+	if got := mustKubectl(t, "api-resources", "--api-group", "widgets.sh", "--no-headers", "-o", "name"); got != "widgets.widgets.sh\n" {
+		t.Errorf("discovery of widgets.sh: %q", got)
+	}
+}
