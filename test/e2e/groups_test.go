@@ -57,7 +57,7 @@ type WidgetList struct {
 // types applies.
 func TestAnyGroupAndKindInAnyFile(t *testing.T) {
 	rl, _ := runLocal(t, "--controller-manager=false")
-	defer rl.stop(t)
+	defer rl.Stop(t)
 	for _, manifest := range []string{
 		"apiVersion: widgets.sh/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  size: M\n",
 		"apiVersion: example.com/v1\nkind: Gizmo\nmetadata:\n  name: g1\nspec:\n  replicas: 2\n",
