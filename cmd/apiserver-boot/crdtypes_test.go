@@ -562,6 +562,12 @@ type PoolSpec struct {
 	Limit int32 ` + "`json:\"limit,omitempty\"`" + `
 	// +kubebuilder:default={state: "Unknown"}
 	Health Health ` + "`json:\"health,omitzero\"`" + `
+	// +required
+	Selector metav1.LabelSelector ` + "`json:\"selector,omitempty,omitzero\"`" + `
+	// +required
+	Class string ` + "`json:\"class,omitempty\"`" + `
+	// +required
+	Window Health ` + "`json:\"window,omitempty\"`" + `
 }
 
 type Health struct {
@@ -618,6 +624,10 @@ func TestZeroValueWarnings(t *testing.T) {
 		{"ports", "spec.ports", `the CEL rule "size(self) > 0" on the field can tell [] from the field left out`},
 		{"weight", "spec.weight", `the CEL rule "self > 0" on the field can tell 0 from the field left out`},
 		{"state", "spec.health.state", `"" sent is stored and read back as the default "Unknown" (a CRD keeps "")`},
+		// Required fields: the zero value sent passes, and the stored
+		// object lacks the field.
+		{"selector", "spec.selector", "LabelSelector with omitzero) cannot carry {}: {} sent is stored and read back without the field, and Required can tell {} from the field left out; make it a pointer"},
+		{"class", "spec.class", `cannot carry "": "" sent is stored and read back without the field, and Required can tell "" from the field left out`},
 	} {
 		line := ""
 		for _, l := range strings.Split(out, "\n") {
@@ -629,12 +639,13 @@ func TestZeroValueWarnings(t *testing.T) {
 			t.Errorf("%s: want a warning at %s naming %s and %q, got %q", w.field, at(w.field), w.path, w.want, line)
 		}
 	}
-	for _, field := range []string{"minReplicas", "spare", "surge", "plain", "policy", "quota", "tags", "limit", "health"} {
+	// window: a struct with omitempty only is always written ({}).
+	for _, field := range []string{"minReplicas", "spare", "surge", "plain", "policy", "quota", "tags", "limit", "health", "window"} {
 		if strings.Contains(out, " spec."+field+" ") {
 			t.Errorf("%s needs no warning:\n%s", field, out)
 		}
 	}
-	if n := strings.Count(out, "cannot carry"); n != 14 {
-		t.Errorf("want 14 warnings, got %d:\n%s", n, out)
+	if n := strings.Count(out, "cannot carry"); n != 16 {
+		t.Errorf("want 16 warnings, got %d:\n%s", n, out)
 	}
 }
