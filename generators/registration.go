@@ -111,10 +111,10 @@ func checkNames(api *model.API) error {
 					errs = append(errs, fmt.Sprintf("%s: %s is declared by the generated code of package %s (zz_generated.*.go): rename or remove it", pos, name, v.Name))
 				}
 			}
-			// A group version the package declares (kubebuilder's
-			// GroupVersion) is the one it is served as: its own
-			// registration adds the kinds under it.
-			for _, gv := range v.GroupVersions() {
+			// A group version the package registers its kinds under
+			// (kubebuilder's GroupVersion) is the one it is served as;
+			// others it declares for other packages are left alone.
+			for _, gv := range v.ServedGroupVersions() {
 				if (gv.Group != "" && gv.Group != g.FullName) || (gv.Version != "" && gv.Version != v.Name) {
 					errs = append(errs, fmt.Sprintf("%s: %s is %s/%s, and the package is served as %s/%s (pkg/apis/%s/%s with the domain of PROJECT): make them the same",
 						gv.Pos, gv.Name, gv.Group, gv.Version, g.FullName, v.Name, g.Name, v.Name))

@@ -471,6 +471,34 @@ func TestGroupVersionMismatch(t *testing.T) {
 	}
 }
 
+// TestOtherGroupVersionsDeclared: group versions a package declares for
+// others to use and does not register its kinds under (Cluster API's
+// GroupVersionInfrastructure, GroupVersionBootstrap beside GroupVersion)
+// are left alone; one its registration uses (scheme.AddKnownTypes,
+// metav1.AddToGroupVersion, scheme.Builder{GroupVersion: ...}) must be the
+// group and version it is served as, whatever its name.
+func TestOtherGroupVersionsDeclared(t *testing.T) {
+	dir := newProject(t)
+	info := filepath.Join(dir, "pkg", "apis", "stable", "v1", "groupversion_info.go")
+	const register = "\n\nfunc addKnownTypes(scheme *runtime.Scheme) error {\n\tscheme.AddKnownTypes(%s)\n\tmetav1.AddToGroupVersion(scheme, %s)\n\treturn nil\n}\n"
+	src := func(registered string) string {
+		return "package v1\n\nimport (\n\tmetav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"\n\t\"k8s.io/apimachinery/pkg/runtime\"\n\t\"k8s.io/apimachinery/pkg/runtime/schema\"\n)\n\n" +
+			"var (\n\tGroupVersion = schema.GroupVersion{Group: \"stable.example.com\", Version: \"v1\"}\n" +
+			"\tSchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)\n" +
+			"\t// GroupVersionInfrastructure is the recommended group version for infrastructure objects.\n" +
+			"\tGroupVersionInfrastructure = schema.GroupVersion{Group: \"infrastructure.stable.example.com\", Version: \"v1\"}\n)" +
+			fmt.Sprintf(register, registered+", &CronTab{}, &CronTabList{}", registered)
+	}
+	os.WriteFile(info, []byte(src("GroupVersion")), 0o644)
+	if out, err := run(t, dir, "generate"); err != nil {
+		t.Fatalf("a group version the registration does not use is refused: %v\n%s", err, out)
+	}
+	os.WriteFile(info, []byte(src("GroupVersionInfrastructure")), 0o644)
+	if _, err := run(t, dir, "generate"); err == nil || !strings.Contains(err.Error(), "groupversion_info.go:13:2: GroupVersionInfrastructure is infrastructure.stable.example.com/v1, and the package is served as stable.example.com/v1") {
+		t.Fatalf("want the group version the registration uses named, got %v", err)
+	}
+}
+
 // zeroValueTypes have, in a kind's spec, fields that cannot carry their
 // zero value (not pointers, omitempty or omitzero) with each constraint that
 // could see it, and fields that need no warning: pointers, fields without a
@@ -534,6 +562,12 @@ type PoolSpec struct {
 	Limit int32 ` + "`json:\"limit,omitempty\"`" + `
 	// +kubebuilder:default={state: "Unknown"}
 	Health Health ` + "`json:\"health,omitzero\"`" + `
+	// +required
+	Selector metav1.LabelSelector ` + "`json:\"selector,omitempty,omitzero\"`" + `
+	// +required
+	Class string ` + "`json:\"class,omitempty\"`" + `
+	// +required
+	Window Health ` + "`json:\"window,omitempty\"`" + `
 }
 
 type Health struct {
@@ -590,6 +624,10 @@ func TestZeroValueWarnings(t *testing.T) {
 		{"ports", "spec.ports", `the CEL rule "size(self) > 0" on the field can tell [] from the field left out`},
 		{"weight", "spec.weight", `the CEL rule "self > 0" on the field can tell 0 from the field left out`},
 		{"state", "spec.health.state", `"" sent is stored and read back as the default "Unknown" (a CRD keeps "")`},
+		// Required fields: the zero value sent passes, and the stored
+		// object lacks the field.
+		{"selector", "spec.selector", "LabelSelector with omitzero) cannot carry {}: {} sent is stored and read back without the field, and Required can tell {} from the field left out; make it a pointer"},
+		{"class", "spec.class", `cannot carry "": "" sent is stored and read back without the field, and Required can tell "" from the field left out`},
 	} {
 		line := ""
 		for _, l := range strings.Split(out, "\n") {
@@ -601,12 +639,13 @@ func TestZeroValueWarnings(t *testing.T) {
 			t.Errorf("%s: want a warning at %s naming %s and %q, got %q", w.field, at(w.field), w.path, w.want, line)
 		}
 	}
-	for _, field := range []string{"minReplicas", "spare", "surge", "plain", "policy", "quota", "tags", "limit", "health"} {
+	// window: a struct with omitempty only is always written ({}).
+	for _, field := range []string{"minReplicas", "spare", "surge", "plain", "policy", "quota", "tags", "limit", "health", "window"} {
 		if strings.Contains(out, " spec."+field+" ") {
 			t.Errorf("%s needs no warning:\n%s", field, out)
 		}
 	}
-	if n := strings.Count(out, "cannot carry"); n != 14 {
-		t.Errorf("want 14 warnings, got %d:\n%s", n, out)
+	if n := strings.Count(out, "cannot carry"); n != 16 {
+		t.Errorf("want 16 warnings, got %d:\n%s", n, out)
 	}
 }

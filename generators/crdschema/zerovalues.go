@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -248,6 +249,14 @@ func zeroValueWarnings(fset *token.FileSet, root, module, kind string, t types.T
 			inModule := f.Pkg() != nil && (f.Pkg().Path() == module || strings.HasPrefix(f.Pkg().Path(), module+"/"))
 			if shape := shapeOf(f.Type(), &prop); omit != "" && shape != zeroNone && inModule && !seen[f.Pos()] {
 				found := zeroConstraints(shape, name, &prop, s, parentRoot, fieldZero(f.Type(), shape, &prop), parentZero)
+				if slices.Contains(s.Required, name) && (shape != zeroStruct || omit == "omitzero" && len(prop.Required) == 0) {
+					// The zero value sent passes Required, and the object
+					// stored lacks the field: the next update of what
+					// holds it, as read back, is refused. (A struct whose
+					// own required fields {} lacks is refused either way;
+					// one with omitempty alone is always written.)
+					found = append(found, "Required")
+				}
 				def := zeroDefault(shape, &prop)
 				if def != "" && shape == zeroStruct && defaultedZeroIsDefault(f.Type(), &prop) {
 					def = ""

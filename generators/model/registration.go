@@ -100,6 +100,63 @@ func (v *Version) GroupVersions() []DeclaredGroupVersion {
 	return out
 }
 
+// ServedGroupVersions are the group versions of GroupVersions the package
+// registers its kinds under: those named GroupVersion (kubebuilder's) or
+// SchemeGroupVersion (the apimachinery register's, which the generated
+// registration uses), and any other the package's own registration uses
+// (scheme.AddKnownTypes, scheme.AddKnownTypeWithName, metav1.
+// AddToGroupVersion, scheme.Builder{GroupVersion: ...}). Others are for
+// other packages to use (Cluster API's GroupVersionInfrastructure beside
+// its GroupVersion) and name any group.
+func (v *Version) ServedGroupVersions() []DeclaredGroupVersion {
+	used := map[string]bool{"GroupVersion": true, "SchemeGroupVersion": true}
+	for _, f := range v.Files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				sel, ok := n.Fun.(*ast.SelectorExpr)
+				if !ok {
+					break
+				}
+				switch {
+				case (sel.Sel.Name == "AddKnownTypes" || sel.Sel.Name == "AddKnownTypeWithName") && len(n.Args) > 0:
+					used[rootIdent(n.Args[0])] = true
+				case sel.Sel.Name == "AddToGroupVersion" && len(n.Args) > 1:
+					used[rootIdent(n.Args[1])] = true
+				}
+			case *ast.KeyValueExpr:
+				if isIdent(n.Key, "GroupVersion") {
+					used[rootIdent(n.Value)] = true
+				}
+			}
+			return true
+		})
+	}
+	var out []DeclaredGroupVersion
+	for _, gv := range v.GroupVersions() {
+		if used[gv.Name] {
+			out = append(out, gv)
+		}
+	}
+	return out
+}
+
+// rootIdent is the package-level name an expression starts from (X of X,
+// X.WithKind("Foo"), &X), or "".
+func rootIdent(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.Ident:
+		return e.Name
+	case *ast.UnaryExpr:
+		return rootIdent(e.X)
+	case *ast.CallExpr:
+		if sel, ok := e.Fun.(*ast.SelectorExpr); ok {
+			return rootIdent(sel.X)
+		}
+	}
+	return ""
+}
+
 // stringConst is the value of a string literal, or of a package-level
 // constant declared as one (GroupName), or "".
 func (v *Version) stringConst(e ast.Expr) string {

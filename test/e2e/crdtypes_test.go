@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -25,9 +26,7 @@ const gatewayAPI = "sigs.k8s.io/gateway-api@v1.6.3"
 // gatewayViolations break the schema or a CEL rule of Gateway API's
 // standard channel; each is applied to a valid object of its kind (the
 // "base" documents below), as a JSON merge patch.
-var gatewayViolations = []struct {
-	name, kind, patch string
-}{
+var gatewayViolations = []sidePatch{
 	{"gateway without listeners", "Gateway", `{"spec":{"listeners":[]}}`},
 	{"listener port 0", "Gateway", `{"spec":{"listeners":[{"name":"http","protocol":"HTTP","port":0}]}}`},
 	{"listener port 70000", "Gateway", `{"spec":{"listeners":[{"name":"http","protocol":"HTTP","port":70000}]}}`},
@@ -63,148 +62,269 @@ var gatewayBase = map[string]string{
 	"HTTPRoute":    `{"apiVersion":"gateway.networking.k8s.io/v1","kind":"HTTPRoute","metadata":{"name":"base"},"spec":{"parentRefs":[{"name":"gw"}],"rules":[{"backendRefs":[{"name":"s","port":80}]}]}}`,
 }
 
-// TestCRDTypesSideBySide serves Gateway API from its own apis/v1 types (as
-// a kubebuilder user would copy them) and compares, object by object, with
-// the same release's CRDs on kube-apiserver: the accept or reject decision
-// (the examples of the release, and violations of its schema and CEL
-// rules), the defaults in the spec, the printer columns, short names and
-// categories.
+// TestCRDTypesSideBySide serves real kubebuilder APIs from their own Go
+// types (as a kubebuilder user would copy them) and compares each, object by
+// object, with the same release's CRDs on one kube-apiserver: Gateway API
+// (below) and Cluster API (crdtypes_clusterapi_test.go).
 func TestCRDTypesSideBySide(t *testing.T) {
-	out, err := harness.Sh(repoRoot, "go", "mod", "download", "-json", gatewayAPI)
+	c := startKubeCluster(t)
+	theirs := c.kubeconfig(t, "admin", adminToken)
+	t.Run("GatewayAPI", func(t *testing.T) { gatewaySideBySide(t, theirs) })
+	t.Run("ClusterAPI", func(t *testing.T) { clusterAPISideBySide(t, theirs) })
+}
+
+// gatewaySideBySide compares Gateway API's apis/v1 with its standard CRDs:
+// the accept or reject decision (the examples of the release, and
+// violations of its schema and CEL rules), the defaults in the spec, the
+// printer columns, short names and categories, updates, and the zero values
+// of issue 24 sent by every kind of write.
+func gatewaySideBySide(t *testing.T, theirs string) {
+	dir := downloadModule(t, gatewayAPI)
+	// Our own kind beside the release's: the zero shapes it alone has.
+	ours, _ := serveTypes(t, "gateway-api", filepath.Join(dir, "apis", "v1"), "networking.k8s.io", "gateway", "v1",
+		map[string]string{"zeroshape_types.go": zeroShapeTypes})
+	s := sideBySide{ours: ours, theirs: theirs, group: "gateway.networking.k8s.io", version: "v1"}
+
+	// The reference: the release's standard CRDs.
+	crds, _ := filepath.Glob(filepath.Join(dir, "config", "crd", "standard", "gateway.networking.k8s.io_*.yaml"))
+	var reference []string
+	for _, f := range crds {
+		if !strings.Contains(f, "vap_") { // an admission policy, not a CRD
+			reference = append(reference, f)
+		}
+	}
+	zeroShape := filepath.Join(t.TempDir(), "zeroshape-crd.yaml")
+	writeFile(t, zeroShape, []byte(zeroShapeCRD))
+	s.applyCRDs(t, append(reference, zeroShape))
+
+	// The objects: every GatewayClass, Gateway and HTTPRoute of the
+	// release's standard examples, in the default namespace, and the violations.
+	var objects []sideObject
+	files, _ := filepath.Glob(filepath.Join(dir, "examples", "standard", "*.yaml"))
+	more, _ := filepath.Glob(filepath.Join(dir, "examples", "standard", "*", "*.yaml"))
+	files = append(files, more...)
+	sort.Strings(files)
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		rel, _ := filepath.Rel(dir, f)
+		objects = append(objects, s.examples(rel, string(b), "GatewayClass", "Gateway", "HTTPRoute")...)
+	}
+	examples := len(objects)
+	objects = append(objects, patched(t, gatewayBase, gatewayViolations, false)...)
+	if examples < 30 || len(gatewayViolations) < 20 {
+		t.Fatalf("%d examples and %d violations: the release's examples were not found", examples, len(gatewayViolations))
+	}
+	s.creates(t, objects)
+	t.Logf("%d examples of %s, %d violations", examples, gatewayAPI, len(gatewayViolations))
+
+	s.resources(t)
+	s.columns(t, gatewayBase)
+
+	// Updates of the stored objects: transition rules (oldSelf), schema and
+	// CEL checks on update, and what a valid update stores.
+	s.updates(t, []sideUpdate{
+		{"controllerName is immutable (self == oldSelf)", "GatewayClass", "", `{"spec":{"controllerName":"example.com/other"}}`, false},
+		{"description added", "GatewayClass", "", `{"spec":{"description":"the class"}}`, true},
+		{"listener port 0", "Gateway", "", `{"spec":{"listeners":[{"name":"http","protocol":"HTTP","port":0}]}}`, false},
+		{"a second listener", "Gateway", "", `{"spec":{"listeners":[{"name":"http","protocol":"HTTP","port":80},{"name":"alt","protocol":"HTTP","port":8080}]}}`, true},
+		{"a hostname", "HTTPRoute", "", `{"spec":{"hostnames":["example.com"]}}`, true},
+		{"a relative path", "HTTPRoute", "", `{"spec":{"rules":[{"matches":[{"path":{"type":"PathPrefix","value":"rel"}}],"backendRefs":[{"name":"s","port":80}]}]}}`, false},
+		// Through /status: the status schema, as a controller writes it.
+		{"status: a condition of status Maybe", "Gateway", "status", `{"status":{"conditions":[{"type":"Accepted","status":"Maybe","reason":"Accepted","message":"m","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`, false},
+		{"status: a condition without a reason", "GatewayClass", "status", `{"status":{"conditions":[{"type":"Accepted","status":"True","message":"m","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`, false},
+		{"status: an accepted condition", "Gateway", "status", `{"status":{"conditions":[{"type":"Accepted","status":"True","reason":"Accepted","message":"m","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`, true},
+	})
+
+	s.zeroWrites(t, zeroShapes)
+}
+
+// downloadModule is the folder of a module (path@version) in the module
+// cache, downloaded through the module proxy.
+func downloadModule(t *testing.T, module string) string {
+	t.Helper()
+	out, err := harness.Sh(repoRoot, "go", "mod", "download", "-json", module)
 	if err != nil {
-		t.Fatalf("go mod download %s: %v\n%s", gatewayAPI, err, out)
+		t.Fatalf("go mod download %s: %v\n%s", module, err, out)
 	}
 	var mod struct{ Dir string }
 	if err := json.Unmarshal([]byte(out), &mod); err != nil || mod.Dir == "" {
 		t.Fatalf("go mod download: %v\n%s", err, out)
 	}
+	return mod.Dir
+}
 
-	// Our side: a project serving the release's apis/v1, unchanged.
-	gw := filepath.Join(t.TempDir(), "gw")
-	os.MkdirAll(gw, 0o755)
-	for _, step := range [][]string{
-		{"go", "mod", "init", "example.com/gw"},
-		{cli, "init", "repo", "--domain", "networking.k8s.io"},
-		{cli, "create", "group", "version", "--group", "gateway", "--version", "v1"},
-	} {
-		if out, err := harness.Sh(gw, step[0], step[1:]...); err != nil {
+// serveTypes scaffolds a project serving group/version (group.domain) from
+// the Go files of types, copied unchanged but for the generated ones, tests
+// and doc.go, and the extra files (name: content) of its own, with the
+// modules in require added to its go.mod first; builds it and starts it with
+// `run local` until the test ends. It returns the project's kubeconfig and
+// what generate printed.
+func serveTypes(t *testing.T, name, types, domain, group, version string, extra map[string]string, require ...string) (kubeconfig, generated string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	os.MkdirAll(dir, 0o755)
+	steps := [][]string{
+		{"go", "mod", "init", "example.com/" + strings.ReplaceAll(name, "-", "")},
+		{cli, "init", "repo", "--domain", domain},
+		{cli, "create", "group", "version", "--group", group, "--version", version},
+	}
+	for _, m := range require {
+		steps = append(steps, []string{"go", "get", m})
+	}
+	for _, step := range steps {
+		if out, err := harness.Sh(dir, step[0], step[1:]...); err != nil {
 			t.Fatalf("%v: %v\n%s", step, err, out)
 		}
 	}
-	entries, _ := os.ReadDir(filepath.Join(mod.Dir, "apis", "v1"))
+	entries, _ := os.ReadDir(types)
 	for _, e := range entries {
 		n := e.Name()
 		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasPrefix(n, "zz_generated") || strings.HasSuffix(n, "_test.go") || n == "doc.go" {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(mod.Dir, "apis", "v1", n))
+		b, err := os.ReadFile(filepath.Join(types, n))
 		if err != nil {
 			t.Fatal(err)
 		}
-		writeFile(t, filepath.Join(gw, "pkg", "apis", "gateway", "v1", n), b)
+		writeFile(t, filepath.Join(dir, "pkg", "apis", group, version, n), b)
 	}
-	// Our own kind beside the release's: the zero shapes it alone has.
-	writeFile(t, filepath.Join(gw, "pkg", "apis", "gateway", "v1", "zeroshape_types.go"), []byte(zeroShapeTypes))
-	if err := timed("gateway-api: generate", func() error {
-		out, err := harness.Sh(gw, cli, "generate")
-		if err != nil {
-			return fmt.Errorf("%v\n%s", err, out)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
+	for n, content := range extra {
+		writeFile(t, filepath.Join(dir, "pkg", "apis", group, version, n), []byte(content))
 	}
-	if err := timed("gateway-api: build", func() error {
-		out, err := harness.Sh(gw, "go", "build", "-o", "bin/", "./cmd/apiserver")
-		if err != nil {
-			return fmt.Errorf("%v\n%s", err, out)
+	for _, step := range [][]string{{cli, "generate"}, {"go", "build", "-o", "bin/", "./cmd/apiserver"}} {
+		if err := timed(name+": "+filepath.Base(step[0])+" "+step[1], func() error {
+			out, err := harness.Sh(dir, step[0], step[1:]...)
+			if err != nil {
+				return fmt.Errorf("%v\n%s", err, out)
+			}
+			if step[0] == cli {
+				generated = out
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
 	}
 	port := harness.FreePort(t)
-	ours := harness.Start(t, gw, cli, "run", "local", "--secure-port", fmt.Sprint(port), "--controller-manager=false")
-	defer ours.Stop(t)
+	ours := harness.Start(t, dir, cli, "run", "local", "--secure-port", fmt.Sprint(port), "--controller-manager=false")
+	t.Cleanup(func() { ours.Stop(t) })
 	ours.WaitFor(t, "Ready.", 5*time.Minute)
-	oursKubeconfig := filepath.Join(gw, "kubeconfig")
+	return filepath.Join(dir, "kubeconfig"), generated
+}
 
-	// The reference: the release's standard CRDs on kube-apiserver.
-	c := startKubeCluster(t)
-	theirs := c.kubeconfig(t, "admin", adminToken)
-	crds, _ := filepath.Glob(filepath.Join(mod.Dir, "config", "crd", "standard", "gateway.networking.k8s.io_*.yaml"))
-	for _, f := range crds {
-		if strings.Contains(f, "vap_") {
-			continue // an admission policy, not a CRD
-		}
-		kubectlAs(t, theirs, "apply", "--server-side", "-f", f)
-	}
-	if r := kubectlWith(theirs, zeroShapeCRD, "apply", "--server-side", "-f", "-"); r.err != nil {
-		t.Fatalf("the ZeroShape CRD: %v\n%s", r.err, r.stderr)
-	}
-	kubectlAs(t, theirs, "wait", "--for", "condition=Established", "--timeout", "2m", "crd", "--all")
+// sideBySide is one API group version served twice: by a generated project
+// from its Go types (ours) and by kube-apiserver from its CRDs (theirs).
+type sideBySide struct {
+	ours, theirs   string // kubeconfigs
+	group, version string
+}
 
-	// The objects: every GatewayClass, Gateway and HTTPRoute of the
-	// release's standard examples, in the default namespace, and the violations.
-	type object struct{ name, doc string }
-	var objects []object
-	files, _ := filepath.Glob(filepath.Join(mod.Dir, "examples", "standard", "*.yaml"))
-	more, _ := filepath.Glob(filepath.Join(mod.Dir, "examples", "standard", "*", "*.yaml"))
-	files = append(files, more...)
-	sort.Strings(files)
+func (s sideBySide) apiVersion() string { return s.group + "/" + s.version }
+
+// resource names a kind for kubectl, qualified by the group.
+func (s sideBySide) resource(kind string) string { return strings.ToLower(kind) + "." + s.group }
+
+// applyCRDs installs the reference CRDs on kube-apiserver.
+func (s sideBySide) applyCRDs(t *testing.T, files []string) {
+	t.Helper()
+	if len(files) == 0 {
+		t.Fatal("no CRDs")
+	}
 	for _, f := range files {
-		b, _ := os.ReadFile(f)
-		for i, doc := range strings.Split(string(b), "\n---") {
-			var o map[string]any
-			if yaml.Unmarshal([]byte(doc), &o) != nil || o == nil {
-				continue
-			}
-			if o["apiVersion"] != "gateway.networking.k8s.io/v1" || !(o["kind"] == "GatewayClass" || o["kind"] == "Gateway" || o["kind"] == "HTTPRoute") {
-				continue
-			}
-			delete(o["metadata"].(map[string]any), "namespace")
-			js, _ := json.Marshal(o)
-			rel, _ := filepath.Rel(mod.Dir, f)
-			objects = append(objects, object{fmt.Sprintf("%s#%d %s", rel, i, o["kind"]), string(js)})
-		}
+		kubectlAs(t, s.theirs, "apply", "--server-side", "-f", f)
 	}
-	examples := len(objects)
-	for _, v := range gatewayViolations {
+	kubectlAs(t, s.theirs, "wait", "--for", "condition=Established", "--timeout", "2m", "crd", "--all")
+}
+
+// sideObject is an object created on both sides; valid and violation say
+// what kube-apiserver must decide (neither: whatever it decides).
+type sideObject struct {
+	name, doc        string
+	valid, violation bool
+}
+
+// examples are the objects of the group version and kinds in a YAML
+// stream, without their namespace.
+func (s sideBySide) examples(source, stream string, kinds ...string) []sideObject {
+	var out []sideObject
+	for i, doc := range strings.Split(stream, "\n---") {
+		var o map[string]any
+		if yaml.Unmarshal([]byte(doc), &o) != nil || o == nil {
+			continue
+		}
+		kind, _ := o["kind"].(string)
+		meta, ok := o["metadata"].(map[string]any)
+		if o["apiVersion"] != s.apiVersion() || !ok || !slices.Contains(kinds, kind) {
+			continue
+		}
+		delete(meta, "namespace")
+		js, _ := json.Marshal(o)
+		out = append(out, sideObject{name: fmt.Sprintf("%s#%d %s", source, i, kind), doc: string(js)})
+	}
+	return out
+}
+
+// sidePatch is an object given as a JSON merge patch of the valid object
+// of its kind.
+type sidePatch struct {
+	name, kind, patch string
+}
+
+// patched are the objects of patches applied to the bases of their kinds,
+// valid ones or violations.
+func patched(t *testing.T, bases map[string]string, patches []sidePatch, valid bool) []sideObject {
+	t.Helper()
+	var out []sideObject
+	for i, p := range patches {
 		var base, patch map[string]any
-		json.Unmarshal([]byte(gatewayBase[v.kind]), &base)
-		if err := json.Unmarshal([]byte(v.patch), &patch); err != nil {
-			t.Fatalf("%s: %v", v.name, err)
+		if err := json.Unmarshal([]byte(bases[p.kind]), &base); err != nil {
+			t.Fatalf("the base %s: %v", p.kind, err)
+		}
+		if err := json.Unmarshal([]byte(p.patch), &patch); err != nil {
+			t.Fatalf("%s: %v", p.name, err)
 		}
 		merged := mergePatch(base, patch)
-		merged["metadata"].(map[string]any)["name"] = "violation"
+		what := "violation"
+		if valid {
+			what = "valid"
+		}
+		merged["metadata"].(map[string]any)["name"] = fmt.Sprintf("%s-%d", what, i)
 		js, _ := json.Marshal(merged)
-		objects = append(objects, object{"violation: " + v.name, string(js)})
+		out = append(out, sideObject{name: what + ": " + p.name, doc: string(js), valid: valid, violation: !valid})
 	}
-	if examples < 30 || len(gatewayViolations) < 20 {
-		t.Fatalf("%d examples and %d violations: the release's examples were not found", examples, len(gatewayViolations))
-	}
+	return out
+}
 
+// creates compares the decision on each object (a dry-run create) and,
+// where both accept it, the spec they would store.
+func (s sideBySide) creates(t *testing.T, objects []sideObject) {
+	t.Helper()
 	agree := 0
-	for i, o := range objects {
-		a := kubectlWith(oursKubeconfig, o.doc, "create", "--dry-run=server", "-o", "json", "-f", "-")
-		b := kubectlWith(theirs, o.doc, "create", "--dry-run=server", "-o", "json", "-f", "-")
-		violation := i >= examples
+	for _, o := range objects {
+		a := kubectlWith(s.ours, o.doc, "create", "--dry-run=server", "-o", "json", "-f", "-")
+		b := kubectlWith(s.theirs, o.doc, "create", "--dry-run=server", "-o", "json", "-f", "-")
 		switch {
 		case (a.err == nil) != (b.err == nil):
 			t.Errorf("%s: apiserver-boot accepted=%v, kube-apiserver accepted=%v\nours: %s\ntheirs: %s\n%s", o.name, a.err == nil, b.err == nil, a.stderr, b.stderr, o.doc)
-		case violation && b.err == nil:
+		case o.violation && b.err == nil:
 			t.Errorf("%s: kube-apiserver accepts it: not a violation\n%s", o.name, o.doc)
+		case o.valid && b.err != nil:
+			t.Errorf("%s: kube-apiserver rejects it: not valid\n%s\n%s", o.name, b.stderr, o.doc)
 		case a.err == nil && !reflect.DeepEqual(specOf(t, a.stdout), specOf(t, b.stdout)):
 			t.Errorf("%s: the stored spec differs (defaults):\nours:   %s\ntheirs: %s", o.name, specJSON(t, a.stdout), specJSON(t, b.stdout))
 		default:
 			agree++
 		}
 	}
-	t.Logf("apiserver-boot and kube-apiserver agree on %d of %d objects (%d examples of %s, %d violations)", agree, len(objects), examples, gatewayAPI, len(gatewayViolations))
+	t.Logf("apiserver-boot and kube-apiserver agree on %d of %d objects of %s", agree, len(objects), s.apiVersion())
+}
 
-	// Names: short names, categories and scope, as discovery lists them.
-	resources := func(kubeconfig string) string {
-		r := kubectlWith(kubeconfig, "", "api-resources", "--api-group", "gateway.networking.k8s.io", "--no-headers", "-o", "wide")
+// resources compares short names, categories and scope, as discovery
+// lists them.
+func (s sideBySide) resources(t *testing.T) {
+	t.Helper()
+	list := func(kubeconfig string) string {
+		r := kubectlWith(kubeconfig, "", "api-resources", "--api-group", s.group, "--no-headers", "-o", "wide")
 		if r.err != nil {
 			t.Fatalf("api-resources: %v\n%s", r.err, r.stderr)
 		}
@@ -217,66 +337,63 @@ func TestCRDTypesSideBySide(t *testing.T) {
 		sort.Strings(rows)
 		return strings.Join(rows, "\n")
 	}
-	if a, b := resources(oursKubeconfig), resources(theirs); a != b {
+	if a, b := list(s.ours), list(s.theirs); a != b {
 		t.Errorf("api-resources differ:\nours:\n%s\ntheirs:\n%s", a, b)
 	}
+}
 
-	// Printer columns: the table of the same object on both.
-	for kind, doc := range gatewayBase {
-		for _, kc := range []string{oursKubeconfig, theirs} {
+// columns creates the base object of each kind on both and compares the
+// printer columns of its table.
+func (s sideBySide) columns(t *testing.T, bases map[string]string) {
+	t.Helper()
+	for kind, doc := range bases {
+		for _, kc := range []string{s.ours, s.theirs} {
 			if r := kubectlWith(kc, doc, "create", "-f", "-"); r.err != nil {
 				t.Fatalf("create %s: %v\n%s", kind, r.err, r.stderr)
 			}
 		}
-		a := kubectlWith(oursKubeconfig, "", "get", strings.ToLower(kind), "base", "-o", "wide")
-		b := kubectlWith(theirs, "", "get", strings.ToLower(kind), "base", "-o", "wide")
+		a := kubectlWith(s.ours, "", "get", s.resource(kind), "base", "-o", "wide")
+		b := kubectlWith(s.theirs, "", "get", s.resource(kind), "base", "-o", "wide")
 		if header(a.stdout) != header(b.stdout) {
 			t.Errorf("%s columns differ:\nours:   %s\ntheirs: %s", kind, header(a.stdout), header(b.stdout))
 		}
 	}
+}
 
-	// Updates of the stored objects: transition rules (oldSelf), schema and
-	// CEL checks on update, and what a valid update stores.
-	for _, u := range []struct {
-		name, resource, patch string
-		valid                 bool
-	}{
-		{"controllerName is immutable (self == oldSelf)", "gatewayclass", `{"spec":{"controllerName":"example.com/other"}}`, false},
-		{"description added", "gatewayclass", `{"spec":{"description":"the class"}}`, true},
-		{"listener port 0", "gateway", `{"spec":{"listeners":[{"name":"http","protocol":"HTTP","port":0}]}}`, false},
-		{"a second listener", "gateway", `{"spec":{"listeners":[{"name":"http","protocol":"HTTP","port":80},{"name":"alt","protocol":"HTTP","port":8080}]}}`, true},
-		{"a hostname", "httproute", `{"spec":{"hostnames":["example.com"]}}`, true},
-		{"a relative path", "httproute", `{"spec":{"rules":[{"matches":[{"path":{"type":"PathPrefix","value":"rel"}}],"backendRefs":[{"name":"s","port":80}]}]}}`, false},
-		// Through /status: the status schema, as a controller writes it.
-		{"status: a condition of status Maybe", "gateway/status", `{"status":{"conditions":[{"type":"Accepted","status":"Maybe","reason":"Accepted","message":"m","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`, false},
-		{"status: a condition without a reason", "gatewayclass/status", `{"status":{"conditions":[{"type":"Accepted","status":"True","message":"m","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`, false},
-		{"status: an accepted condition", "gateway/status", `{"status":{"conditions":[{"type":"Accepted","status":"True","reason":"Accepted","message":"m","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`, true},
-	} {
-		args := func() []string {
-			resource, sub, _ := strings.Cut(u.resource, "/")
-			args := []string{"patch", resource, "base", "--type", "merge", "-p", u.patch, "-o", "json"}
-			if sub != "" {
-				args = append(args, "--subresource", sub)
-			}
-			return args
-		}()
-		a := kubectlWith(oursKubeconfig, "", args...)
-		b := kubectlWith(theirs, "", args...)
+// sideUpdate is a merge patch of the stored object "base" of a kind (see
+// columns), or of its subresource.
+type sideUpdate struct {
+	name, kind, subresource, patch string
+	valid                          bool
+}
+
+// updates compares the decision on each update and what a valid one stores.
+func (s sideBySide) updates(t *testing.T, updates []sideUpdate) {
+	t.Helper()
+	for _, u := range updates {
+		args := []string{"patch", s.resource(u.kind), "base", "--type", "merge", "-p", u.patch, "-o", "json"}
+		if u.subresource != "" {
+			args = append(args, "--subresource", u.subresource)
+		}
+		a := kubectlWith(s.ours, "", args...)
+		b := kubectlWith(s.theirs, "", args...)
 		switch {
 		case (a.err == nil) != (b.err == nil) || (b.err == nil) != u.valid:
-			t.Errorf("update %s (%s): apiserver-boot accepted=%v, kube-apiserver accepted=%v (want %v)\nours: %s\ntheirs: %s", u.resource, u.name, a.err == nil, b.err == nil, u.valid, a.stderr, b.stderr)
+			t.Errorf("update %s %s (%s): apiserver-boot accepted=%v, kube-apiserver accepted=%v (want %v)\nours: %s\ntheirs: %s", u.kind, u.subresource, u.name, a.err == nil, b.err == nil, u.valid, a.stderr, b.stderr)
 		case a.err == nil && !reflect.DeepEqual(specOf(t, a.stdout), specOf(t, b.stdout)):
-			t.Errorf("update %s (%s): the stored spec differs:\nours:   %s\ntheirs: %s", u.resource, u.name, specJSON(t, a.stdout), specJSON(t, b.stdout))
+			t.Errorf("update %s %s (%s): the stored spec differs:\nours:   %s\ntheirs: %s", u.kind, u.subresource, u.name, specJSON(t, a.stdout), specJSON(t, b.stdout))
 		}
 	}
+}
 
-	// Zero values as sent (issue 24): a zero on a field the Go types write
-	// with omitempty or omitzero is validated as the CRD validates it, for
-	// each kind of write. An accepted write stores the same spec but for the
-	// zero values the Go types cannot carry (docs/markers.md): theirs keeps
-	// them, ours leaves them out; exactly those paths may differ.
+// zeroWrites sends each zero value of issue 24 by every kind of write: it
+// is validated as the CRD validates it. An accepted write stores the same
+// spec but for the zero values the Go types cannot carry (docs/markers.md):
+// theirs keeps them, ours leaves them out; exactly those paths may differ.
+func (s sideBySide) zeroWrites(t *testing.T, shapes []zeroShape) {
+	t.Helper()
 	zeroWrites := 0
-	for _, z := range zeroShapes {
+	for _, z := range shapes {
 		writes := []struct{ verb, name string }{
 			{"create", z.name + "-create"}, {"replace", z.name + "-replace"}, {"merge", z.name + "-merge"},
 			{"json", z.name + "-json"}, {"apply", z.name + "-apply"}, {"strategic", z.name + "-strategic"},
@@ -286,7 +403,7 @@ func TestCRDTypesSideBySide(t *testing.T) {
 				continue
 			}
 			doc := func(spec string) string {
-				return fmt.Sprintf(`{"apiVersion":"gateway.networking.k8s.io/v1","kind":%q,"metadata":{"name":%q},"spec":%s}`, z.kind, w.name, spec)
+				return fmt.Sprintf(`{"apiVersion":%q,"kind":%q,"metadata":{"name":%q},"spec":%s}`, s.apiVersion(), z.kind, w.name, spec)
 			}
 			var args []string
 			stdin := ""
@@ -296,20 +413,20 @@ func TestCRDTypesSideBySide(t *testing.T) {
 			case "replace":
 				args, stdin = []string{"replace", "-f", "-", "-o", "json"}, doc(z.spec)
 			case "merge":
-				args = []string{"patch", strings.ToLower(z.kind), w.name, "--type", "merge", "-p", z.merge, "-o", "json"}
+				args = []string{"patch", s.resource(z.kind), w.name, "--type", "merge", "-p", z.merge, "-o", "json"}
 			case "json":
-				args = []string{"patch", strings.ToLower(z.kind), w.name, "--type", "json", "-p", z.jsonPatch, "-o", "json"}
+				args = []string{"patch", s.resource(z.kind), w.name, "--type", "json", "-p", z.jsonPatch, "-o", "json"}
 			case "strategic":
 				// A strategic merge patch here, the same merge patch on
 				// kube-apiserver (a CRD takes no strategic merge patch):
 				// without directives and with lists the Go types replace,
 				// the two patches mean the same.
-				args = []string{"patch", strings.ToLower(z.kind), w.name, "--type", "strategic", "-p", z.merge, "-o", "json"}
+				args = []string{"patch", s.resource(z.kind), w.name, "--type", "strategic", "-p", z.merge, "-o", "json"}
 			case "apply":
 				args, stdin = []string{"apply", "--server-side", "-f", "-", "-o", "json"}, doc(z.spec)
 			}
 			var got [2]result
-			for i, kc := range []string{oursKubeconfig, theirs} {
+			for i, kc := range []string{s.ours, s.theirs} {
 				if w.verb != "create" {
 					// The stored object the write changes, applied by
 					// the same field manager as the apply.
@@ -317,13 +434,13 @@ func TestCRDTypesSideBySide(t *testing.T) {
 						t.Fatalf("%s: the stored %s: %v\n%s", w.name, z.kind, r.err, r.stderr)
 					}
 				}
-				if w.verb == "strategic" && kc == theirs {
+				if w.verb == "strategic" && kc == s.theirs {
 					args = append([]string(nil), args...)
 					args[4] = "merge"
 				}
 				got[i] = kubectlWith(kc, stdin, args...)
 				if got[i].err == nil {
-					got[i] = kubectlWith(kc, "", "get", strings.ToLower(z.kind), w.name, "-o", "json")
+					got[i] = kubectlWith(kc, "", "get", s.resource(z.kind), w.name, "-o", "json")
 				}
 			}
 			a, b := got[0], got[1]
@@ -331,9 +448,13 @@ func TestCRDTypesSideBySide(t *testing.T) {
 			switch {
 			case (a.err == nil) != (b.err == nil) || (b.err == nil) != z.valid:
 				t.Errorf("%s (%s): apiserver-boot accepted=%v, kube-apiserver accepted=%v (want %v)\nours: %s\ntheirs: %s", z.name, w.verb, a.err == nil, b.err == nil, z.valid, a.stderr, b.stderr)
+			case b.err != nil && w.verb == "apply" && z.applyNull && a.stderr != b.stderr:
+				if !strings.Contains(b.stderr, `must be of type object: "null"`) || !strings.Contains(a.stderr, z.want) {
+					t.Errorf("%s (%s): want kube-apiserver's null and our %q:\nours:   %s\ntheirs: %s", z.name, w.verb, z.want, a.stderr, b.stderr)
+				}
 			case b.err != nil && a.stderr != b.stderr:
 				t.Errorf("%s (%s): the errors differ:\nours:   %s\ntheirs: %s", z.name, w.verb, a.stderr, b.stderr)
-			case b.err != nil && !strings.Contains(b.stderr, z.want):
+			case b.err != nil && !strings.Contains(b.stderr, z.want) && !(w.verb == "apply" && z.applyNull):
 				t.Errorf("%s (%s): kube-apiserver's error lacks %q: %s", z.name, w.verb, z.want, b.stderr)
 			case b.err == nil:
 				so, st := specOf(t, a.stdout), specOf(t, b.stdout)
@@ -352,24 +473,32 @@ func TestCRDTypesSideBySide(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("zero values as sent: %d writes of %d shapes compared", zeroWrites, len(zeroShapes))
+	t.Logf("zero values as sent: %d writes of %d shapes compared", zeroWrites, len(shapes))
+}
+
+// zeroShape is a zero value of issue 24 in an API's types (or a field
+// whose absence the Go encoding hides, issue 29), sent by create, update
+// (kubectl replace), merge patch, JSON patch, server-side apply and
+// strategic merge patch. base is the spec stored before an update; spec the
+// spec as sent (create, replace and apply), merge and jsonPatch the patches
+// of base giving it; want a part of kube-apiserver's error; omitted the
+// paths (dot separated, list indexes as numbers) of the zero values (or
+// nulls) an accepted write stores on kube-apiserver and not here; skip the
+// writes not compared (space separated verbs). applyNull: applied over the
+// stored base, kube-apiserver's server-side apply turns the empty object
+// sent into null (`must be of type object: "null"`) where this server
+// validates the {} sent: both reject it, with other errors.
+type zeroShape struct {
+	name, kind, base, spec, merge, jsonPatch string
+	valid, applyNull                         bool
+	want, skip                               string
+	omitted                                  []string
 }
 
 // zeroShapes are the zero values of issue 24 in Gateway API's types, and
 // the fields of our own ZeroShape (zeroShapeTypes) whose absence the Go
-// encoding hides (issue 29), each sent by create, update (kubectl replace),
-// merge patch, JSON patch, server-side apply and strategic merge patch.
-// base is the spec stored before an update; spec the spec as sent (create,
-// replace and apply), merge and jsonPatch the patches of base giving it;
-// want a part of kube-apiserver's error; omitted the paths (dot separated,
-// list indexes as numbers) of the zero values (or nulls) an accepted write
-// stores on kube-apiserver and not here; skip the writes not compared.
-var zeroShapes = []struct {
-	name, kind, base, spec, merge, jsonPatch string
-	valid                                    bool
-	want, skip                               string
-	omitted                                  []string
-}{
+// encoding hides (issue 29).
+var zeroShapes = []zeroShape{
 	{
 		// HTTPCORSFilter.MaxAge: int32, omitempty, Minimum=1, default 5. A
 		// CRD keeps the 0 sent (a default fills only what is absent).
