@@ -33,23 +33,16 @@ func dropEmpty(u any, v reflect.Value, depth int) {
 		}
 		t := v.Type()
 		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if !f.IsExported() {
+			jf, ok := jsonFieldOf(t.Field(i))
+			if !ok {
 				continue
 			}
-			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "-" {
-				continue
-			}
-			fv := v.Field(i)
-			if f.Anonymous && name == "" {
+			name, fv := jf.name, v.Field(i)
+			if jf.inline {
 				dropEmpty(m, fv, depth) // inlined: its fields are m's
 				continue
 			}
-			if name == "" {
-				name = f.Name
-			}
-			if depth > 0 && fv.Kind() == reflect.Struct && strings.Contains(","+opts+",", ",omitempty,") && fv.IsZero() {
+			if depth > 0 && fv.Kind() == reflect.Struct && jf.omitEmpty && fv.IsZero() {
 				delete(m, name)
 				continue
 			}
@@ -119,19 +112,14 @@ func absentFields(t reflect.Type, s *structuralschema.Structural) (required, def
 		}
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
-			if !f.IsExported() {
+			jf, ok := jsonFieldOf(f)
+			if !ok {
 				continue
 			}
-			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "-" {
-				continue
-			}
-			if f.Anonymous && name == "" {
+			name := jf.name
+			if jf.inline {
 				walk(f.Type, s, top)
 				continue
-			}
-			if name == "" {
-				name = f.Name
 			}
 			if top && (name == "metadata" || name == "apiVersion" || name == "kind") {
 				continue
@@ -140,8 +128,7 @@ func absentFields(t reflect.Type, s *structuralschema.Structural) (required, def
 			if !ok {
 				continue
 			}
-			o := "," + opts + ","
-			written := !strings.Contains(o, ",omitempty,") && !strings.Contains(o, ",omitzero,")
+			written := !jf.omitEmpty && !jf.omitZero
 			switch f.Type.Kind() {
 			case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface:
 				written = false
@@ -173,4 +160,26 @@ func nullable(s *structuralschema.Structural) bool {
 		}
 	}
 	return s.Items != nil && nullable(s.Items) || s.AdditionalProperties != nil && nullable(s.AdditionalProperties.Structural)
+}
+
+// jsonField is how encoding/json treats a struct field.
+type jsonField struct {
+	name                string // the field's name in JSON
+	inline              bool   // an embedded struct without a name: its fields are the parent's
+	omitEmpty, omitZero bool
+}
+
+// jsonFieldOf reads an exported field's json tag; ok is false for a field
+// encoding/json leaves out (unexported, or tagged "-").
+func jsonFieldOf(f reflect.StructField) (jsonField, bool) {
+	name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if !f.IsExported() || name == "-" {
+		return jsonField{}, false
+	}
+	o := "," + opts + ","
+	jf := jsonField{name: name, inline: f.Anonymous && name == "", omitEmpty: strings.Contains(o, ",omitempty,"), omitZero: strings.Contains(o, ",omitzero,")}
+	if jf.name == "" {
+		jf.name = f.Name
+	}
+	return jf, true
 }
