@@ -122,9 +122,15 @@ func fromContent(m map[string]any, obj runtime.Object) error {
 	if err != nil {
 		return err
 	}
+	// Decoded into a fresh object first: one the type's UnmarshalJSON
+	// refuses leaves obj as it was.
 	v := reflect.ValueOf(obj).Elem()
-	v.Set(reflect.Zero(v.Type()))
-	return json.Unmarshal(b, obj)
+	fresh := reflect.New(v.Type())
+	if err := json.Unmarshal(b, fresh.Interface()); err != nil {
+		return err
+	}
+	v.Set(fresh.Elem())
+	return nil
 }
 
 // kindContent reads and writes the content of a kind's internal objects

@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/utils/ptr"
@@ -233,38 +232,61 @@ func (v *crValidation) restoreSent(ctx context.Context, u, old *unstructured.Uns
 // write as their zero value (no omitempty): decoding cannot tell them from
 // a zero sent, and a CRD stores the default. Called before the
 // PrepareForCreate and PrepareForUpdate hooks, for the kinds that have such
-// fields.
+// fields. The object is read and written as its JSON (content.go); an
+// object that cannot be fails the request's validation (the prepare hooks
+// return nothing).
 func (v *crValidation) DefaultAbsent(ctx context.Context, obj, old runtime.Object) {
+	v.keepDefaultErr(ctx, v.defaultAbsent(ctx, obj, old, func(k string) bool { return !v.status || k != "status" }))
+}
+
+// DefaultAbsentStatus is DefaultAbsent for a write to /status: its status only.
+func (v *crValidation) DefaultAbsentStatus(ctx context.Context, obj, old runtime.Object) {
+	v.keepDefaultErr(ctx, v.defaultAbsent(ctx, obj, old, func(k string) bool { return k == "status" }))
+}
+
+// keepDefaultErr records a failed defaulting for the request's validation.
+func (v *crValidation) keepDefaultErr(ctx context.Context, err error) {
+	if s := sentFrom(ctx); s != nil && err != nil {
+		s.defaultErr = err
+	}
+}
+
+// defaultErr is the request's failed defaulting, as a validation error.
+func defaultErr(ctx context.Context) field.ErrorList {
+	if s := sentFrom(ctx); s != nil && s.defaultErr != nil {
+		return field.ErrorList{field.InternalError(nil, s.defaultErr)}
+	}
+	return nil
+}
+
+func (v *crValidation) defaultAbsent(ctx context.Context, obj, old runtime.Object, keep func(string) bool) (err error) {
 	cv := v.version(ctx)
 	if cv == nil || !cv.fill || sentFrom(ctx) == nil {
-		return
+		return nil
 	}
+	defer conversionPanic(&err, "defaulting", obj)
 	out, err := v.scheme.ConvertToVersion(obj, cv.gvk.GroupVersion())
 	if err != nil {
-		return
+		return err
 	}
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(out)
+	u, err := toContent(out)
 	if err != nil {
-		return
+		return err
 	}
 	var oldObject map[string]any
 	if old != nil {
 		uOld, err := v.unstructured(old, cv)
 		if err != nil {
-			return
+			return err
 		}
 		oldObject = uOld.Object
 	}
 	m, shape, whole := v.sentForm(ctx, u, oldObject, cv)
-	if shape == sentNone {
-		return
+	if shape == sentNone || !fillDefaults(u, m, shape, whole, oldObject, cv.structural, keep) {
+		return nil
 	}
-	keep := func(k string) bool { return !v.status || k != "status" }
-	if !fillDefaults(u, m, shape, whole, oldObject, cv.structural, keep) {
-		return
-	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, out); err != nil {
-		return
+	if err := fromContent(u, out); err != nil {
+		return fmt.Errorf("%s: the defaults of fields left out: %w", cv.gvk, err)
 	}
 	switch {
 	case out == obj:
@@ -272,9 +294,10 @@ func (v *crValidation) DefaultAbsent(ctx context.Context, obj, old runtime.Objec
 		reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(out).Elem())
 	default:
 		if err := v.scheme.Convert(out, obj, nil); err != nil {
-			utilruntime.HandleError(fmt.Errorf("%s: defaults of fields left out: %w", cv.gvk, err))
+			return fmt.Errorf("%s: the defaults of fields left out: %w", cv.gvk, err)
 		}
 	}
+	return nil
 }
 
 // Validate validates a new object.
@@ -282,6 +305,9 @@ func (v *crValidation) Validate(ctx context.Context, obj runtime.Object) field.E
 	cv := v.version(ctx)
 	if cv == nil {
 		return nil
+	}
+	if errs := defaultErr(ctx); errs != nil {
+		return errs
 	}
 	u, err := v.unstructured(obj, cv)
 	if err != nil {
@@ -330,6 +356,9 @@ func (v *crValidation) validateUpdate(ctx context.Context, obj, old runtime.Obje
 	cv := v.version(ctx)
 	if cv == nil {
 		return nil
+	}
+	if errs := defaultErr(ctx); errs != nil {
+		return errs
 	}
 	u, err := v.unstructured(obj, cv)
 	if err != nil {

@@ -77,6 +77,8 @@ type sentBody struct {
 	// scale is what a /scale write sets: the object's fields at the spec
 	// replicas path (scaleUpdate).
 	scale map[string]any
+	// defaultErr is a failed DefaultAbsent, reported by the validation.
+	defaultErr error
 }
 
 func sentFrom(ctx context.Context) *sentBody {

@@ -689,3 +689,61 @@ func TestAbsentFields(t *testing.T) {
 		}
 	})
 }
+
+// pallet has a status subresource whose phase has a default and no
+// omitempty.
+type palletStatus struct {
+	Phase string `json:"phase"` // +kubebuilder:default=Pending
+	Count int32  `json:"count,omitempty"`
+}
+type pallet struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              crateRef     `json:"spec"`
+	Status            palletStatus `json:"status"`
+}
+
+func (p *pallet) DeepCopyObject() runtime.Object { c := *p; return &c }
+
+// TestAbsentStatusFields: a write to /status that leaves out a status
+// field the Go types write as its zero value stores the schema's default,
+// as the status of a CRD does; a phase sent is kept, and the spec is not
+// touched.
+func TestAbsentStatusFields(t *testing.T) {
+	scheme := runtime.NewScheme()
+	gk := schema.GroupKind{Group: "example.com", Kind: "Pallet"}
+	scheme.AddKnownTypeWithName(gk.WithVersion("v1"), &pallet{})
+	scheme.AddKnownTypeWithName(gk.WithVersion(runtime.APIVersionInternal), &pallet{})
+	const palletSchema = `{"type":"object","properties":{
+  "apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},
+  "spec":{"type":"object","properties":{"name":{"type":"string"}}},
+  "status":{"type":"object","properties":{"phase":{"type":"string","default":"Pending","enum":["Pending","Ready"]},"count":{"type":"integer","format":"int32"}}}}}`
+	v, err := newCRValidation(scheme, "example.com", &builders.Resource{Kind: "Pallet", Plural: "pallets", Singular: "pallet", Namespaced: true, StatusSubresource: true,
+		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: palletSchema}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(body string) (context.Context, *pallet) {
+		ctx := request.WithRequestInfo(context.Background(), &request.RequestInfo{IsResourceRequest: true, Verb: "update",
+			APIGroup: "example.com", APIVersion: "v1", Resource: "pallets", Subresource: "status", Name: "p"})
+		p := &pallet{}
+		if err := json.Unmarshal([]byte(body), p); err != nil {
+			t.Fatal(err)
+		}
+		return withSent(request.WithNamespace(ctx, "default"), "application/json", []byte(body)), p
+	}
+	old := &pallet{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", ResourceVersion: "1"}, Spec: crateRef{Name: "s"}, Status: palletStatus{Phase: "Ready", Count: 1}}
+	ctx, p := write(`{"apiVersion":"example.com/v1","kind":"Pallet","metadata":{"name":"p","namespace":"default","resourceVersion":"1"},"spec":{"name":"s"},"status":{"count":2}}`)
+	v.DefaultAbsentStatus(ctx, p, old)
+	if p.Status.Phase != "Pending" || p.Status.Count != 2 || p.Spec.Name != "s" {
+		t.Errorf("status left out of a /status write: got %+v %+v, want phase Pending (the default), count 2, spec kept", p.Status, p.Spec)
+	}
+	if errs := v.ValidateStatusUpdate(ctx, p, old); len(errs) > 0 {
+		t.Errorf("/status write: %s", fieldErrors(errs))
+	}
+	ctx, p = write(`{"apiVersion":"example.com/v1","kind":"Pallet","metadata":{"name":"p","namespace":"default","resourceVersion":"1"},"spec":{"name":"s"},"status":{"phase":"Ready"}}`)
+	v.DefaultAbsentStatus(ctx, p, old)
+	if p.Status.Phase != "Ready" {
+		t.Errorf("a phase sent was changed to %q", p.Status.Phase)
+	}
+}

@@ -325,9 +325,17 @@ type StatusStrategy struct{ *Strategy }
 // NewStatusStrategy returns the /status update strategy for s.
 func NewStatusStrategy(s *Strategy) *StatusStrategy { return &StatusStrategy{s} }
 
-// PrepareForUpdate keeps everything but metadata and status from the stored object.
+// PrepareForUpdate keeps everything but metadata and status from the
+// stored object, and defaults the status fields left out.
 func (s *StatusStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
 	copyAllButMetaAndStatus(obj, old)
+	// The status fields the write left out that the Go types cannot leave
+	// out get the schema's default, as the status of a CRD does.
+	if d, ok := s.schema.(interface {
+		DefaultAbsentStatus(ctx context.Context, obj, old runtime.Object)
+	}); ok {
+		d.DefaultAbsentStatus(ctx, obj, old)
+	}
 	bumpGeneration(obj, old) // nothing but status changed: keeps the stored generation
 }
 
