@@ -240,9 +240,11 @@ func zeroValueWarnings(fset *token.FileSet, root, module, kind string, t types.T
 				continue
 			}
 			fpath := strings.TrimPrefix(path+"."+name, ".")
+			// omitzero, when given, decides what is left out (with or
+			// without omitempty beside it).
 			omit := ""
 			for _, o := range strings.Split(opts, ",") {
-				if o == "omitempty" || o == "omitzero" {
+				if o == "omitzero" || o == "omitempty" && omit == "" {
 					omit = o
 				}
 			}

@@ -142,6 +142,9 @@ func (g *protoGen) renumber(units [][]string, renumber map[string]bool, unitName
 	if len(named) == 0 {
 		return nil
 	}
+	if len(dropped) == 0 {
+		return []string{fmt.Sprintf("--renumber %s: no protobuf field numbers were recorded for it in %s; it is numbered as a new kind", strings.Join(named, ", "), g.recPath)}
+	}
 	return []string{fmt.Sprintf("--renumber %s: the protobuf fields of %s are numbered afresh in %s; objects of it stored under the old numbers can no longer be read",
 		strings.Join(named, ", "), strings.Join(dropped, ", "), g.recPath)}
 }

@@ -21,18 +21,23 @@ import (
 )
 
 // File is one file to write: an absolute path, its content and its mode
-// (0644 when zero; 0600 for a private key).
+// (0600 for a private key). A zero Mode keeps the mode of the file there,
+// and gives a new file 0644.
 type File struct {
 	Path    string
 	Content []byte
 	Mode    os.FileMode
 }
 
-func (f File) mode() os.FileMode {
-	if f.Mode == 0 {
-		return 0o644
+// mode is the mode f is written with over old.
+func (f File) mode(old previous) os.FileMode {
+	switch {
+	case f.Mode != 0:
+		return f.Mode
+	case old.exists:
+		return old.mode
 	}
-	return f.Mode
+	return 0o644
 }
 
 // FormatGo checks that src parses and returns it gofmt-ed.
@@ -97,11 +102,11 @@ func (t *Transaction) Write(files ...File) error {
 		}
 		if old.exists && bytes.Equal(old.content, f.Content) {
 			t.Unchanged++
-			if old.mode != f.mode() {
+			if old.mode != f.mode(old) {
 				if err := t.record(f.Path, old); err != nil {
 					return err
 				}
-				if err := os.Chmod(f.Path, f.mode()); err != nil {
+				if err := os.Chmod(f.Path, f.mode(old)); err != nil {
 					return err
 				}
 			}
@@ -110,7 +115,7 @@ func (t *Transaction) Write(files ...File) error {
 		if err := t.record(f.Path, old); err != nil {
 			return err
 		}
-		if err := WriteAtomic(f.Path, f.Content, f.mode()); err != nil {
+		if err := WriteAtomic(f.Path, f.Content, f.mode(old)); err != nil {
 			return err
 		}
 		if t.Log != nil {

@@ -108,3 +108,27 @@ func TestTransactionModes(t *testing.T) {
 		t.Errorf("added.yaml is still there after rollback: %v", err)
 	}
 }
+
+// TestTransactionKeepsModes: without a Mode, a file keeps its mode, changed
+// or not (a user's 0664 stays 0664); a new one is 0644.
+func TestTransactionKeepsModes(t *testing.T) {
+	dir := t.TempDir()
+	same, changed, added := filepath.Join(dir, "same.go"), filepath.Join(dir, "changed.go"), filepath.Join(dir, "added.go")
+	for _, p := range []string{same, changed} {
+		if err := os.WriteFile(p, []byte("old"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, 0o664); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx := &Transaction{}
+	if err := tx.Write(File{Path: same, Content: []byte("old")}, File{Path: changed, Content: []byte("new")}, File{Path: added, Content: []byte("a")}); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]os.FileMode{same: 0o664, changed: 0o664, added: 0o644} {
+		if st, err := os.Stat(path); err != nil || st.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v (%v)", filepath.Base(path), st.Mode().Perm(), want, err)
+		}
+	}
+}

@@ -73,7 +73,8 @@ func (p *Project) CreateGroup(group string, taken func(dir string) bool) (string
 	if err := ValidateGroup(dir, p.Domain); err != nil {
 		return "", fmt.Errorf("--group %s is served from the Go package pkg/apis/<first label>, and %w", group, err)
 	}
-	if taken(dir) || slices.ContainsFunc(p.Resources, func(r *Resource) bool { return r.Group == dir && !r.External }) {
+	_, recorded := p.Groups[dir]
+	if recorded || taken(dir) || slices.ContainsFunc(p.Resources, func(r *Resource) bool { return r.Group == dir && !r.External }) {
 		return "", fmt.Errorf("--group %s is served from the Go package pkg/apis/%s (its first label), which is group %s already: one package serves one group", group, dir, p.FullGroup(dir))
 	}
 	if p.Groups == nil {

@@ -91,6 +91,9 @@ func TestCreateGroupAnyAPIGroup(t *testing.T) {
 		"3scale.net":         "--group 3scale.net is served from the Go package pkg/apis/<first label>, and --group \"3scale\" is not valid",
 		"stable.example.com": "give the group without the project's domain: --group stable",
 		"a..b":               `--group "a..b" is not a valid API group name`,
+		// A package PROJECT records for another group, its folder not
+		// written yet: not taken over.
+		"widgets.io": "--group widgets.io is served from the Go package pkg/apis/widgets (its first label), which is group widgets.sh already",
 	} {
 		if _, err := p.CreateGroup(flag, none); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("--group %s: want an error containing %q, got %v", flag, want, err)

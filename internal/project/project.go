@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -94,6 +95,12 @@ func Load(dir string) (*Project, error) {
 	p := &Project{}
 	if err := yaml.UnmarshalStrict(b, p); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, FileName), err)
+	}
+	for _, pkg := range slices.Sorted(maps.Keys(p.Groups)) {
+		full := p.Groups[pkg]
+		if err := ValidateAPIGroup("groups."+pkg, full); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, FileName), err)
+		}
 	}
 	return p, nil
 }

@@ -55,8 +55,9 @@ func (o *EmbeddedEtcdOptions) Start(certDir string) (*embed.Etcd, string, *etcdP
 		return nil, "", nil, fmt.Errorf("--embedded-etcd-data-dir %s is in use by %s, another apiserver on the same data?: stop it, or give another --embedded-etcd-data-dir, or --etcd-servers", o.DataDir, who)
 	}
 	// Ports left to us are picked afresh when another process took one
-	// between the pick and etcd's listen; ports given by flag are not.
-	picked := o.ClientPort == 0 || o.PeerPort == 0
+	// between the pick and etcd's listen; with a port given by flag, the
+	// error names it.
+	picked := o.ClientPort == 0 && o.PeerPort == 0
 	for attempt := 1; ; attempt++ {
 		opts := *o
 		if err := opts.pickPorts(); err != nil {

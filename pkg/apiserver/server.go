@@ -94,10 +94,11 @@ func portInUse(err error) bool {
 	return errors.Is(err, syscall.EADDRINUSE)
 }
 
-// Run serves until ctx is done, with options completed and validated
-// (NewCommand does both): the embedded etcd when no --etcd-servers is
+// Run serves until ctx is done, with options validated (NewCommand
+// completes and validates them): the embedded etcd when no --etcd-servers is
 // given, then the server's configuration, the server, and its run.
 func Run(ctx context.Context, cfg Config, o *Options) error {
+	o.Complete() // again, for callers that did not: it changes nothing the second time
 	stopEtcd, err := o.startEmbeddedEtcd()
 	if err != nil {
 		return err

@@ -44,6 +44,7 @@ func Start(cfg apiserver.Config) (*Environment, error) {
 	// process (nor the embedded etcd's port pick) can take its port.
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	o := apiserver.NewOptions()
@@ -56,12 +57,18 @@ func Start(cfg apiserver.Config) (*Environment, error) {
 
 	o.Complete()
 	if err := o.Validate(); err != nil {
+		listener.Close()
+		os.RemoveAll(dir)
 		return nil, err
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	env := &Environment{dir: dir, cancel: cancel, done: make(chan error, 1)}
-	go func() { env.done <- apiserver.Run(ctx, cfg, o) }()
+	go func() {
+		err := apiserver.Run(ctx, cfg, o)
+		listener.Close() // when Run failed before serving on it
+		env.done <- err
+	}()
 	if err := env.waitReady(o.WriteKubeconfig, 2*time.Minute); err != nil {
 		env.Stop()
 		return nil, err

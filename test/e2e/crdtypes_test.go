@@ -354,6 +354,9 @@ func (s sideBySide) columns(t *testing.T, bases map[string]string) {
 		}
 		a := kubectlWith(s.ours, "", "get", s.resource(kind), "base", "-o", "wide")
 		b := kubectlWith(s.theirs, "", "get", s.resource(kind), "base", "-o", "wide")
+		if a.err != nil || b.err != nil {
+			t.Fatalf("get %s: ours %v %s, theirs %v %s", kind, a.err, a.stderr, b.err, b.stderr)
+		}
 		if header(a.stdout) != header(b.stdout) {
 			t.Errorf("%s columns differ:\nours:   %s\ntheirs: %s", kind, header(a.stdout), header(b.stdout))
 		}

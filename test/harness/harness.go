@@ -89,6 +89,9 @@ func (p *Process) Signal(sig syscall.Signal) { _ = syscall.Kill(-p.Pid(), sig) }
 func (p *Process) Kill(sig syscall.Signal) {
 	select {
 	case <-p.done:
+		// The leader is gone; children it left in its group (an
+		// apiserver, an etcd) are not.
+		p.Signal(syscall.SIGKILL)
 		return
 	default:
 	}
