@@ -135,28 +135,17 @@ func groupDir(api *State, fullName string) string {
 
 // latestSnapshot reads the API description of the latest recorded release.
 func latestSnapshot(root string) (*apiDescription, string, error) {
-	paths, err := filepath.Glob(filepath.Join(root, SnapshotsDir, "v*", SnapshotFile))
+	paths, err := snapshotPaths(root)
 	if err != nil || len(paths) == 0 {
 		return nil, "", err
 	}
-	sort.Slice(paths, func(i, j int) bool {
-		return project.ReleaseLess(filepath.Base(filepath.Dir(paths[i])), filepath.Base(filepath.Dir(paths[j])))
-	})
 	last := paths[len(paths)-1]
-	b, err := os.ReadFile(last)
-	if err != nil {
-		return nil, "", err
-	}
-	var d apiDescription
-	if err := yaml.UnmarshalStrict(b, &d); err != nil {
-		return nil, "", fmt.Errorf("%s: %w", last, err)
-	}
-	return &d, last, nil
+	d, err := readSnapshot(last)
+	return d, last, err
 }
 
-// publishedKinds are the kinds every recorded release published, by
-// <full group>/<version>/<Kind>, with the first release that did.
-func publishedKinds(root string) (map[string]string, error) {
+// snapshotPaths are the recorded releases' API descriptions, oldest first.
+func snapshotPaths(root string) ([]string, error) {
 	paths, err := filepath.Glob(filepath.Join(root, SnapshotsDir, "v*", SnapshotFile))
 	if err != nil {
 		return nil, err
@@ -164,15 +153,34 @@ func publishedKinds(root string) (map[string]string, error) {
 	sort.Slice(paths, func(i, j int) bool {
 		return project.ReleaseLess(filepath.Base(filepath.Dir(paths[i])), filepath.Base(filepath.Dir(paths[j])))
 	})
+	return paths, nil
+}
+
+// readSnapshot reads one recorded release's API description.
+func readSnapshot(path string) (*apiDescription, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var d apiDescription
+	if err := yaml.UnmarshalStrict(b, &d); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &d, nil
+}
+
+// publishedKinds are the kinds every recorded release published, by
+// <full group>/<version>/<Kind>, with the first release that did.
+func publishedKinds(root string) (map[string]string, error) {
+	paths, err := snapshotPaths(root)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]string{}
 	for _, path := range paths {
-		b, err := os.ReadFile(path)
+		d, err := readSnapshot(path)
 		if err != nil {
 			return nil, err
-		}
-		var d apiDescription
-		if err := yaml.UnmarshalStrict(b, &d); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		for group, gd := range d.Groups {
 			for version, vd := range gd.Versions {

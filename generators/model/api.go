@@ -340,8 +340,12 @@ func kindMarkerIn(fset *token.FileSet, f *ast.File) (token.Position, string) {
 	var pos token.Position
 	var kind string
 	eachTypeSpec(fset, f, func(ts *ast.TypeSpec, groups []*ast.CommentGroup) error {
-		for _, l := range commentLines(fset, groups...) {
-			if kind == "" && (strings.HasPrefix(l.text, "+resource") || (strings.HasPrefix(l.text, "+kubebuilder:object:root=true") && isObject(ts))) {
+		vals, err := markerValues(fset, markers.DescribesType, groups...)
+		if err != nil || kind != "" {
+			return nil // a marker that does not parse is reported where the file is read
+		}
+		if canonical, err := canonicalValues(vals); err == nil {
+			if rm, ok := resourceOf(ts.Name.Name, canonical); ok && (!rm.crd || isObject(ts)) {
 				pos, kind = fset.Position(ts.Pos()), ts.Name.Name
 			}
 		}
