@@ -248,20 +248,21 @@ type restorer struct {
 // and u holds as a zero value is absent: defaulted by its schema, or
 // removed. It reports whether it changed u.
 func restoreSent(u, sent map[string]any, shape sentShape, whole bool, old map[string]any, s *structuralschema.Structural, keep func(field string) bool) bool {
-	// Unknown fields are not the object's, as kube-apiserver prunes them.
-	pruning.Prune(sent, s, true)
-	w := restorer{shape: shape, whole: whole}
-	return w.object(u, sent, old, s, func(k string) bool {
-		return k != "apiVersion" && k != "kind" && k != "metadata" && keep(k)
-	})
+	return restorer{shape: shape, whole: whole}.top(u, sent, old, s, keep)
 }
 
 // fillDefaults puts the schema's defaults into the fields of u that the
 // form lacks and u holds as zero values: the fields without omitempty that
 // the client left out. It reports whether it changed u.
 func fillDefaults(u, sent map[string]any, shape sentShape, whole bool, old map[string]any, s *structuralschema.Structural, keep func(field string) bool) bool {
+	return restorer{shape: shape, whole: whole, fill: true}.top(u, sent, old, s, keep)
+}
+
+// top walks the object's top-level fields keep allows, but for apiVersion,
+// kind and metadata; unknown fields of the form are not the object's, as
+// kube-apiserver prunes them.
+func (w restorer) top(u, sent, old map[string]any, s *structuralschema.Structural, keep func(field string) bool) bool {
 	pruning.Prune(sent, s, true)
-	w := restorer{shape: shape, whole: whole, fill: true}
 	return w.object(u, sent, old, s, func(k string) bool {
 		return k != "apiVersion" && k != "kind" && k != "metadata" && keep(k)
 	})
