@@ -2,7 +2,8 @@ package generators
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/driver"
@@ -66,18 +67,25 @@ func loadUniverse(api *State) (*generator.Context, error) {
 	return c, nil
 }
 
-// referencedPackages returns the packages of named types reachable from the given packages.
+// referencedPackages returns the packages, other than roots, of the named
+// types the types of roots reach (metav1.ObjectMeta, types.UID, a corev1
+// type...), sorted. Type literals (pointers, slices, maps) are not named:
+// their elements are.
 func referencedPackages(u types.Universe, roots []string) []string {
-	seenTypes := map[*types.Type]bool{}
-	pkgs := map[string]bool{}
+	inputs := map[string]bool{}
+	for _, r := range roots {
+		inputs[r] = true
+	}
+	seen := map[*types.Type]bool{}
+	out := map[string]bool{}
 	var walk func(t *types.Type)
 	walk = func(t *types.Type) {
-		if t == nil || seenTypes[t] {
+		if t == nil || seen[t] {
 			return
 		}
-		seenTypes[t] = true
-		if t.Name.Package != "" {
-			pkgs[t.Name.Package] = true
+		seen[t] = true
+		if p := t.Name.Package; p != "" && !inputs[p] && t.Kind != types.Pointer && t.Kind != types.Slice && t.Kind != types.Map {
+			out[p] = true
 		}
 		walk(t.Elem)
 		walk(t.Key)
@@ -93,15 +101,7 @@ func referencedPackages(u types.Universe, roots []string) []string {
 			}
 		}
 	}
-	for _, r := range roots {
-		delete(pkgs, r)
-	}
-	var out []string
-	for p := range pkgs {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(out))
 }
 
 // contextFor hands a generator the shared universe with its own name systems.

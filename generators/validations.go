@@ -2,7 +2,6 @@ package generators
 
 import (
 	"bytes"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -47,7 +46,10 @@ func (validations) Generate(api *State, base *generator.Context) ([]files.File, 
 		return nil, nil
 	}
 	c, out := contextFor(base, validationgen.NameSystems(), validationgen.DefaultNameSystem(), inputs)
-	readonly := referenced(c.Universe, c.Inputs)
+	// validation-gen reads the tags of the packages the version packages'
+	// types use and calls the validation functions they declare, and
+	// refuses a type whose package it was not given.
+	readonly := referencedPackages(c.Universe, c.Inputs)
 	defer tagKinds(api, c.Universe)()
 	defer untag(c.Universe, readonly)()
 	args := &validationgen.Args{OutputFile: "zz_generated.validations.go", GoHeaderFile: api.headerFile(), ReadOnlyPkgs: readonly}
@@ -110,46 +112,6 @@ func tagKinds(api *State, u types.Universe) (restore func()) {
 			f()
 		}
 	}
-}
-
-// referenced lists the packages, other than pkgs, of the types the types
-// of pkgs use (metav1.ObjectMeta, types.UID, a corev1 type, ...):
-// validation-gen reads their tags and calls the validation functions they
-// declare, and refuses a type whose package it was not given.
-func referenced(u types.Universe, pkgs []string) []string {
-	inputs := map[string]bool{}
-	for _, p := range pkgs {
-		inputs[p] = true
-	}
-	seen := map[*types.Type]bool{}
-	out := map[string]bool{}
-	var walk func(t *types.Type)
-	walk = func(t *types.Type) {
-		if t == nil || seen[t] {
-			return
-		}
-		seen[t] = true
-		if p := t.Name.Package; p != "" && !inputs[p] && t.Kind != types.Pointer && t.Kind != types.Slice && t.Kind != types.Map {
-			out[p] = true
-		}
-		walk(t.Elem)
-		walk(t.Key)
-		walk(t.Underlying)
-		for _, m := range t.Members {
-			walk(m.Type)
-		}
-	}
-	for _, p := range pkgs {
-		for _, t := range u.Package(p).Types {
-			walk(t)
-		}
-	}
-	list := make([]string, 0, len(out))
-	for p := range out {
-		list = append(list, p)
-	}
-	sort.Strings(list)
-	return list
 }
 
 // untag hides, in memory, the +k8s: tags of the packages the version
