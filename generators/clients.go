@@ -21,6 +21,7 @@ import (
 	"k8s.io/gengo/v2/types"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/files"
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
 )
 
 // The client generators of k8s.io/code-generator, over the shared universe:
@@ -126,11 +127,16 @@ func (informers) Generate(api *State, base *generator.Context) ([]files.File, er
 
 // tagClients marks every kind +genclient (and +genclient:nonNamespaced for
 // cluster-scoped ones) in the shared universe, so users need not: the
-// +resource marker already says the type is served.
+// +resource marker already says the type is served. A group whose first
+// label has a dash (cert-manager.io) gets the Go name the clients need
+// (+groupGoName=CertManager), where its doc.go does not give one.
 func tagClients(u types.Universe, api *State) {
 	for _, g := range api.Groups {
 		for _, v := range g.Versions {
 			pkg := u.Package(v.Package)
+			if name := project.GroupGoNameMarker(g.FullName); name != "" && !slices.ContainsFunc(pkg.Comments, func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), "+groupGoName=") }) {
+				pkg.Comments = append(pkg.Comments, "+groupGoName="+name)
+			}
 			for _, k := range v.Kinds {
 				t := pkg.Types[k.Name]
 				if t == nil {

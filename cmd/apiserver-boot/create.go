@@ -198,6 +198,7 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	data.Group, data.FullGroup, data.Version = o.group, p.FullGroup(o.group), o.version
+	data.GroupGoName = project.GroupGoNameMarker(data.FullGroup)
 	files := []scaffold.File{{Path: project.APIs(o.group, "doc.go"), Template: "resource/group_doc.go.tmpl"}}
 	if o.level >= levelVersion {
 		data.ModelPackage = project.OpenAPIModelPackage(p.Module, o.group, o.version)
@@ -247,7 +248,7 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 			r = existing
 		}
 		data.Kind, data.Plural, data.Scope, data.Resource = r.Kind, r.Plural, string(r.Scope), r
-		data.GroupGo, data.VersionGo, data.PluralGo = project.GoName(o.group), project.GoName(o.version), project.ClientPlural(r.Kind, r.Plural)
+		data.GroupGo, data.VersionGo, data.PluralGo = project.GroupGoName(p.FullGroup(o.group)), project.GoName(o.version), project.ClientPlural(r.Kind, r.Plural)
 		base := project.APIs(o.group, o.version, project.ControllerPackage(o.kind))
 		files = append(files, scaffold.File{Path: base + "_types.go", Template: "resource/types.go.tmpl"})
 		if existing == nil && otherVersion != nil {

@@ -100,22 +100,42 @@ func TestAnyAPIGroupAndKindInAnyFile(t *testing.T) {
 		t.Errorf("--group acme names the package of acme.sh: %v", err)
 	}
 	os.RemoveAll(filepath.Join(dir, "pkg", "apis", "acme", "v2"))
+	// A first label with a dash (cert-manager.io, cluster-api.<domain>):
+	// served from the package of the label without dashes, its typed
+	// clients named CertManager (+groupGoName).
+	mustRun(t, dir, "create", "group", "version", "resource", "--group", "cert-manager.io", "--version", "v1", "--kind", "Certificate")
+	mustRun(t, dir, "create", "group", "version", "resource", "--group", "cluster-api", "--version", "v1beta1", "--kind", "Machine", "--controller=false")
+	if _, err := run(t, dir, "create", "group", "version", "--group", "cluster-api", "--version", "v1beta2"); err != nil {
+		t.Errorf("--group cluster-api names the package of cluster-api.acme.sh: %v", err)
+	}
+	os.RemoveAll(filepath.Join(dir, "pkg", "apis", "clusterapi", "v1beta2"))
 	project, _ := os.ReadFile(filepath.Join(dir, "PROJECT"))
-	if !strings.Contains(string(project), "groups:\n  acme: acme.sh\n  tools: tools.dev\n") {
+	if !strings.Contains(string(project), "groups:\n  acme: acme.sh\n  certmanager: cert-manager.io\n  clusterapi: cluster-api.acme.sh\n  tools: tools.dev\n") {
 		t.Errorf("PROJECT does not record the groups given in full:\n%s", project)
 	}
 	if _, err := run(t, dir, "create", "group", "version", "--group", "gadgets.io", "--version", "v1"); err == nil || !strings.Contains(err.Error(), "--group gadgets.io is served from the Go package pkg/apis/gadgets (its first label), which is group gadgets.acme.sh already") {
 		t.Errorf("want a second group for package gadgets refused, got %v", err)
+	}
+	if _, err := run(t, dir, "create", "group", "version", "--group", "cert-manager.dev", "--version", "v1"); err == nil || !strings.Contains(err.Error(), "--group cert-manager.dev is served from the Go package pkg/apis/certmanager (its first label, without dashes), which is group cert-manager.io already") {
+		t.Errorf("want a second group for package certmanager refused, got %v", err)
 	}
 
 	widget := filepath.Join(dir, "pkg", "apis", "acme", "v1", "widget.go")
 	os.WriteFile(widget, []byte(widgetGo), 0o644)
 	mustRun(t, dir, "generate")
 	for path, want := range map[string]string{
-		"pkg/apis/acme/zz_generated.register.go":     `const GroupName = "acme.sh"`,
-		"pkg/apis/acme/zz_generated.types.go":        "type Widget struct",
-		"pkg/apis/tools/v1/zz_generated.register.go": `const GroupName = "tools.dev"`,
-		"pkg/apis/gadgets/zz_generated.register.go":  `const GroupName = "gadgets.acme.sh"`,
+		"pkg/apis/acme/zz_generated.register.go":                                       `const GroupName = "acme.sh"`,
+		"pkg/apis/acme/zz_generated.types.go":                                          "type Widget struct",
+		"pkg/apis/tools/v1/zz_generated.register.go":                                   `const GroupName = "tools.dev"`,
+		"pkg/apis/gadgets/zz_generated.register.go":                                    `const GroupName = "gadgets.acme.sh"`,
+		"pkg/apis/certmanager/v1/doc.go":                                               "+groupName=cert-manager.io\n// +groupGoName=CertManager\n",
+		"pkg/apis/certmanager/v1/zz_generated.register.go":                             `const GroupName = "cert-manager.io"`,
+		"pkg/apis/clusterapi/zz_generated.register.go":                                 `const GroupName = "cluster-api.acme.sh"`,
+		"pkg/client/clientset/versioned/clientset.go":                                  "CertManagerV1() certmanagerv1.CertManagerV1Interface",
+		"pkg/client/informers/externalversions/factory.go":                             "CertManager() certmanager.Interface",
+		"pkg/client/listers/certmanager/v1/certificate.go":                             "type CertificateLister interface",
+		"pkg/client/clientset/versioned/typed/clusterapi/v1beta1/clusterapi_client.go": "type ClusterApiV1beta1Client struct",
+		"pkg/controller/certificate/zz_generated.controller.go":                        "si.Factory.CertManager().V1().Certificates()",
 	} {
 		if b, _ := os.ReadFile(filepath.Join(dir, path)); !strings.Contains(string(b), want) {
 			t.Errorf("%s lacks %s", path, want)

@@ -75,6 +75,9 @@ type templateData struct {
 	VersionAlias, VersionPackage string
 	// GroupGo, VersionGo and PluralGo are the clientset's accessor names (StableV1().CronTabs).
 	GroupGo, VersionGo, PluralGo string
+	// GroupGoName is the +groupGoName marker of a version's doc.go, set
+	// when client-gen cannot name the group by itself (cert-manager.io).
+	GroupGoName string
 	// Subresource, Request and Handler name a custom subresource.
 	Subresource, Request, Handler string
 	// GoVersion is the Go release of the Dockerfile's builder image (1.26).

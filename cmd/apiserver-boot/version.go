@@ -84,6 +84,7 @@ func (o *versionOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	data.Group, data.FullGroup, data.Version = o.group, p.FullGroup(o.group), o.version
+	data.GroupGoName = project.GroupGoNameMarker(data.FullGroup)
 	data.ModelPackage = project.OpenAPIModelPackage(p.Module, o.group, o.version)
 
 	fromDir := filepath.Join(root, project.APIs(o.group, o.from))

@@ -183,6 +183,7 @@ func LoadAPI(root string, p *project.Project, framework, header string) (*API, e
 				continue
 			}
 			c.Plural, c.PluralGo, c.Namespaced = k.Plural, project.ClientPlural(k.Name, k.Plural), k.Namespaced
+			c.GroupGo = project.GroupGoName(c.FullGroup)
 		}
 		api.Controllers = append(api.Controllers, c)
 	}

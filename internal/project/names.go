@@ -52,36 +52,88 @@ func ValidateAPIGroup(flag, group string) error {
 // <group>.<domain> (stable), or an API group name in full that is the domain
 // itself or outside it (example.com in a project of domain example.com,
 // widgets.sh): that group is served under its name, from the package named
-// by its first label (example, widgets), and recorded in p.Groups. taken
-// tells whether a package folder already exists.
+// by its first label (example, widgets), and recorded in p.Groups. A first
+// label with dashes, which an API group may have (cert-manager.io, or
+// --group cert-manager for cert-manager.<domain>), names the package
+// without them (certmanager), as Kubernetes projects do. taken tells
+// whether a package folder already exists.
 func (p *Project) CreateGroup(group string, taken func(dir string) bool) (string, error) {
-	for dir, full := range p.Groups {
-		if group == full {
-			return dir, nil
-		}
+	if dir, ok := p.recordedGroup(group); ok {
+		return dir, nil
 	}
+	full := group
 	if !strings.Contains(group, ".") || strings.HasSuffix(group, "."+p.Domain) {
-		if err := ValidateGroup(group, p.Domain); err != nil {
-			return "", err
+		if !strings.Contains(group, "-") || len(validation.IsDNS1123Label(group)) > 0 {
+			if err := ValidateGroup(group, p.Domain); err != nil {
+				return "", err
+			}
+			return group, nil
 		}
-		return group, nil
-	}
-	if err := ValidateAPIGroup("--group", group); err != nil {
+		// cert-manager: the group cert-manager.<domain>, from package certmanager.
+		full = group + "." + p.Domain
+		if errs := validation.IsDNS1123Subdomain(full); len(errs) > 0 {
+			return "", fmt.Errorf("--group %q: %s is not a valid API group name: %s", group, full, strings.Join(errs, "; "))
+		}
+	} else if err := ValidateAPIGroup("--group", group); err != nil {
 		return "", err
 	}
-	dir := strings.SplitN(group, ".", 2)[0]
-	if err := ValidateGroup(dir, p.Domain); err != nil {
-		return "", fmt.Errorf("--group %s is served from the Go package pkg/apis/<first label>, and %w", group, err)
+	dir, label := GroupPackage(full), "first label"
+	if strings.Contains(GroupLabel(full), "-") {
+		label += ", without dashes"
 	}
-	_, recorded := p.Groups[dir]
-	if recorded || taken(dir) || slices.ContainsFunc(p.Resources, func(r *Resource) bool { return r.Group == dir && !r.External }) {
-		return "", fmt.Errorf("--group %s is served from the Go package pkg/apis/%s (its first label), which is group %s already: one package serves one group", group, dir, p.FullGroup(dir))
+	if err := ValidateGroup(dir, p.Domain); err != nil {
+		return "", fmt.Errorf("--group %s is served from the Go package pkg/apis/<%s>, and %w", group, label, err)
+	}
+	if _, recorded := p.Groups[dir]; recorded || taken(dir) || slices.ContainsFunc(p.Resources, func(r *Resource) bool { return r.Group == dir && !r.External }) {
+		return "", fmt.Errorf("--group %s is served from the Go package pkg/apis/%s (its %s), which is group %s already: one package serves one group", group, dir, label, p.FullGroup(dir))
 	}
 	if p.Groups == nil {
 		p.Groups = map[string]string{}
 	}
-	p.Groups[dir] = group
+	p.Groups[dir] = full
 	return dir, nil
+}
+
+// recordedGroup finds the package of a group PROJECT records, named by
+// --group in full (cert-manager.io) or, for a group of the domain, without
+// it (cert-manager for cert-manager.<domain>).
+func (p *Project) recordedGroup(group string) (string, bool) {
+	for dir, full := range p.Groups {
+		if group == full || group+"."+p.Domain == full {
+			return dir, true
+		}
+	}
+	return "", false
+}
+
+// GroupLabel is the first label of an API group name (cert-manager of
+// cert-manager.io).
+func GroupLabel(fullGroup string) string {
+	return strings.SplitN(fullGroup, ".", 2)[0]
+}
+
+// GroupPackage is the Go package that serves a group given in full: its
+// first label without dashes (cert-manager.io -> certmanager).
+func GroupPackage(fullGroup string) string {
+	return strings.ReplaceAll(GroupLabel(fullGroup), "-", "")
+}
+
+// GroupGoName is the Go name the typed clients give a group (the
+// CertManagerV1() of the clientset, the CertManager() of the informer
+// factory): its first label in UpperCamelCase. client-gen derives the same
+// name by itself unless the label has a dash (GroupGoNameMarker).
+func GroupGoName(fullGroup string) string {
+	return GoName(GroupLabel(fullGroup))
+}
+
+// GroupGoNameMarker is the value of the +groupGoName marker a group's
+// version packages need, or "" when client-gen's own name for the group
+// (its first label, capitalised) is a Go identifier already.
+func GroupGoNameMarker(fullGroup string) string {
+	if strings.Contains(GroupLabel(fullGroup), "-") {
+		return GroupGoName(fullGroup)
+	}
+	return ""
 }
 
 // reservedGroups would shadow packages that generated code imports by name.

@@ -104,6 +104,58 @@ func TestCreateGroupAnyAPIGroup(t *testing.T) {
 	}
 }
 
+// TestCreateGroupWithDashes: a group whose first label has a dash, as CRDs
+// allow (cert-manager.io), is served under its name from the package of
+// that label without dashes (certmanager), as Kubernetes projects do; so is
+// --group cluster-api, served as cluster-api.<domain>. The typed clients
+// are told its Go name (+groupGoName=CertManager). A package taken already
+// stays an error naming --group.
+func TestCreateGroupWithDashes(t *testing.T) {
+	none := func(string) bool { return false }
+	p := &Project{Domain: "example.com", Resources: []*Resource{{Group: "stable", Version: "v1", Kind: "CronTab"}}}
+	for _, tc := range []struct{ flag, dir, full, goName string }{
+		{"cert-manager.io", "certmanager", "cert-manager.io", "CertManager"},
+		{"cert-manager.io", "certmanager", "cert-manager.io", "CertManager"}, // again: the recorded group
+		{"acme.cert-manager.io", "acme", "acme.cert-manager.io", ""},
+		{"cluster-api", "clusterapi", "cluster-api.example.com", "ClusterApi"},
+		{"cluster-api", "clusterapi", "cluster-api.example.com", "ClusterApi"},
+		{"a-b-c.sh", "abc", "a-b-c.sh", "ABC"},
+	} {
+		dir, err := p.CreateGroup(tc.flag, none)
+		if err != nil || dir != tc.dir || p.FullGroup(dir) != tc.full {
+			t.Errorf("--group %s: got package %q served as %s, %v; want %s served as %s", tc.flag, dir, p.FullGroup(dir), err, tc.dir, tc.full)
+		}
+		for _, flag := range []string{tc.flag, tc.full, tc.dir} {
+			if got, err := p.ResolveGroup(flag); err != nil || got != tc.dir {
+				t.Errorf("ResolveGroup(%s) = %q, %v; want %s", flag, got, err, tc.dir)
+			}
+		}
+		if got := GroupGoNameMarker(tc.full); got != tc.goName {
+			t.Errorf("GroupGoNameMarker(%s) = %q, want %q", tc.full, got, tc.goName)
+		}
+	}
+	if got := GroupGoName("stable.example.com"); got != "Stable" {
+		t.Errorf("GroupGoName(stable.example.com) = %q, want Stable", got)
+	}
+	for flag, want := range map[string]string{
+		"cert-manager.dev":         "--group cert-manager.dev is served from the Go package pkg/apis/certmanager (its first label, without dashes), which is group cert-manager.io already",
+		"clusterapi.io":            "--group clusterapi.io is served from the Go package pkg/apis/clusterapi (its first label), which is group cluster-api.example.com already",
+		"st-able":                  "--group st-able is served from the Go package pkg/apis/stable (its first label, without dashes), which is group stable.example.com already",
+		"3-scale.net":              "--group 3-scale.net is served from the Go package pkg/apis/<first label, without dashes>, and --group \"3scale\" is not valid",
+		"run-time":                 `--group run-time is served from the Go package pkg/apis/<first label, without dashes>, and --group "runtime" is reserved`,
+		"cert-manager-.io":         `--group "cert-manager-.io" is not a valid API group name`,
+		"cert-manager.example.com": "give the group without the project's domain: --group cert-manager",
+		"Cert-Manager":             "--group \"Cert-Manager\" is not valid",
+	} {
+		if _, err := p.CreateGroup(flag, none); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--group %s: want an error containing %q, got %v", flag, want, err)
+		}
+	}
+	if _, err := (&Project{Domain: "example.com"}).CreateGroup("cert-manager.io", func(dir string) bool { return dir == "certmanager" }); err == nil || !strings.Contains(err.Error(), "--group cert-manager.io is served from the Go package pkg/apis/certmanager") {
+		t.Errorf("a package folder that exists: want an error naming it, got %v", err)
+	}
+}
+
 func TestPlural(t *testing.T) {
 	for kind, want := range map[string]string{"CronTab": "crontabs", "Policy": "policies", "Class": "classes", "Endpoints": "endpoints"} {
 		if got := Plural(kind); got != want {

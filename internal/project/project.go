@@ -151,12 +151,11 @@ func (p *Project) FullGroup(group string) string {
 
 // ResolveGroup reads a --group flag naming a group of the project: its
 // package name (stable), or the full name of a group PROJECT records
-// (widgets.sh). It returns the package name.
+// (widgets.sh), or that name without the domain (cert-manager for
+// cert-manager.<domain>). It returns the package name.
 func (p *Project) ResolveGroup(group string) (string, error) {
-	for dir, full := range p.Groups {
-		if group == full {
-			return dir, nil
-		}
+	if dir, ok := p.recordedGroup(group); ok {
+		return dir, nil
 	}
 	return group, CheckGroupWithoutDomain(group, p.Domain)
 }

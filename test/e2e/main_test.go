@@ -101,6 +101,7 @@ func setup(m *testing.M) (int, error) {
 		// Groups a CRD can have beside <group>.<domain> (TestAnyGroupAndKindInAnyFile).
 		{"create group widgets.sh (outside the domain)", []string{cli, "create", "group", "version", "--group", "widgets.sh", "--version", "v1"}},
 		{"create Gizmo (group example.com, the domain itself)", []string{cli, "create", "group", "version", "resource", "--group", "example.com", "--version", "v1", "--kind", "Gizmo", "--controller=false"}},
+		{"create Issuer (group cert-manager.io, a dash in its first label)", []string{cli, "create", "group", "version", "resource", "--group", "cert-manager.io", "--version", "v1", "--kind", "Issuer", "--controller=false"}},
 	}
 	for _, s := range steps {
 		if err := timed(s.name, func() error { _, err := harness.Sh(proj, s.cmd[0], s.cmd[1:]...); return err }); err != nil {
