@@ -288,7 +288,7 @@ func TestAPIEvolution(t *testing.T) {
 	}
 
 	e := &evolution{t: t, dir: filepath.Join(tmp, "evolving"), etcd: startEtcd(t), want: map[string]map[string]any{}}
-	defer e.etcd.Stop(t)
+	defer e.etcd.stop(t)
 	os.MkdirAll(e.dir, 0o755)
 	for _, step := range [][]string{
 		{"go", "mod", "init", "example.com/evolving"},

@@ -202,7 +202,7 @@ func TestExternalEtcd(t *testing.T) {
 		t.Errorf("etcd key of namespace default: %s in %s, want protobuf in v1", enc, v)
 	}
 	rl.Stop(t)
-	etcd.Stop(t)
+	etcd.stop(t)
 	if left := projectProcesses(); len(left) > 0 {
 		t.Fatalf("processes left after stop: %v", left)
 	}
@@ -213,7 +213,7 @@ func TestExternalEtcd(t *testing.T) {
 // migrate storage re-encodes the old ones.
 func TestStorageVersionChange(t *testing.T) {
 	etcd := startEtcd(t)
-	defer etcd.Stop(t)
+	defer etcd.stop(t)
 	const key = "/registry/ops.example.com/backups/default/old"
 	rl, _ := runLocal(t, "--etcd-servers", etcd.url, "--controller-manager=false", "--generate=false")
 	// The note is longer than v2 will allow (+k8s:maxLength=20, below).
