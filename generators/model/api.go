@@ -255,7 +255,7 @@ func (v *Version) load() error {
 		if err != nil {
 			return err
 		}
-		if p, ok := vals["versionPriority"].(int); ok {
+		if p, ok := vals.Get("versionPriority").(int); ok {
 			v.Priority = p
 		}
 		if err := v.collectTypes(f, strings.HasSuffix(v.Fset.Position(f.Pos()).Filename, "_types.go"), all); err != nil {
@@ -269,7 +269,7 @@ func (v *Version) load() error {
 			if vals, err = canonicalValues(vals); err != nil {
 				return fmt.Errorf("%s: type %s: %w", v.Fset.Position(ts.Pos()), ts.Name.Name, err)
 			}
-			if _, ok := vals["subresource:request"]; ok {
+			if vals.Has("subresource:request") {
 				v.Requests = append(v.Requests, ts.Name.Name)
 			}
 			rm, ok := resourceOf(ts.Name.Name, vals)
@@ -282,37 +282,38 @@ func (v *Version) load() error {
 			if err != nil {
 				return err
 			}
-			_, k.StatusSubresource = vals["subresource:status"]
-			for _, l := range commentLines(v.Fset, groups...) {
-				if pc, kubebuilder, ok := printColumnOf(parseTypeMarker(l.text)); ok {
-					// As in a CRD, +kubebuilder:printcolumn columns are all
-					// the columns; +printcolumn ones come before AGE.
-					k.ExactColumns = k.ExactColumns || kubebuilder
-					if err := pc.validate(); err != nil {
-						return fmt.Errorf("%s: %s: %w", l.pos, l.text, err)
-					}
-					k.PrintColumns = append(k.PrintColumns, pc)
+			k.StatusSubresource = vals.Has("subresource:status")
+			for _, mv := range vals["printcolumn"] {
+				pc, kubebuilder, _ := printColumnOf(mv.Value)
+				// As in a CRD, +kubebuilder:printcolumn columns are all
+				// the columns; +printcolumn ones come before AGE.
+				k.ExactColumns = k.ExactColumns || kubebuilder
+				if err := pc.validate(); err != nil {
+					return fmt.Errorf("%s: %s: %w", mv.Pos, mv.Text, err)
 				}
-				if sub, ok := parseTypeMarker(l.text).(RESTSubresource); ok {
-					if sub.Handler == "" {
-						sub.Handler = project.GoName(sub.Path)
-					}
-					k.Subresources = append(k.Subresources, sub)
-				}
-				if sf, ok := selectableFieldOf(parseTypeMarker(l.text)); ok {
-					if err := project.ValidateFieldPath(sf.JSONPath); err != nil {
-						return fmt.Errorf("%s: %s: %w", l.pos, l.text, err)
-					}
-					k.SelectableFields = append(k.SelectableFields, sf.JSONPath)
-				}
+				k.PrintColumns = append(k.PrintColumns, pc)
 			}
-			if scale, ok := scaleOf(vals["subresource:scale"]); ok {
+			for _, mv := range vals["subresource:rest"] {
+				sub := mv.Value.(RESTSubresource)
+				if sub.Handler == "" {
+					sub.Handler = project.GoName(sub.Path)
+				}
+				k.Subresources = append(k.Subresources, sub)
+			}
+			for _, mv := range vals["selectablefield"] {
+				sf, _ := selectableFieldOf(mv.Value)
+				if err := project.ValidateFieldPath(sf.JSONPath); err != nil {
+					return fmt.Errorf("%s: %s: %w", mv.Pos, mv.Text, err)
+				}
+				k.SelectableFields = append(k.SelectableFields, sf.JSONPath)
+			}
+			if scale, ok := scaleOf(vals.Get("subresource:scale")); ok {
 				if err := scale.validate(); err != nil {
 					return fmt.Errorf("%s: +subresource:scale on %s: %w", v.Fset.Position(ts.Pos()), ts.Name.Name, err)
 				}
 				k.Scale = scale
 			}
-			_, k.storageMarked = vals["storageversion"]
+			k.storageMarked = vals.Has("storageversion")
 			v.Kinds = append(v.Kinds, k)
 			return nil
 		})
@@ -353,19 +354,6 @@ func kindMarkerIn(fset *token.FileSet, f *ast.File) (token.Position, string) {
 		return nil
 	})
 	return pos, kind
-}
-
-// parseTypeMarker parses a type marker that may repeat (markerValues keeps one per name).
-func parseTypeMarker(text string) any {
-	def := Registry.Lookup(text, markers.DescribesType)
-	if def == nil {
-		return nil
-	}
-	v, err := def.Parse(text)
-	if err != nil {
-		return nil // reported by markerValues
-	}
-	return v
 }
 
 func newKind(name string, rm ResourceMarker, pos token.Position) (*Kind, error) {

@@ -6,7 +6,6 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
-	"strings"
 
 	"sigs.k8s.io/controller-tools/pkg/markers"
 
@@ -56,28 +55,18 @@ func AddTypeMarker(path string, src []byte, kind, marker string) (out []byte, ch
 	if !found {
 		return nil, false, fmt.Errorf("%s: no type %s", path, kind)
 	}
+	vals, err := markerValues(fset, markers.DescribesType, groups...)
+	if err != nil {
+		return nil, false, err
+	}
 	var after *ast.Comment
-	for _, doc := range groups {
-		for _, c := range doc.List {
-			text := strings.TrimSpace(strings.TrimPrefix(c.Text, "//"))
-			if !strings.HasPrefix(text, "+") {
-				continue
+	for name, vs := range vals {
+		for _, mv := range vs {
+			if canonicalName(name) == canonicalName(def.Name) && sameMarker(mv.Value, want) {
+				return src, false, nil
 			}
-			d := Registry.Lookup(text, markers.DescribesType)
-			if d == nil {
-				continue
-			}
-			if canonicalName(d.Name) == canonicalName(def.Name) {
-				have, err := d.Parse(text)
-				if err != nil {
-					return nil, false, fmt.Errorf("%s: %s: %w", fset.Position(c.Pos()), text, err)
-				}
-				if sameMarker(have, want) {
-					return src, false, nil
-				}
-			}
-			if _, ok := resourceOf(kind, map[string]any{canonicalName(d.Name): parsed(d, text)}); ok {
-				after = c
+			if _, ok := resourceOf(kind, MarkerValues{canonicalName(name): {mv}}); ok && (after == nil || mv.comment.Pos() > after.Pos()) {
+				after = mv.comment
 			}
 		}
 	}
@@ -86,15 +75,6 @@ func AddTypeMarker(path string, src []byte, kind, marker string) (out []byte, ch
 	}
 	at := fset.Position(after.End()).Offset
 	return []byte(string(src[:at]) + "\n// " + marker + string(src[at:])), true, nil
-}
-
-// parsed is the value of a marker line, nil when it does not parse.
-func parsed(d *markers.Definition, text string) any {
-	v, err := d.Parse(text)
-	if err != nil {
-		return nil
-	}
-	return v
 }
 
 // sameMarker tells whether two parsed markers of one name mark the same
@@ -118,7 +98,7 @@ func MarkStorageVersion(root, group, kind, version string, versions []string) (p
 		if err != nil {
 			continue // a version not written yet carries no marker
 		}
-		if _, marked := k.Markers["storageversion"]; marked {
+		if k.Markers.Has("storageversion") {
 			return "", nil, nil
 		}
 	}

@@ -98,10 +98,37 @@ var Registry = func() *markers.Registry {
 	return reg
 }()
 
+// MarkerValue is one known marker as written: its registered name, parsed
+// value, text and place.
+type MarkerValue struct {
+	Name    string
+	Value   any
+	Text    string
+	Pos     token.Position
+	comment *ast.Comment
+}
+
+// MarkerValues are the known markers of comment groups by registered name,
+// every one kept, in the order written (controller-tools' MarkerValues,
+// with where each was written): markers such as +printcolumn repeat.
+type MarkerValues map[string][]MarkerValue
+
+// Get is the value of the first marker of a name, or nil.
+func (m MarkerValues) Get(name string) any {
+	if vs := m[name]; len(vs) > 0 {
+		return vs[0].Value
+	}
+	return nil
+}
+
+// Has tells whether a marker of a name was written.
+func (m MarkerValues) Has(name string) bool { return len(m[name]) > 0 }
+
 // markerValues parses the known markers in comment groups; unknown markers are
 // left to the other generators that read them (deepcopy-gen, openapi-gen...).
-func markerValues(fset *token.FileSet, target markers.TargetType, groups ...*ast.CommentGroup) (map[string]any, error) {
-	out := map[string]any{}
+// A known marker that does not parse is an error at its line.
+func markerValues(fset *token.FileSet, target markers.TargetType, groups ...*ast.CommentGroup) (MarkerValues, error) {
+	out := MarkerValues{}
 	for _, g := range groups {
 		if g == nil {
 			continue
@@ -119,7 +146,7 @@ func markerValues(fset *token.FileSet, target markers.TargetType, groups ...*ast
 			if err != nil {
 				return nil, fmt.Errorf("%s: marker %s: %w", fset.Position(c.Pos()), text, err)
 			}
-			out[def.Name] = v
+			out[def.Name] = append(out[def.Name], MarkerValue{Name: def.Name, Value: v, Text: text, Pos: fset.Position(c.Pos()), comment: c})
 		}
 	}
 	return out, nil
@@ -130,7 +157,7 @@ func markerValues(fset *token.FileSet, target markers.TargetType, groups ...*ast
 type KindFile struct {
 	Path    string
 	Src     []byte
-	Markers map[string]any // by canonical marker name: "resource", "storageversion", ...
+	Markers MarkerValues // by canonical marker name: "resource", "storageversion", ...
 }
 
 // FindKind finds the file of dir (a version package) declaring type kind,
@@ -214,14 +241,14 @@ func canonicalName(name string) string {
 // +resource, or, with controller-gen's meaning, +kubebuilder:resource or
 // +kubebuilder:object:root=true on a type that is not a list. Markers are
 // keyed by canonical name.
-func resourceOf(name string, vals map[string]any) (ResourceMarker, bool) {
-	switch r := vals["resource"].(type) {
+func resourceOf(name string, vals MarkerValues) (ResourceMarker, bool) {
+	switch r := vals.Get("resource").(type) {
 	case ResourceMarker:
 		return r, true
 	case crdmarkers.Resource:
 		return ResourceMarker{Path: r.Path, Scope: r.Scope, Singular: r.Singular, ShortNames: r.ShortName, Categories: r.Categories, crd: true}, true
 	}
-	if root, _ := vals["kubebuilder:object:root"].(bool); root && !strings.HasSuffix(name, "List") {
+	if root, _ := vals.Get("kubebuilder:object:root").(bool); root && !strings.HasSuffix(name, "List") {
 		return ResourceMarker{crd: true}, true
 	}
 	return ResourceMarker{}, false
@@ -230,14 +257,14 @@ func resourceOf(name string, vals map[string]any) (ResourceMarker, bool) {
 // canonicalValues keys parsed type markers by canonical name; a marker
 // given in both spellings on one type is an error (which one would win is
 // not for a map to decide).
-func canonicalValues(vals map[string]any) (map[string]any, error) {
-	out := make(map[string]any, len(vals))
-	for n, v := range vals {
+func canonicalValues(vals MarkerValues) (MarkerValues, error) {
+	out := make(MarkerValues, len(vals))
+	for n, vs := range vals {
 		c := canonicalName(n)
 		if _, dup := out[c]; dup {
 			return nil, fmt.Errorf("+%s and +kubebuilder:%s are the same marker: keep one", c, c)
 		}
-		out[c] = v
+		out[c] = vs
 	}
 	return out, nil
 }

@@ -152,8 +152,7 @@ func (v *Version) collectTypes(f *ast.File, typesFile bool, all map[string]*Type
 				if err != nil {
 					return err
 				}
-				_, kbDefault := vals["kubebuilder:default"]
-				_, k8sDefault := vals["default"]
+				kbDefault, k8sDefault := vals.Has("kubebuilder:default"), vals.Has("default")
 				name, inline, skip := jsonName(af)
 				if skip {
 					continue
