@@ -62,7 +62,7 @@ func InputsHash(root string, reads []string) (string, error) {
 			fmt.Fprintf(h, "generator %s %d %d\n", exe, st.Size(), st.ModTime().UnixNano())
 		}
 	}
-	inputs := []string{"PROJECT", filepath.Join("hack", "boilerplate.go.txt"), "go.mod", "go.sum"}
+	inputs := []string{"PROJECT", filepath.FromSlash(project.BoilerplateFile), "go.mod", "go.sum"}
 	err := filepath.WalkDir(filepath.Join(root, project.APIs()), func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if os.IsNotExist(err) {

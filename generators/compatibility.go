@@ -34,7 +34,7 @@ import (
 //	// +apiserver-boot:accept-breaking-change=v1/CronTab.spec.schedule
 const (
 	// SnapshotsDir holds the recorded releases, relative to the project.
-	SnapshotsDir = "pkg/apis/testdata"
+	SnapshotsDir = project.APIsDir + "/testdata"
 	// SnapshotFile is the API description in a release folder.
 	SnapshotFile = "api.yaml"
 )

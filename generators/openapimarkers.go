@@ -3,6 +3,8 @@ package generators
 import (
 	"path/filepath"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
+
 	"github.com/apiserver-boot/apiserver-boot/internal/files"
 	"github.com/apiserver-boot/apiserver-boot/templates"
 )
@@ -21,5 +23,5 @@ func (openAPIDefinitions) Generate(api *State) ([]files.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []files.File{{Path: filepath.Join(api.Root, "pkg", "openapi", "zz_generated.markers.go"), Content: b}}, nil
+	return []files.File{{Path: filepath.Join(api.Root, filepath.FromSlash(project.OpenAPIDir), "zz_generated.markers.go"), Content: b}}, nil
 }

@@ -198,7 +198,7 @@ func (controllerWiring) Name() string { return "controllers" }
 
 func (controllerWiring) Generate(api *State) ([]files.File, error) {
 	var out []files.File
-	dir := filepath.Join(api.Root, "pkg", "controller")
+	dir := filepath.Join(api.Root, filepath.FromSlash(project.ControllerDir))
 	for _, c := range api.Controllers {
 		b, err := templates.Render("generated/controller.go.tmpl", map[string]any{
 			"Header": api.Header, "Framework": api.Framework, "Module": api.Module, "PackageName": c.PackageName,

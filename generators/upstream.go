@@ -5,6 +5,8 @@ import (
 	"path"
 	"path/filepath"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
+
 	conversionargs "k8s.io/code-generator/cmd/conversion-gen/args"
 	conversiongen "k8s.io/code-generator/cmd/conversion-gen/generators"
 	deepcopyargs "k8s.io/code-generator/cmd/deepcopy-gen/args"
@@ -21,7 +23,9 @@ import (
 
 // The upstream generators, used as libraries over the shared universe.
 
-func (api *State) headerFile() string { return filepath.Join(api.Root, "hack", "boilerplate.go.txt") }
+func (api *State) headerFile() string {
+	return filepath.Join(api.Root, filepath.FromSlash(project.BoilerplateFile))
+}
 
 func (api *State) versionPackages() []string {
 	var out []string
@@ -126,8 +130,8 @@ func (openAPI) Packages(api *State) []string {
 }
 func (openAPI) Generate(api *State, base *generator.Context) ([]files.File, error) {
 	args := openapiargs.New()
-	args.OutputDir = filepath.Join(api.Root, "pkg", "openapi")
-	args.OutputPkg = path.Join(api.Module, "pkg", "openapi")
+	args.OutputDir = filepath.Join(api.Root, filepath.FromSlash(project.OpenAPIDir))
+	args.OutputPkg = path.Join(api.Module, project.OpenAPIDir)
 	args.OutputFile = "zz_generated.openapi.go"
 	args.GoHeaderFile = api.headerFile()
 	boilerplate, err := gengo.GoBoilerplate(args.GoHeaderFile, gengo.StdBuildTag, gengo.StdGeneratedBy)

@@ -81,7 +81,7 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 	data.Group, data.Version, data.Kind, data.Plural, data.Scope = o.group, o.version, o.kind, r.Plural, string(r.Scope)
 	data.GroupGo, data.VersionGo, data.PluralGo = project.GroupGoName(p.FullGroup(o.group)), project.GoName(o.version), project.ClientPlural(r.Kind, r.Plural)
 	data.Package = project.ControllerPackage(o.kind)
-	dir := filepath.Join("pkg", "controller", data.Package)
+	dir := project.Controller(data.Package)
 	files := []scaffold.File{{Path: filepath.Join(dir, "controller.go"), Template: "resource/controller.go.tmpl"}}
 	if !r.External {
 		// Built-in kinds need a kube-apiserver, which the in-process test environment is not.

@@ -267,7 +267,7 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 		if r.Controller {
 			data.Package = project.ControllerPackage(o.kind)
 			data.VersionAlias, data.VersionPackage = o.version, project.APIsImport(p.Module, o.group, o.version)
-			dir := filepath.Join("pkg", "controller", data.Package)
+			dir := project.Controller(data.Package)
 			files = append(files,
 				scaffold.File{Path: filepath.Join(dir, "controller.go"), Template: "resource/controller.go.tmpl"},
 				scaffold.File{Path: filepath.Join(dir, "controller_test.go"), Template: "resource/controller_test.go.tmpl"})

@@ -120,16 +120,16 @@ func (o *initOptions) run(cmd *cobra.Command) error {
 		{Path: "go.mod", Content: goMod, IfExists: scaffold.Replace},
 		{Path: "go.sum", Content: gomod.MergeSum(oldSum, apiserverboot.GoSum), IfExists: scaffold.Replace},
 		{Path: project.FileName, Content: record},
-		{Path: "hack/boilerplate.go.txt", Content: header},
+		{Path: project.BoilerplateFile, Content: header},
 		{Path: "Makefile", Template: "project/Makefile.tmpl"},
 		{Path: ".gitignore", Template: "project/gitignore.tmpl"},
 		{Path: "Dockerfile", Template: "project/Dockerfile.tmpl"},
 		{Path: ".dockerignore", Template: "project/dockerignore.tmpl"},
 		{Path: "cmd/apiserver/main.go", Template: "project/cmd/apiserver/main.go.tmpl"},
 		{Path: "cmd/controller-manager/main.go", Template: "project/cmd/controller-manager/main.go.tmpl"},
-		{Path: "pkg/apis/doc.go", Template: "project/pkg/apis/doc.go.tmpl"},
-		{Path: "pkg/openapi/doc.go", Template: "project/pkg/openapi/doc.go.tmpl"},
-		{Path: "pkg/controller/doc.go", Template: "project/pkg/controller/doc.go.tmpl"},
+		{Path: project.APIsDir + "/doc.go", Template: "project/pkg/apis/doc.go.tmpl"},
+		{Path: project.OpenAPIDir + "/doc.go", Template: "project/pkg/openapi/doc.go.tmpl"},
+		{Path: project.ControllerDir + "/doc.go", Template: "project/pkg/controller/doc.go.tmpl"},
 	}}
 	if err := applyAndGenerate(cmd, root, plan, "the project is already initialised."); err != nil {
 		return err

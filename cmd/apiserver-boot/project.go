@@ -85,7 +85,7 @@ type templateData struct {
 }
 
 func newTemplateData(root string, p *project.Project) (*templateData, error) {
-	header, err := os.ReadFile(filepath.Join(root, "hack", "boilerplate.go.txt"))
+	header, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(project.BoilerplateFile)))
 	if err != nil {
 		return nil, fmt.Errorf("reading the license header: %w", err)
 	}

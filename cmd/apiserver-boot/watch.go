@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
+
 	"github.com/fsnotify/fsnotify"
 )
 
@@ -25,7 +27,7 @@ const debounce = 200 * time.Millisecond
 // restarts them on the same etcd data and kubeconfig.
 func (o *runLocalOptions) watchAndReload(ctx context.Context, s *localServers) error {
 	out, info, errOut := s.out, s.info, s.con.Err()
-	apis := filepath.Join(s.root, "pkg", "apis")
+	apis := filepath.Join(s.root, project.APIs())
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return fmt.Errorf("--watch: %w", err)
@@ -112,7 +114,7 @@ func (o *runLocalOptions) reload(ctx context.Context, s *localServers, now map[s
 		genTime = time.Since(start)
 		// Files generate wrote under pkg/apis (conversion stubs) are not
 		// changes of the user's: take them as they are now.
-		apis := filepath.Join(s.root, "pkg", "apis") + string(filepath.Separator)
+		apis := filepath.Join(s.root, project.APIs()) + string(filepath.Separator)
 		for _, f := range wrote {
 			if strings.HasPrefix(f, apis) && isWatchedSource(f) {
 				if h, ok := hashFile(f); ok {

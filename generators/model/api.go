@@ -163,7 +163,7 @@ func LoadAPI(root string, p *project.Project, framework, header string) (*API, e
 			Kind: r.Kind, Group: r.Group, Version: r.Version, Plural: r.Plural, PackageName: pkg,
 			GroupGo: project.GoName(r.Group), VersionGo: project.GoName(r.Version),
 			Namespaced: r.Scope != project.Cluster, FullGroup: p.FullGroup(r.Group),
-			Package:        path.Join(p.Module, "pkg", "controller", pkg),
+			Package:        path.Join(p.Module, project.ControllerDir, pkg),
 			VersionPackage: project.APIsImport(p.Module, r.Group, r.Version),
 			VersionAlias:   r.Version,
 		}

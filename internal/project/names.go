@@ -334,15 +334,34 @@ func versionLike(s string) bool {
 	return len(s) > 1 && s[0] == 'v' && s[1] >= '0' && s[1] <= '9'
 }
 
+// The project's folders and files that generate and the commands share,
+// relative to the project root (slash-separated, as in messages; join
+// them with filepath.FromSlash).
+const (
+	// BoilerplateFile is the license header of every generated Go file.
+	BoilerplateFile = "hack/boilerplate.go.txt"
+	// APIsDir holds a package per group, a package per version below it.
+	APIsDir = "pkg/apis"
+	// ControllerDir holds a package per controller.
+	ControllerDir = "pkg/controller"
+	// OpenAPIDir holds the generated OpenAPI definitions.
+	OpenAPIDir = "pkg/openapi"
+)
+
+// Controller is the folder of a controller's package: pkg/controller/<pkg>.
+func Controller(pkg string) string {
+	return filepath.Join(filepath.FromSlash(ControllerDir), pkg)
+}
+
 // APIs is a path under the project's pkg/apis: APIs("stable", "v1") is
 // pkg/apis/stable/v1 (relative to the project root).
 func APIs(elem ...string) string {
-	return filepath.Join(append([]string{"pkg", "apis"}, elem...)...)
+	return filepath.Join(append([]string{filepath.FromSlash(APIsDir)}, elem...)...)
 }
 
 // APIsImport is the import path of a package under pkg/apis.
 func APIsImport(module string, elem ...string) string {
-	return path.Join(append([]string{module, "pkg", "apis"}, elem...)...)
+	return path.Join(append([]string{module, APIsDir}, elem...)...)
 }
 
 // GoName is the exported Go name of a group, version or subresource name, as
