@@ -306,7 +306,8 @@ func OpenAPIModelPackage(module, group, version string) string {
 		host[i], host[j] = host[j], host[i]
 	}
 	out := append(host, parts[1:]...)
-	out = append(out, "pkg", "apis", group, version)
+	out = append(out, strings.Split(APIsDir, "/")...)
+	out = append(out, group, version)
 	return strings.Join(out, ".")
 }
 
