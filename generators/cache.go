@@ -10,9 +10,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/apiserver-boot/apiserver-boot/generators/model"
 	"github.com/apiserver-boot/apiserver-boot/internal/files"
 	"github.com/apiserver-boot/apiserver-boot/internal/private"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
@@ -186,4 +188,114 @@ func SaveCache(root, inputs string, reads, outputs, warnings []string) error {
 		return err
 	}
 	return files.WriteAtomic(filepath.Join(root, CacheFile), append(b, '\n'), 0o600)
+}
+
+// GenerateOptions are the choices of one generate.
+type GenerateOptions struct {
+	// Force runs the generators even when nothing they read changed.
+	Force bool
+	// Renumber names kinds (<group>/<version>/<Kind>, the group as --group
+	// takes it, or a kind's name alone) whose protobuf fields are numbered
+	// afresh.
+	Renumber []string
+}
+
+// Generation is what one generate did.
+type Generation struct {
+	// UpToDate: nothing it reads changed since the last run, and nothing ran.
+	UpToDate bool
+	// Written and Removed are the files the run wrote or removed (absolute).
+	Written, Removed []string
+	// Unchanged counts the files the run left as they were (all, when up to date).
+	Unchanged int
+	// Warnings are the run's (or, up to date, the last run's).
+	Warnings []string
+}
+
+// Generate runs every generator over the project at root with the
+// framework module's runtime, unless nothing it reads changed since the
+// last run (the cache above) and neither Force nor Renumber is given. A run
+// that fails on fields lost through the internal type writes every file
+// and returns its Generation with the *LostFieldsError, saving no record,
+// so the next run fails again; a run that changed its own inputs (conversion
+// stubs) leaves the record to the next run.
+func Generate(root, framework string, o GenerateOptions) (*Generation, error) {
+	reads := PreviousReads(root)
+	inputs, err := InputsHash(root, reads)
+	if err != nil {
+		return nil, err
+	}
+	if rec, ok := UpToDate(root, inputs); ok && !o.Force && len(o.Renumber) == 0 {
+		return &Generation{UpToDate: true, Unchanged: len(rec.Outputs), Warnings: rec.Warnings}, nil
+	}
+	p, err := project.Load(root)
+	if err != nil {
+		return nil, err
+	}
+	header, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(project.BoilerplateFile)))
+	if err != nil {
+		return nil, fmt.Errorf("reading the license header: %w", err)
+	}
+	api, err := model.LoadAPI(root, p, framework, string(header))
+	if err != nil {
+		return nil, err
+	}
+	units, err := renumberUnits(p, api, o.Renumber)
+	if err != nil {
+		return nil, err
+	}
+	res, err := Run(api, Options{Renumber: units})
+	var lost *LostFieldsError
+	if err != nil && !errors.As(err, &lost) {
+		return nil, err
+	}
+	g := &Generation{Written: res.Written, Removed: res.Removed, Unchanged: res.Unchanged, Warnings: slices.Concat(api.Warnings, res.Renumbered)}
+	if lost != nil {
+		return g, lost
+	}
+	if after, err := InputsHash(root, reads); err != nil || after != inputs {
+		return g, err
+	}
+	// The packages this run's load read, outside pkg/apis, are inputs of the next.
+	final, err := InputsHash(root, res.Reads)
+	if err != nil {
+		return g, err
+	}
+	return g, SaveCache(root, final, res.Reads, res.Files, api.Warnings)
+}
+
+// renumberUnits reads --renumber values: <group>/<version>/<Kind> (the
+// group as --group takes it), or a kind's name alone when one version of
+// one group has it.
+func renumberUnits(p *project.Project, api *model.API, values []string) ([]string, error) {
+	var out []string
+	for _, val := range values {
+		parts := strings.Split(val, "/")
+		switch len(parts) {
+		case 3:
+			group, err := p.ResolveGroup(parts[0])
+			if err != nil {
+				return nil, fmt.Errorf("--renumber %s: %w", val, err)
+			}
+			out = append(out, group+"/"+parts[1]+"/"+parts[2])
+		case 1:
+			var found []string
+			for _, g := range api.Groups {
+				for _, v := range g.Versions {
+					for _, k := range v.Kinds {
+						if k.Name == val {
+							found = append(found, g.Name+"/"+v.Name+"/"+k.Name)
+						}
+					}
+				}
+			}
+			if len(found) != 1 {
+				return nil, fmt.Errorf("--renumber %s: want <group>/<version>/<Kind>; %d versions have a kind %s (%s)", val, len(found), val, strings.Join(found, ", "))
+			}
+			out = append(out, found[0])
+		default:
+			return nil, fmt.Errorf("--renumber %s: want <group>/<version>/<Kind>, such as stable/v1/CronTab", val)
+		}
+	}
+	return out, nil
 }

@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -110,106 +108,30 @@ func generateRenumbering(root string, out io.Writer, force bool, renumber []stri
 	if w := gomod.FrameworkSkew(root, version.Get()); w != "" {
 		fmt.Fprintf(out, "warning: %s\n", w)
 	}
-	reads := generators.PreviousReads(root)
-	inputs, err := generators.InputsHash(root, reads)
-	if err != nil {
+	g, err := generators.Generate(root, version.Module, generators.GenerateOptions{Force: force, Renumber: renumber})
+	if g == nil {
 		return nil, err
 	}
-	if rec, ok := generators.UpToDate(root, inputs); ok && !force && len(renumber) == 0 {
-		for _, w := range rec.Warnings {
+	if g.UpToDate {
+		for _, w := range g.Warnings {
 			fmt.Fprintf(out, "warning: %s\n", w)
 		}
-		fmt.Fprintf(out, "generate: up to date, %d files unchanged (nothing it reads changed since the last run; --force runs it anyway)\n", len(rec.Outputs))
+		fmt.Fprintf(out, "generate: up to date, %d files unchanged (nothing it reads changed since the last run; --force runs it anyway)\n", g.Unchanged)
 		return nil, nil
 	}
-	p, err := project.Load(root)
-	if err != nil {
-		return nil, err
-	}
-	data, err := newTemplateData(root, p)
-	if err != nil {
-		return nil, err
-	}
-	api, err := model.LoadAPI(root, p, version.Module, data.Boilerplate)
-	if err != nil {
-		return nil, err
-	}
-	units, err := renumberUnits(p, api, renumber)
-	if err != nil {
-		return nil, err
-	}
-	res, err := generators.Run(api, generators.Options{Renumber: units})
-	// Fields lost through the internal type fail the run with every file
-	// written (the conversion stubs to fill in included): reported after them.
-	var lost *generators.LostFieldsError
-	if err != nil && !errors.As(err, &lost) {
-		return nil, err
-	}
-	for _, w := range res.Written {
+	for _, w := range g.Written {
 		rel, _ := filepath.Rel(root, w)
 		fmt.Fprintf(out, "generated %s\n", rel)
 	}
-	for _, r := range res.Removed {
+	for _, r := range g.Removed {
 		rel, _ := filepath.Rel(root, r)
 		fmt.Fprintf(out, "removed %s (no longer generated)\n", rel)
 	}
-	for _, w := range slices.Concat(api.Warnings, res.Renumbered) {
+	for _, w := range g.Warnings {
 		fmt.Fprintf(out, "warning: %s\n", w)
 	}
-	fmt.Fprintf(out, "generate: %d files written, %d unchanged\n", len(res.Written), res.Unchanged)
-	// A run that wrote conversion stubs under pkg/apis changed its own inputs
-	// (and its warnings were about that): leave the record to the next run.
-	changed := append(append([]string(nil), res.Written...), res.Removed...)
-	if lost != nil {
-		// No record: the next generate runs again, and fails again until
-		// every field round-trips.
-		return changed, lost
-	}
-	if after, err := generators.InputsHash(root, reads); err != nil || after != inputs {
-		return changed, err
-	}
-	// The packages this run's load read, outside pkg/apis, are inputs of the next.
-	final, err := generators.InputsHash(root, res.Reads)
-	if err != nil {
-		return changed, err
-	}
-	return changed, generators.SaveCache(root, final, res.Reads, res.Files, api.Warnings)
-}
-
-// renumberUnits reads --renumber values: <group>/<version>/<Kind> (the
-// group as --group takes it), or a kind's name alone when one version of
-// one group has it.
-func renumberUnits(p *project.Project, api *model.API, values []string) ([]string, error) {
-	var out []string
-	for _, val := range values {
-		parts := strings.Split(val, "/")
-		switch len(parts) {
-		case 3:
-			group, err := p.ResolveGroup(parts[0])
-			if err != nil {
-				return nil, fmt.Errorf("--renumber %s: %w", val, err)
-			}
-			out = append(out, group+"/"+parts[1]+"/"+parts[2])
-		case 1:
-			var found []string
-			for _, g := range api.Groups {
-				for _, v := range g.Versions {
-					for _, k := range v.Kinds {
-						if k.Name == val {
-							found = append(found, g.Name+"/"+v.Name+"/"+k.Name)
-						}
-					}
-				}
-			}
-			if len(found) != 1 {
-				return nil, fmt.Errorf("--renumber %s: want <group>/<version>/<Kind>; %d versions have a kind %s (%s)", val, len(found), val, strings.Join(found, ", "))
-			}
-			out = append(out, found[0])
-		default:
-			return nil, fmt.Errorf("--renumber %s: want <group>/<version>/<Kind>, such as stable/v1/CronTab", val)
-		}
-	}
-	return out, nil
+	fmt.Fprintf(out, "generate: %d files written, %d unchanged\n", len(g.Written), g.Unchanged)
+	return append(append([]string(nil), g.Written...), g.Removed...), err
 }
 
 // applyAndGenerate writes a scaffold plan, then generates code; if generating
