@@ -149,6 +149,33 @@ func Run(m *model.API, opts Options) (res *Result, err error) {
 	if err := checkPinnedModules(api.API); err != nil {
 		return nil, err
 	}
+	staged, err := writeSourceFiles(api, tx)
+	if err != nil {
+		return nil, err
+	}
+	generated, err := writeUniverseFiles(api, tx, staged)
+	if err != nil {
+		return nil, err
+	}
+	// With every file in place, the hand-written files of the API packages
+	// must compile (hooks above all, which nothing else reads).
+	if err := checkCompiles(api, api.universe); err != nil {
+		return nil, err
+	}
+	res = &Result{Written: tx.Written(), Unchanged: tx.Unchanged, Files: tx.Files, Removed: tx.Removed(), Reads: api.reads, Renumbered: api.protobuf.Renumbered}
+	// Every field of every served version must round-trip through the
+	// internal type: until it does, the run fails, with its files written.
+	if lf, err := lostFields(api, generated); err != nil {
+		return nil, err
+	} else if lf != nil {
+		return res, lf
+	}
+	return res, nil
+}
+
+// writeSourceFiles runs the source generators and writes their files: the
+// upstream generators read them from disk, through the package loader.
+func writeSourceFiles(api *State, tx *files.Transaction) ([]files.File, error) {
 	var staged []files.File
 	for _, g := range sourceGenerators {
 		out, err := g.Generate(api)
@@ -163,11 +190,14 @@ func Run(m *model.API, opts Options) (res *Result, err error) {
 	if err := checkOverwrites(api.Root, staged); err != nil {
 		return nil, err
 	}
-	// The upstream generators read these from disk, through the package loader.
-	if err := tx.Write(staged...); err != nil {
-		return nil, err
-	}
+	return staged, tx.Write(staged...)
+}
 
+// writeUniverseFiles runs the generators over the loaded universe and
+// writes their files, with the conversion stubs conversion-gen needs (then
+// loading again), and removes what an earlier run generated and this one
+// does not.
+func writeUniverseFiles(api *State, tx *files.Transaction, staged []files.File) ([]files.File, error) {
 	warnings := len(api.Warnings)
 	generated, err := runUniverseGenerators(api)
 	if err != nil {
@@ -206,23 +236,7 @@ func Run(m *model.API, opts Options) (res *Result, err error) {
 	if err := tx.Write(generated...); err != nil {
 		return nil, err
 	}
-	if err := removeStale(api, tx); err != nil {
-		return nil, err
-	}
-	// With every file in place, the hand-written files of the API packages
-	// must compile (hooks above all, which nothing else reads).
-	if err := checkCompiles(api, api.universe); err != nil {
-		return nil, err
-	}
-	res = &Result{Written: tx.Written(), Unchanged: tx.Unchanged, Files: tx.Files, Removed: tx.Removed(), Reads: api.reads, Renumbered: api.protobuf.Renumbered}
-	// Every field of every served version must round-trip through the
-	// internal type: until it does, the run fails, with its files written.
-	if lf, err := lostFields(api, generated); err != nil {
-		return nil, err
-	} else if lf != nil {
-		return res, lf
-	}
-	return res, nil
+	return generated, removeStale(api, tx)
 }
 
 // generatedGo matches the header Go tools recognise as generated code.
