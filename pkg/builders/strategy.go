@@ -126,6 +126,19 @@ func newStrategy[T runtime.Object](scheme *runtime.Scheme, gr schema.GroupResour
 		}
 	}
 
+	bindPrepareHooks[T](s, hooks, bad)
+	bindValidateHooks[T](s, hooks, bad)
+	bindOtherHooks[T](s, hooks, bad)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("strategy hooks for %s: %s", gr, strings.Join(errs, "; "))
+	}
+	return s, nil
+}
+
+// bindPrepareHooks binds PrepareForCreate and PrepareForUpdate, taking T or
+// runtime.Object; bad reports a method of the name with another signature.
+func bindPrepareHooks[T runtime.Object](s *Strategy, hooks any, bad func(name, sig string)) {
+	var def DefaultStrategy
 	switch h := hooks.(type) {
 	case interface{ PrepareForCreate(context.Context, T) }:
 		s.prepareForCreate = func(ctx context.Context, obj runtime.Object) { h.PrepareForCreate(ctx, obj.(T)) }
@@ -148,6 +161,11 @@ func newStrategy[T runtime.Object](scheme *runtime.Scheme, gr schema.GroupResour
 		bad("PrepareForUpdate", "func(ctx context.Context, obj, old %[1]s)")
 		s.prepareForUpdate = def.PrepareForUpdate
 	}
+}
+
+// bindValidateHooks binds Validate and ValidateUpdate.
+func bindValidateHooks[T runtime.Object](s *Strategy, hooks any, bad func(name, sig string)) {
+	var def DefaultStrategy
 	switch h := hooks.(type) {
 	case interface {
 		Validate(context.Context, T) field.ErrorList
@@ -176,6 +194,12 @@ func newStrategy[T runtime.Object](scheme *runtime.Scheme, gr schema.GroupResour
 		bad("ValidateUpdate", "func(ctx context.Context, obj, old %[1]s) field.ErrorList")
 		s.validateUpdate = def.ValidateUpdate
 	}
+}
+
+// bindOtherHooks binds Canonicalize, DeclarativeValidationOptions and
+// ValidateName.
+func bindOtherHooks[T runtime.Object](s *Strategy, hooks any, bad func(name, sig string)) {
+	var def DefaultStrategy
 	switch h := hooks.(type) {
 	case interface{ Canonicalize(T) }:
 		s.canonicalize = func(obj runtime.Object) { h.Canonicalize(obj.(T)) }
@@ -199,10 +223,6 @@ func newStrategy[T runtime.Object](scheme *runtime.Scheme, gr schema.GroupResour
 	default:
 		bad("ValidateName", "func(name string, prefix bool) []string")
 	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("strategy hooks for %s: %s", gr, strings.Join(errs, "; "))
-	}
-	return s, nil
 }
 
 // NameRule is the ValidateName hook: the rule metadata.name (and, with
