@@ -7,7 +7,9 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -268,18 +270,63 @@ func checkFieldTypes(api *model.API) error {
 }
 
 func fieldTypeErrors(root string, v *model.Version) []string {
-	// The package's type declarations, and those that opt out of deepcopy and OpenAPI.
-	decls := map[string]*ast.TypeSpec{}
-	optOut := map[string]bool{}
+	d := newVersionDecls(v)
+	served := d.served(v)
+	var errs []string
+	var fieldsOf func(path string, st *ast.StructType)
+	fieldsOf = func(path string, st *ast.StructType) {
+		for _, fl := range st.Fields.List {
+			name := model.EmbeddedName(fl.Type)
+			if len(fl.Names) > 0 {
+				name = fl.Names[0].Name
+			}
+			// Fields left out of the JSON (`json:"-"`) are deep-copied all the same.
+			if d.holdsEmptyInterface(fl.Type, map[string]bool{}) {
+				errs = append(errs, fmt.Sprintf("%s: field %s.%s has type %s: a value of type interface{} or any cannot be deep-copied, encoded in protobuf or described in the OpenAPI schema. "+
+					"Use runtime.RawExtension (k8s.io/apimachinery/pkg/runtime) for any JSON object, apiextensionsv1.JSON (k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1) for any JSON value "+
+					"(both are x-kubernetes-preserve-unknown-fields in the schema, as in a CRD), or a concrete type",
+					relPos(root, v.Fset.Position(fl.Pos())), path, name, types.ExprString(fl.Type)))
+			}
+			// Anonymous structs, wherever they are in the field's type.
+			ast.Inspect(fl.Type, func(n ast.Node) bool {
+				if inner, ok := n.(*ast.StructType); ok {
+					fieldsOf(path+"."+name, inner)
+					return false
+				}
+				return true
+			})
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(d.decls)) {
+		if d.optOut[name] && !served[name] {
+			continue
+		}
+		if st, ok := d.decls[name].Type.(*ast.StructType); ok {
+			fieldsOf(name, st)
+		}
+	}
+	return errs
+}
+
+// versionDecls are a version package's type declarations, and those that
+// opt out of deepcopy and OpenAPI.
+type versionDecls struct {
+	decls       map[string]*ast.TypeSpec
+	optOut      map[string]bool
+	anyDeclared bool // the package declares a type named any
+}
+
+func newVersionDecls(v *model.Version) *versionDecls {
+	d := &versionDecls{decls: map[string]*ast.TypeSpec{}, optOut: map[string]bool{}}
 	for _, f := range v.Files {
-		for _, d := range f.Decls {
-			gd, ok := d.(*ast.GenDecl)
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
 			if !ok || gd.Tok != token.TYPE {
 				continue
 			}
 			for _, spec := range gd.Specs {
 				ts := spec.(*ast.TypeSpec)
-				decls[ts.Name.Name] = ts
+				d.decls[ts.Name.Name] = ts
 				var text []string
 				for _, c := range []*ast.CommentGroup{gd.Doc, ts.Doc} {
 					if c != nil {
@@ -287,18 +334,24 @@ func fieldTypeErrors(root string, v *model.Version) []string {
 					}
 				}
 				all := strings.Join(text, "\n")
-				optOut[ts.Name.Name] = (strings.Contains(all, "+k8s:deepcopy-gen=false") || strings.Contains(all, "+kubebuilder:object:generate=false")) &&
+				d.optOut[ts.Name.Name] = (strings.Contains(all, "+k8s:deepcopy-gen=false") || strings.Contains(all, "+kubebuilder:object:generate=false")) &&
 					strings.Contains(all, "+k8s:openapi-gen=false")
 			}
 		}
 	}
-	// The served types, and every local type they refer to.
+	_, d.anyDeclared = d.decls["any"]
+	return d
+}
+
+// served are the version's kinds, their lists and subresource requests,
+// and every local type they refer to.
+func (d *versionDecls) served(v *model.Version) map[string]bool {
 	served := map[string]bool{}
 	var reach func(e ast.Expr)
 	reach = func(e ast.Expr) {
 		ast.Inspect(e, func(n ast.Node) bool {
 			if id, ok := n.(*ast.Ident); ok {
-				if ts, ok := decls[id.Name]; ok && !served[id.Name] {
+				if ts, ok := d.decls[id.Name]; ok && !served[id.Name] {
 					served[id.Name] = true
 					reach(ts.Type)
 				}
@@ -313,77 +366,37 @@ func fieldTypeErrors(root string, v *model.Version) []string {
 	}
 	roots = append(roots, v.Requests...)
 	for _, r := range roots {
-		if ts, ok := decls[r]; ok && !served[r] {
+		if ts, ok := d.decls[r]; ok && !served[r] {
 			served[r] = true
 			reach(ts.Type)
 		}
 	}
-	_, anyDeclared := decls["any"]
-	// holdsEmptyInterface finds interface{} or any in a field's type: in
-	// pointers, slices, arrays and maps, and through local types declared as
-	// those; not in structs, whose own fields are checked.
-	var holdsEmptyInterface func(e ast.Expr, seen map[string]bool) bool
-	holdsEmptyInterface = func(e ast.Expr, seen map[string]bool) bool {
-		switch t := e.(type) {
-		case *ast.InterfaceType:
-			return t.Methods == nil || len(t.Methods.List) == 0
-		case *ast.Ident:
-			if t.Name == "any" && !anyDeclared {
-				return true
-			}
-			if ts, ok := decls[t.Name]; ok && !seen[t.Name] {
-				seen[t.Name] = true
-				return holdsEmptyInterface(ts.Type, seen)
-			}
-		case *ast.StarExpr:
-			return holdsEmptyInterface(t.X, seen)
-		case *ast.ArrayType:
-			return holdsEmptyInterface(t.Elt, seen)
-		case *ast.MapType:
-			return holdsEmptyInterface(t.Key, seen) || holdsEmptyInterface(t.Value, seen)
-		case *ast.ParenExpr:
-			return holdsEmptyInterface(t.X, seen)
+	return served
+}
+
+// holdsEmptyInterface finds interface{} or any in a field's type: in
+// pointers, slices, arrays and maps, and through local types declared as
+// those; not in structs, whose own fields are checked.
+func (d *versionDecls) holdsEmptyInterface(e ast.Expr, seen map[string]bool) bool {
+	switch t := e.(type) {
+	case *ast.InterfaceType:
+		return t.Methods == nil || len(t.Methods.List) == 0
+	case *ast.Ident:
+		if t.Name == "any" && !d.anyDeclared {
+			return true
 		}
-		return false
-	}
-	var errs []string
-	var fieldsOf func(typeName, path string, st *ast.StructType)
-	fieldsOf = func(typeName, path string, st *ast.StructType) {
-		for _, fl := range st.Fields.List {
-			name := model.EmbeddedName(fl.Type)
-			if len(fl.Names) > 0 {
-				name = fl.Names[0].Name
-			}
-			// Fields left out of the JSON (`json:"-"`) are deep-copied all the same.
-			if holdsEmptyInterface(fl.Type, map[string]bool{}) {
-				errs = append(errs, fmt.Sprintf("%s: field %s.%s has type %s: a value of type interface{} or any cannot be deep-copied, encoded in protobuf or described in the OpenAPI schema. "+
-					"Use runtime.RawExtension (k8s.io/apimachinery/pkg/runtime) for any JSON object, apiextensionsv1.JSON (k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1) for any JSON value "+
-					"(both are x-kubernetes-preserve-unknown-fields in the schema, as in a CRD), or a concrete type",
-					relPos(root, v.Fset.Position(fl.Pos())), path, name, types.ExprString(fl.Type)))
-			}
-			// Anonymous structs, wherever they are in the field's type.
-			ast.Inspect(fl.Type, func(n ast.Node) bool {
-				if inner, ok := n.(*ast.StructType); ok {
-					fieldsOf(typeName, path+"."+name, inner)
-					return false
-				}
-				return true
-			})
+		if ts, ok := d.decls[t.Name]; ok && !seen[t.Name] {
+			seen[t.Name] = true
+			return d.holdsEmptyInterface(ts.Type, seen)
 		}
+	case *ast.StarExpr:
+		return d.holdsEmptyInterface(t.X, seen)
+	case *ast.ArrayType:
+		return d.holdsEmptyInterface(t.Elt, seen)
+	case *ast.MapType:
+		return d.holdsEmptyInterface(t.Key, seen) || d.holdsEmptyInterface(t.Value, seen)
+	case *ast.ParenExpr:
+		return d.holdsEmptyInterface(t.X, seen)
 	}
-	names := make([]string, 0, len(decls))
-	for name := range decls {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if optOut[name] && !served[name] {
-			continue
-		}
-		ts := decls[name]
-		if st, ok := ts.Type.(*ast.StructType); ok {
-			fieldsOf(name, name, st)
-		}
-	}
-	return errs
+	return false
 }
