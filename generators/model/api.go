@@ -213,31 +213,8 @@ func (v *Version) load() error {
 	v.Fset = token.NewFileSet()
 	v.Types = map[string]*TypeDecl{}
 	all := map[string]*TypeDecl{}
-	entries, err := os.ReadDir(v.Dir)
-	if err != nil {
+	if err := v.parseFiles(); err != nil {
 		return err
-	}
-	for _, e := range entries {
-		n := e.Name()
-		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") || strings.HasPrefix(n, "zz_generated") {
-			continue
-		}
-		f, err := parser.ParseFile(v.Fset, filepath.Join(v.Dir, n), nil, parser.ParseComments)
-		if err != nil {
-			return err
-		}
-		// Every file of the package counts, whatever its name; a file the
-		// build leaves out (_x.go, a //go:build constraint) is not of the
-		// package, and a kind declared there could not be served.
-		if match, err := build.Default.MatchFile(v.Dir, n); err != nil {
-			return err
-		} else if !match {
-			if pos, kind := kindMarkerIn(v.Fset, f); kind != "" {
-				return fmt.Errorf("%s: type %s is marked as a kind, but the Go build leaves %s out of package %s (its name or a //go:build constraint), so it cannot be served: declare it in a file of the package", pos, kind, n, v.Name)
-			}
-			continue
-		}
-		v.Files = append(v.Files, f)
 	}
 	v.Declared = map[string]token.Position{}
 	for _, f := range v.Files {
@@ -246,78 +223,13 @@ func (v *Version) load() error {
 		}
 	}
 	for _, f := range v.Files {
-		for _, l := range commentLines(v.Fset, f.Doc) {
-			if strings.HasPrefix(l.text, "+k8s:openapi-model-package=") {
-				v.ModelPackage = strings.TrimPrefix(l.text, "+k8s:openapi-model-package=")
-			}
-		}
-		vals, err := markerValues(v.Fset, markers.DescribesPackage, f.Doc)
-		if err != nil {
+		if err := v.packageMarkers(f); err != nil {
 			return err
-		}
-		if p, ok := vals.Get("versionPriority").(int); ok {
-			v.Priority = p
 		}
 		if err := v.collectTypes(f, strings.HasSuffix(v.Fset.Position(f.Pos()).Filename, "_types.go"), all); err != nil {
 			return err
 		}
-		err = eachTypeSpec(v.Fset, f, func(ts *ast.TypeSpec, groups []*ast.CommentGroup) error {
-			vals, err := markerValues(v.Fset, markers.DescribesType, groups...)
-			if err != nil {
-				return err
-			}
-			if vals, err = canonicalValues(vals); err != nil {
-				return fmt.Errorf("%s: type %s: %w", v.Fset.Position(ts.Pos()), ts.Name.Name, err)
-			}
-			if vals.Has("subresource:request") {
-				v.Requests = append(v.Requests, ts.Name.Name)
-			}
-			rm, ok := resourceOf(ts.Name.Name, vals)
-			if !ok || (rm.crd && !isObject(ts)) {
-				// As controller-gen finds kinds: a root type that embeds
-				// TypeMeta and ObjectMeta.
-				return nil
-			}
-			k, err := newKind(ts.Name.Name, rm, v.Fset.Position(ts.Pos()))
-			if err != nil {
-				return err
-			}
-			k.StatusSubresource = vals.Has("subresource:status")
-			for _, mv := range vals["printcolumn"] {
-				pc, kubebuilder, _ := printColumnOf(mv.Value)
-				// As in a CRD, +kubebuilder:printcolumn columns are all
-				// the columns; +printcolumn ones come before AGE.
-				k.ExactColumns = k.ExactColumns || kubebuilder
-				if err := pc.validate(); err != nil {
-					return fmt.Errorf("%s: %s: %w", mv.Pos, mv.Text, err)
-				}
-				k.PrintColumns = append(k.PrintColumns, pc)
-			}
-			for _, mv := range vals["subresource:rest"] {
-				sub := mv.Value.(RESTSubresource)
-				if sub.Handler == "" {
-					sub.Handler = project.GoName(sub.Path)
-				}
-				k.Subresources = append(k.Subresources, sub)
-			}
-			for _, mv := range vals["selectablefield"] {
-				sf, _ := selectableFieldOf(mv.Value)
-				if err := project.ValidateFieldPath(sf.JSONPath); err != nil {
-					return fmt.Errorf("%s: %s: %w", mv.Pos, mv.Text, err)
-				}
-				k.SelectableFields = append(k.SelectableFields, sf.JSONPath)
-			}
-			if scale, ok := scaleOf(vals.Get("subresource:scale")); ok {
-				if err := scale.validate(); err != nil {
-					return fmt.Errorf("%s: +subresource:scale on %s: %w", v.Fset.Position(ts.Pos()), ts.Name.Name, err)
-				}
-				k.Scale = scale
-			}
-			k.storageMarked = vals.Has("storageversion")
-			v.Kinds = append(v.Kinds, k)
-			return nil
-		})
-		if err != nil {
+		if err := eachTypeSpec(v.Fset, f, v.typeMarkers); err != nil {
 			return err
 		}
 	}
@@ -331,6 +243,121 @@ func (v *Version) load() error {
 				return fmt.Errorf("%s: subresource %s of %s: request type %s has no +subresource:request marker in %s", v.Dir, sub.Path, k.Name, sub.Request, v.Name)
 			}
 		}
+	}
+	return nil
+}
+
+// parseFiles parses the hand-written Go files of the version's package.
+// Every file of the package counts, whatever its name; a file the build
+// leaves out (_x.go, a //go:build constraint) is not of the package, and a
+// kind declared there could not be served.
+func (v *Version) parseFiles() error {
+	entries, err := os.ReadDir(v.Dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") || strings.HasPrefix(n, "zz_generated") {
+			continue
+		}
+		f, err := parser.ParseFile(v.Fset, filepath.Join(v.Dir, n), nil, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		if match, err := build.Default.MatchFile(v.Dir, n); err != nil {
+			return err
+		} else if !match {
+			if pos, kind := kindMarkerIn(v.Fset, f); kind != "" {
+				return fmt.Errorf("%s: type %s is marked as a kind, but the Go build leaves %s out of package %s (its name or a //go:build constraint), so it cannot be served: declare it in a file of the package", pos, kind, n, v.Name)
+			}
+			continue
+		}
+		v.Files = append(v.Files, f)
+	}
+	return nil
+}
+
+// packageMarkers reads the version's package markers in a file's doc.
+func (v *Version) packageMarkers(f *ast.File) error {
+	for _, l := range commentLines(v.Fset, f.Doc) {
+		if strings.HasPrefix(l.text, "+k8s:openapi-model-package=") {
+			v.ModelPackage = strings.TrimPrefix(l.text, "+k8s:openapi-model-package=")
+		}
+	}
+	vals, err := markerValues(v.Fset, markers.DescribesPackage, f.Doc)
+	if err != nil {
+		return err
+	}
+	if p, ok := vals.Get("versionPriority").(int); ok {
+		v.Priority = p
+	}
+	return nil
+}
+
+// typeMarkers reads the markers of a type: a subresource request, or a
+// kind with its names, columns, subresources and storage marker.
+func (v *Version) typeMarkers(ts *ast.TypeSpec, groups []*ast.CommentGroup) error {
+	vals, err := markerValues(v.Fset, markers.DescribesType, groups...)
+	if err != nil {
+		return err
+	}
+	if vals, err = canonicalValues(vals); err != nil {
+		return fmt.Errorf("%s: type %s: %w", v.Fset.Position(ts.Pos()), ts.Name.Name, err)
+	}
+	if vals.Has("subresource:request") {
+		v.Requests = append(v.Requests, ts.Name.Name)
+	}
+	rm, ok := resourceOf(ts.Name.Name, vals)
+	if !ok || (rm.crd && !isObject(ts)) {
+		// As controller-gen finds kinds: a root type that embeds
+		// TypeMeta and ObjectMeta.
+		return nil
+	}
+	k, err := newKind(ts.Name.Name, rm, v.Fset.Position(ts.Pos()))
+	if err != nil {
+		return err
+	}
+	if err := k.readMarkers(vals); err != nil {
+		return err
+	}
+	if scale, ok := scaleOf(vals.Get("subresource:scale")); ok {
+		if err := scale.validate(); err != nil {
+			return fmt.Errorf("%s: +subresource:scale on %s: %w", v.Fset.Position(ts.Pos()), ts.Name.Name, err)
+		}
+		k.Scale = scale
+	}
+	v.Kinds = append(v.Kinds, k)
+	return nil
+}
+
+// readMarkers sets what a kind's markers say beyond its names.
+func (k *Kind) readMarkers(vals MarkerValues) error {
+	k.StatusSubresource = vals.Has("subresource:status")
+	k.storageMarked = vals.Has("storageversion")
+	for _, mv := range vals["printcolumn"] {
+		pc, kubebuilder, _ := printColumnOf(mv.Value)
+		// As in a CRD, +kubebuilder:printcolumn columns are all the
+		// columns; +printcolumn ones come before AGE.
+		k.ExactColumns = k.ExactColumns || kubebuilder
+		if err := pc.validate(); err != nil {
+			return fmt.Errorf("%s: %s: %w", mv.Pos, mv.Text, err)
+		}
+		k.PrintColumns = append(k.PrintColumns, pc)
+	}
+	for _, mv := range vals["subresource:rest"] {
+		sub := mv.Value.(RESTSubresource)
+		if sub.Handler == "" {
+			sub.Handler = project.GoName(sub.Path)
+		}
+		k.Subresources = append(k.Subresources, sub)
+	}
+	for _, mv := range vals["selectablefield"] {
+		sf, _ := selectableFieldOf(mv.Value)
+		if err := project.ValidateFieldPath(sf.JSONPath); err != nil {
+			return fmt.Errorf("%s: %s: %w", mv.Pos, mv.Text, err)
+		}
+		k.SelectableFields = append(k.SelectableFields, sf.JSONPath)
 	}
 	return nil
 }
