@@ -64,6 +64,41 @@ func (v *Version) CopyTypes(names []string, pkg string, header []byte, has func(
 	if err != nil {
 		return nil, err
 	}
+	want, err := typesToCopy(f, names, has, func(name string) error {
+		return fmt.Errorf("%s: type %s is not declared in %s", v.Dir, name, pos.Filename)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if onlyTypes(f, want) {
+		// Nothing else in the file: the file, whole.
+		return RenamePackage(src, f.Name.Name, pkg), nil
+	}
+	decls, used := v.copyDecls(f, src, want)
+	var out bytes.Buffer
+	out.Write(header)
+	fmt.Fprintf(&out, "\npackage %s\n\n", pkg)
+	var imports []string
+	for _, imp := range f.Imports {
+		name := strings.Trim(imp.Path.Value, "`\"")
+		name = name[strings.LastIndex(name, "/")+1:]
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		if used[name] {
+			imports = append(imports, string(src[v.Fset.Position(imp.Pos()).Offset:v.Fset.Position(imp.End()).Offset]))
+		}
+	}
+	if len(imports) > 0 {
+		fmt.Fprintf(&out, "import (\n\t%s\n)\n\n", strings.Join(imports, "\n\t"))
+	}
+	out.Write(decls)
+	return out.Bytes(), nil
+}
+
+// typesToCopy are names and the types of f their fields use (in turn), but
+// for those has reports.
+func typesToCopy(f *ast.File, names []string, has func(string) bool, missing func(string) error) (map[string]bool, error) {
 	specs := map[string]*ast.TypeSpec{}
 	for _, d := range f.Decls {
 		if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.TYPE {
@@ -72,7 +107,6 @@ func (v *Version) CopyTypes(names []string, pkg string, header []byte, has func(
 			}
 		}
 	}
-	// The types to copy, and those of the file their fields use.
 	want := map[string]bool{}
 	var add func(name string)
 	add = func(name string) {
@@ -100,33 +134,39 @@ func (v *Version) CopyTypes(names []string, pkg string, header []byte, has func(
 	}
 	for _, name := range names {
 		if _, ok := specs[name]; !ok {
-			return nil, fmt.Errorf("%s: type %s is not declared in %s", v.Dir, name, pos.Filename)
+			return nil, missing(name)
 		}
 		add(name)
 	}
+	return want, nil
+}
 
-	// Nothing else in the file: the file, whole.
-	whole := true
+// onlyTypes tells whether f declares nothing but imports and the wanted types.
+func onlyTypes(f *ast.File, want map[string]bool) bool {
 	for _, d := range f.Decls {
 		gd, ok := d.(*ast.GenDecl)
 		if ok && gd.Tok == token.IMPORT {
 			continue
 		}
 		if !ok || gd.Tok != token.TYPE {
-			whole = false
-			continue
+			return false
 		}
 		for _, s := range gd.Specs {
-			whole = whole && want[s.(*ast.TypeSpec).Name.Name]
+			if !want[s.(*ast.TypeSpec).Name.Name] {
+				return false
+			}
 		}
 	}
-	if whole {
-		return RenamePackage(src, f.Name.Name, pkg), nil
-	}
+	return true
+}
 
+// copyDecls copies the wanted type declarations of f (src) as written,
+// with their doc comments and the markers a blank line above them, each
+// with its own type keyword; used are the package names they refer to.
+func (v *Version) copyDecls(f *ast.File, src []byte, want map[string]bool) (decls []byte, used map[string]bool) {
 	offset := func(p token.Pos) int { return v.Fset.Position(p).Offset }
-	var decls bytes.Buffer
-	used := map[string]bool{}
+	var out bytes.Buffer
+	used = map[string]bool{}
 	after := f.Name.End()
 	for _, d := range f.Decls {
 		gd, ok := d.(*ast.GenDecl)
@@ -154,8 +194,7 @@ func (v *Version) CopyTypes(names []string, pkg string, header []byte, has func(
 				}
 			}
 			// A spec of a type ( ... ) block gets its own type keyword.
-			text := string(src[offset(start):offset(ts.Name.Pos())]) + prefix + string(src[offset(ts.Name.Pos()):offset(ts.End())])
-			decls.WriteString(text + "\n\n")
+			out.WriteString(string(src[offset(start):offset(ts.Name.Pos())]) + prefix + string(src[offset(ts.Name.Pos()):offset(ts.End())]) + "\n\n")
 			ast.Inspect(ts.Type, func(n ast.Node) bool {
 				if sel, ok := n.(*ast.SelectorExpr); ok {
 					if id, ok := sel.X.(*ast.Ident); ok {
@@ -168,23 +207,5 @@ func (v *Version) CopyTypes(names []string, pkg string, header []byte, has func(
 		}
 		after = gd.End()
 	}
-	var out bytes.Buffer
-	out.Write(header)
-	fmt.Fprintf(&out, "\npackage %s\n\n", pkg)
-	var imports []string
-	for _, imp := range f.Imports {
-		name := strings.Trim(imp.Path.Value, "`\"")
-		name = name[strings.LastIndex(name, "/")+1:]
-		if imp.Name != nil {
-			name = imp.Name.Name
-		}
-		if used[name] {
-			imports = append(imports, string(src[offset(imp.Pos()):offset(imp.End())]))
-		}
-	}
-	if len(imports) > 0 {
-		fmt.Fprintf(&out, "import (\n\t%s\n)\n\n", strings.Join(imports, "\n\t"))
-	}
-	out.Write(decls.Bytes())
-	return out.Bytes(), nil
+	return out.Bytes(), used
 }
