@@ -112,82 +112,104 @@ func LoadAPI(root string, p *project.Project, framework, header string) (*API, e
 		if !gd.IsDir() {
 			continue
 		}
-		g := &Group{
-			Name:     gd.Name(),
-			FullName: p.FullGroup(gd.Name()),
-			Package:  project.APIsImport(p.Module, gd.Name()),
-			Dir:      filepath.Join(root, project.APIs(gd.Name())),
-		}
-		versionDirs, err := os.ReadDir(g.Dir)
-		if err != nil {
+		if err := api.loadGroup(p, gd.Name()); err != nil {
 			return nil, err
 		}
-		for _, vd := range versionDirs {
-			if !vd.IsDir() || project.ValidateVersion(vd.Name()) != nil {
-				continue
-			}
-			v := &Version{
-				Name:    vd.Name(),
-				Alias:   g.Name + vd.Name(),
-				Package: path.Join(g.Package, vd.Name()),
-				Dir:     filepath.Join(g.Dir, vd.Name()),
-			}
-			if err := v.load(); err != nil {
-				return nil, err
-			}
-			api.Warnings = append(api.Warnings, v.Warnings...)
-			g.Versions = append(g.Versions, v)
-		}
-		if len(g.Versions) == 0 {
-			continue
-		}
-		sort.Slice(g.Versions, func(i, j int) bool {
-			if a, b := g.Versions[i].Priority, g.Versions[j].Priority; a != b {
-				return a > b
-			}
-			return project.MorePreferred(g.Versions[i].Name, g.Versions[j].Name)
-		})
-		if err := g.mergeKinds(); err != nil {
-			return nil, err
-		}
-		api.Groups = append(api.Groups, g)
-		api.Warnings = append(api.Warnings, g.unusedHooks(root)...)
-		api.Warnings = append(api.Warnings, g.unservedSubresources(root)...)
 	}
 	for _, r := range p.Resources {
 		if !r.Controller {
 			continue
 		}
-		pkg := project.ControllerPackage(r.Kind)
-		c := &Controller{
-			Kind: r.Kind, Group: r.Group, Version: r.Version, Plural: r.Plural, PackageName: pkg,
-			GroupGo: project.GoName(r.Group), VersionGo: project.GoName(r.Version),
-			Namespaced: r.Scope != project.Cluster, FullGroup: p.FullGroup(r.Group),
-			Package:        path.Join(p.Module, project.ControllerDir, pkg),
-			VersionPackage: project.APIsImport(p.Module, r.Group, r.Version),
-			VersionAlias:   r.Version,
+		c, err := api.controller(p, r)
+		if err != nil {
+			return nil, err
 		}
-		if r.External {
-			fullGroup, _, ok := project.BuiltinKind(r.Group, r.Version, r.Kind)
-			if !ok {
-				return nil, fmt.Errorf("PROJECT: %s/%s %s is not a built-in Kubernetes kind", r.Group, r.Version, r.Kind)
-			}
-			c.External, c.FullGroup, c.VersionPackage, c.VersionAlias = true, fullGroup, r.Package, project.ImportAlias(r.Package)
-			c.PluralGo = project.ClientPlural(r.Kind, r.Plural)
-		} else {
-			// A kind of the project: its names and scope are its markers'.
-			k := api.Kind(r.Group, r.Version, r.Kind)
-			if k == nil {
-				api.Warnings = append(api.Warnings, fmt.Sprintf("PROJECT lists a controller for %s/%s %s, but no type %s with a +resource marker is declared in pkg/apis/%s/%s: it is not wired; restore the type, or remove the controller (pkg/controller/%s and its PROJECT entry)",
-					r.Group, r.Version, r.Kind, r.Kind, r.Group, r.Version, pkg))
-				continue
-			}
-			c.Plural, c.PluralGo, c.Namespaced = k.Plural, project.ClientPlural(k.Name, k.Plural), k.Namespaced
-			c.GroupGo = project.GroupGoName(c.FullGroup)
+		if c != nil {
+			api.Controllers = append(api.Controllers, c)
 		}
-		api.Controllers = append(api.Controllers, c)
 	}
 	return api, nil
+}
+
+// loadGroup reads the group whose package is pkg/apis/<name>, its versions
+// in the order discovery prefers them; a folder without versions is not a
+// group.
+func (api *API) loadGroup(p *project.Project, name string) error {
+	g := &Group{
+		Name:     name,
+		FullName: p.FullGroup(name),
+		Package:  project.APIsImport(p.Module, name),
+		Dir:      filepath.Join(api.Root, project.APIs(name)),
+	}
+	versionDirs, err := os.ReadDir(g.Dir)
+	if err != nil {
+		return err
+	}
+	for _, vd := range versionDirs {
+		if !vd.IsDir() || project.ValidateVersion(vd.Name()) != nil {
+			continue
+		}
+		v := &Version{
+			Name:    vd.Name(),
+			Alias:   g.Name + vd.Name(),
+			Package: path.Join(g.Package, vd.Name()),
+			Dir:     filepath.Join(g.Dir, vd.Name()),
+		}
+		if err := v.load(); err != nil {
+			return err
+		}
+		api.Warnings = append(api.Warnings, v.Warnings...)
+		g.Versions = append(g.Versions, v)
+	}
+	if len(g.Versions) == 0 {
+		return nil
+	}
+	sort.Slice(g.Versions, func(i, j int) bool {
+		if a, b := g.Versions[i].Priority, g.Versions[j].Priority; a != b {
+			return a > b
+		}
+		return project.MorePreferred(g.Versions[i].Name, g.Versions[j].Name)
+	})
+	if err := g.mergeKinds(); err != nil {
+		return err
+	}
+	api.Groups = append(api.Groups, g)
+	api.Warnings = append(api.Warnings, g.unusedHooks(api.Root)...)
+	api.Warnings = append(api.Warnings, g.unservedSubresources(api.Root)...)
+	return nil
+}
+
+// controller is the controller PROJECT records for r: of a built-in kind,
+// or of a kind of the project, named and scoped by its markers (nil, with a
+// warning, when no such kind is declared any more).
+func (api *API) controller(p *project.Project, r *project.Resource) (*Controller, error) {
+	pkg := project.ControllerPackage(r.Kind)
+	c := &Controller{
+		Kind: r.Kind, Group: r.Group, Version: r.Version, Plural: r.Plural, PackageName: pkg,
+		GroupGo: project.GoName(r.Group), VersionGo: project.GoName(r.Version),
+		Namespaced: r.Scope != project.Cluster, FullGroup: p.FullGroup(r.Group),
+		Package:        path.Join(p.Module, project.ControllerDir, pkg),
+		VersionPackage: project.APIsImport(p.Module, r.Group, r.Version),
+		VersionAlias:   r.Version,
+	}
+	if r.External {
+		fullGroup, _, ok := project.BuiltinKind(r.Group, r.Version, r.Kind)
+		if !ok {
+			return nil, fmt.Errorf("PROJECT: %s/%s %s is not a built-in Kubernetes kind", r.Group, r.Version, r.Kind)
+		}
+		c.External, c.FullGroup, c.VersionPackage, c.VersionAlias = true, fullGroup, r.Package, project.ImportAlias(r.Package)
+		c.PluralGo = project.ClientPlural(r.Kind, r.Plural)
+		return c, nil
+	}
+	k := api.Kind(r.Group, r.Version, r.Kind)
+	if k == nil {
+		api.Warnings = append(api.Warnings, fmt.Sprintf("PROJECT lists a controller for %s/%s %s, but no type %s with a +resource marker is declared in pkg/apis/%s/%s: it is not wired; restore the type, or remove the controller (pkg/controller/%s and its PROJECT entry)",
+			r.Group, r.Version, r.Kind, r.Kind, r.Group, r.Version, pkg))
+		return nil, nil
+	}
+	c.Plural, c.PluralGo, c.Namespaced = k.Plural, project.ClientPlural(k.Name, k.Plural), k.Namespaced
+	c.GroupGo = project.GroupGoName(c.FullGroup)
+	return c, nil
 }
 
 // Kind is the kind of group (its package name) served in version, as its
