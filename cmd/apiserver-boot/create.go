@@ -205,73 +205,11 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 		files = append(files, scaffold.File{Path: project.APIs(o.group, o.version, "doc.go"), Template: "resource/version_doc.go.tmpl"})
 	}
 	if o.level >= levelResource {
-		r := o.resource()
-		existing := p.Find(r.Group, r.Version, r.Kind)
-		// The kind may already be served in another version of the group: this
-		// is then a new version of it (like create version, with fresh types).
-		var otherVersion *project.Resource
-		for _, other := range p.Resources {
-			if other.Group == r.Group && other.Kind == r.Kind && other.Version != r.Version {
-				otherVersion = other
-			}
+		more, err := o.resourceFiles(cmd, root, p, data)
+		if err != nil {
+			return err
 		}
-		if existing == nil && otherVersion != nil {
-			if !cmd.Flags().Changed("controller") && r.Controller {
-				r.Controller = false
-				fmt.Fprintf(cmd.OutOrStdout(), "%s is also served in %s/%s: one controller per kind, none added for %s\n", r.Kind, r.Group, otherVersion.Version, r.Version)
-			}
-			// Names and scope are the kind's, whichever version serves it.
-			again := *otherVersion
-			again.Version, again.Controller = r.Version, r.Controller
-			r = &again
-			marker, err := markStorageVersion(root, p, r.Group, otherVersion.Version, r.Kind)
-			if err != nil {
-				return err
-			}
-			files = append(files, marker...)
-		}
-		if existing == nil {
-			if err := p.CheckClash(r); err != nil {
-				return err
-			}
-			// Controllers live in pkg/controller/<kind>: one per kind name.
-			for _, other := range p.Resources {
-				if r.Controller && other.Controller && other.Kind == r.Kind {
-					return fmt.Errorf("--kind %s already has a controller (for %s/%s): pass --controller=false", r.Kind, other.Group, other.Version)
-				}
-			}
-			p.Resources = append(p.Resources, r)
-		} else {
-			if err := o.sameAs(cmd, existing); err != nil {
-				return err
-			}
-			r = existing
-		}
-		data.Kind, data.Plural, data.Scope, data.Resource = r.Kind, r.Plural, string(r.Scope), r
-		data.GroupGo, data.VersionGo, data.PluralGo = project.GroupGoName(p.FullGroup(o.group)), project.GoName(o.version), project.ClientPlural(r.Kind, r.Plural)
-		base := project.APIs(o.group, o.version, project.ControllerPackage(o.kind))
-		files = append(files, scaffold.File{Path: base + "_types.go", Template: "resource/types.go.tmpl"})
-		if existing == nil && otherVersion != nil {
-			// A new version of a kind: its custom subresources are served in
-			// every version, with a request type in each.
-			if files, err = carryToNewVersion(root, p, *data, o.version, base+"_types.go", files); err != nil {
-				return err
-			}
-		}
-		if otherVersion == nil || existing != nil {
-			// The REST hooks run from the storage version only: a new version of
-			// an existing kind gets none.
-			files = append(files, scaffold.File{Path: base + "_hooks.go", Template: "resource/hooks.go.tmpl"})
-		}
-		files = append(files, scaffold.File{Path: base + "_types_test.go", Template: "resource/types_test.go.tmpl"})
-		if r.Controller {
-			data.Package = project.ControllerPackage(o.kind)
-			data.VersionAlias, data.VersionPackage = o.version, project.APIsImport(p.Module, o.group, o.version)
-			dir := project.Controller(data.Package)
-			files = append(files,
-				scaffold.File{Path: filepath.Join(dir, "controller.go"), Template: "resource/controller.go.tmpl"},
-				scaffold.File{Path: filepath.Join(dir, "controller_test.go"), Template: "resource/controller_test.go.tmpl"})
-		}
+		files = append(files, more...)
 	}
 	if o.level >= levelResource || len(p.Groups) != groups {
 		record, err := p.Marshal()
@@ -282,4 +220,80 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 	}
 	plan := &scaffold.Plan{Root: root, Data: data, Force: o.force, Files: files}
 	return applyAndGenerate(cmd, root, plan, "everything asked for already exists.")
+}
+
+// resourceFiles are the files of the kind being created (types, hooks,
+// tests, the controller), and the kind is recorded in p; a kind served in
+// another version of the group already gets a new version of itself.
+func (o *createOptions) resourceFiles(cmd *cobra.Command, root string, p *project.Project, data *templateData) ([]scaffold.File, error) {
+	var files []scaffold.File
+	r := o.resource()
+	existing := p.Find(r.Group, r.Version, r.Kind)
+	// The kind may already be served in another version of the group: this
+	// is then a new version of it (like create version, with fresh types).
+	var otherVersion *project.Resource
+	for _, other := range p.Resources {
+		if other.Group == r.Group && other.Kind == r.Kind && other.Version != r.Version {
+			otherVersion = other
+		}
+	}
+	if existing == nil && otherVersion != nil {
+		if !cmd.Flags().Changed("controller") && r.Controller {
+			r.Controller = false
+			fmt.Fprintf(cmd.OutOrStdout(), "%s is also served in %s/%s: one controller per kind, none added for %s\n", r.Kind, r.Group, otherVersion.Version, r.Version)
+		}
+		// Names and scope are the kind's, whichever version serves it.
+		again := *otherVersion
+		again.Version, again.Controller = r.Version, r.Controller
+		r = &again
+		marker, err := markStorageVersion(root, p, r.Group, otherVersion.Version, r.Kind)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, marker...)
+	}
+	if existing == nil {
+		if err := p.CheckClash(r); err != nil {
+			return nil, err
+		}
+		// Controllers live in pkg/controller/<kind>: one per kind name.
+		for _, other := range p.Resources {
+			if r.Controller && other.Controller && other.Kind == r.Kind {
+				return nil, fmt.Errorf("--kind %s already has a controller (for %s/%s): pass --controller=false", r.Kind, other.Group, other.Version)
+			}
+		}
+		p.Resources = append(p.Resources, r)
+	} else {
+		if err := o.sameAs(cmd, existing); err != nil {
+			return nil, err
+		}
+		r = existing
+	}
+	data.Kind, data.Plural, data.Scope, data.Resource = r.Kind, r.Plural, string(r.Scope), r
+	data.GroupGo, data.VersionGo, data.PluralGo = project.GroupGoName(p.FullGroup(o.group)), project.GoName(o.version), project.ClientPlural(r.Kind, r.Plural)
+	base := project.APIs(o.group, o.version, project.ControllerPackage(o.kind))
+	files = append(files, scaffold.File{Path: base + "_types.go", Template: "resource/types.go.tmpl"})
+	if existing == nil && otherVersion != nil {
+		// A new version of a kind: its custom subresources are served in
+		// every version, with a request type in each.
+		var err error
+		if files, err = carryToNewVersion(root, p, *data, o.version, base+"_types.go", files); err != nil {
+			return nil, err
+		}
+	}
+	if otherVersion == nil || existing != nil {
+		// The REST hooks run from the storage version only: a new version of
+		// an existing kind gets none.
+		files = append(files, scaffold.File{Path: base + "_hooks.go", Template: "resource/hooks.go.tmpl"})
+	}
+	files = append(files, scaffold.File{Path: base + "_types_test.go", Template: "resource/types_test.go.tmpl"})
+	if r.Controller {
+		data.Package = project.ControllerPackage(o.kind)
+		data.VersionAlias, data.VersionPackage = o.version, project.APIsImport(p.Module, o.group, o.version)
+		dir := project.Controller(data.Package)
+		files = append(files,
+			scaffold.File{Path: filepath.Join(dir, "controller.go"), Template: "resource/controller.go.tmpl"},
+			scaffold.File{Path: filepath.Join(dir, "controller_test.go"), Template: "resource/controller_test.go.tmpl"})
+	}
+	return files, nil
 }
