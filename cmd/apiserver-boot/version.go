@@ -62,18 +62,9 @@ func (o *versionOptions) run(cmd *cobra.Command) error {
 	if err := project.ValidateVersion(o.version); err != nil {
 		return err
 	}
-	from := p.Find(o.group, o.from, o.kind)
-	if from == nil {
-		var served []string
-		for _, r := range p.Resources {
-			if r.Group == o.group && r.Kind == o.kind && !r.External {
-				served = append(served, r.Version)
-			}
-		}
-		if len(served) > 0 {
-			return fmt.Errorf("--from %s: no kind %s in %s/%s in PROJECT; %s is served in %s: give one of them with --from", o.from, o.kind, o.group, o.from, o.kind, strings.Join(served, ", "))
-		}
-		return fmt.Errorf("--from %s: no kind %s in %s/%s in PROJECT%s", o.from, o.kind, o.group, o.from, p.Suggest(o.group, "", o.kind))
+	from, err := o.fromResource(p)
+	if err != nil {
+		return err
 	}
 	if p.Find(o.group, o.version, o.kind) != nil {
 		fmt.Fprintf(cmd.OutOrStdout(), "Nothing to do: %s/%s already serves %s.\n", o.group, o.version, o.kind)
@@ -92,29 +83,12 @@ func (o *versionOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	typesFile, src := k.Path, k.Src
-	var files []scaffold.File
-	newDir := project.APIs(o.group, o.version)
-	// The copy: the file declaring the kind and its *_types.go files (its own
-	// and its subresource requests'), the same declarations in package <version>.
-	entries, err := os.ReadDir(fromDir)
+	files, err := o.copiedFiles(fromDir, k.Path, k.Src)
 	if err != nil {
 		return err
 	}
-	for _, e := range entries {
-		name := e.Name()
-		// The file declaring the kind is copied whatever its name (widget.go).
-		if filepath.Join(fromDir, name) != typesFile && (!strings.HasPrefix(name, strings.ToLower(o.kind)+"_") || !strings.HasSuffix(name, "_types.go")) {
-			continue
-		}
-		b := src
-		if filepath.Join(fromDir, name) != typesFile {
-			if b, err = os.ReadFile(filepath.Join(fromDir, name)); err != nil {
-				return err
-			}
-		}
-		files = append(files, scaffold.File{Path: filepath.Join(newDir, name), Content: model.RenamePackage(b, o.from, o.version)})
-	}
+	newDir := project.APIs(o.group, o.version)
+	typesFile := k.Path
 	// The kind's custom subresources are served in every version: the copy
 	// carries their markers and request types, and gets those it lacks (the
 	// request type declared in another file, a marker only on the storage
@@ -140,6 +114,51 @@ func (o *versionOptions) run(cmd *cobra.Command) error {
 		scaffold.File{Path: project.FileName, Content: record, IfExists: scaffold.Replace})
 	plan := &scaffold.Plan{Root: root, Data: data, Force: o.force, Files: files}
 	return applyAndGenerate(cmd, root, plan, "")
+}
+
+// fromResource is the kind --from names, or an error saying which versions
+// serve it.
+func (o *versionOptions) fromResource(p *project.Project) (*project.Resource, error) {
+	if from := p.Find(o.group, o.from, o.kind); from != nil {
+		return from, nil
+	}
+	var served []string
+	for _, r := range p.Resources {
+		if r.Group == o.group && r.Kind == o.kind && !r.External {
+			served = append(served, r.Version)
+		}
+	}
+	if len(served) > 0 {
+		return nil, fmt.Errorf("--from %s: no kind %s in %s/%s in PROJECT; %s is served in %s: give one of them with --from", o.from, o.kind, o.group, o.from, o.kind, strings.Join(served, ", "))
+	}
+	return nil, fmt.Errorf("--from %s: no kind %s in %s/%s in PROJECT%s", o.from, o.kind, o.group, o.from, p.Suggest(o.group, "", o.kind))
+}
+
+// copiedFiles are the new version's copies of the file declaring the kind
+// (typesFile, whatever its name: widget.go) and of the kind's *_types.go
+// files (its own and its subresource requests'): the same declarations in
+// package <version>.
+func (o *versionOptions) copiedFiles(fromDir, typesFile string, src []byte) ([]scaffold.File, error) {
+	entries, err := os.ReadDir(fromDir)
+	if err != nil {
+		return nil, err
+	}
+	newDir := project.APIs(o.group, o.version)
+	var files []scaffold.File
+	for _, e := range entries {
+		name := e.Name()
+		if filepath.Join(fromDir, name) != typesFile && (!strings.HasPrefix(name, strings.ToLower(o.kind)+"_") || !strings.HasSuffix(name, "_types.go")) {
+			continue
+		}
+		b := src
+		if filepath.Join(fromDir, name) != typesFile {
+			if b, err = os.ReadFile(filepath.Join(fromDir, name)); err != nil {
+				return nil, err
+			}
+		}
+		files = append(files, scaffold.File{Path: filepath.Join(newDir, name), Content: model.RenamePackage(b, o.from, o.version)})
+	}
+	return files, nil
 }
 
 // markStorageVersion applies model.MarkStorageVersion to the versions
