@@ -150,27 +150,9 @@ func (o *containerOptions) run(ctx context.Context, root string, con *progress.C
 	}
 	var images []v1.Image
 	for _, p := range platforms {
-		dir := filepath.Join(root, "bin", p.Dir())
-		step := fmt.Sprintf("Compiling bin/%s/apiserver and bin/%s/controller-manager (%s, static)", p.Dir(), p.Dir(), p)
-		fmt.Fprintln(info, step+"...")
-		d, n, err := goBuild(ctx, con, step, root, append(os.Environ(), p.GoEnv()...),
-			"-trimpath", "-ldflags=-s -w", "-o", dir+string(filepath.Separator), "./cmd/apiserver", "./cmd/controller-manager")
+		img, err := buildImage(ctx, con, root, p, caCerts, created)
 		if err != nil {
-			return nil, fmt.Errorf("compiling for %s: %w", p, err)
-		}
-		fmt.Fprintf(info, "Compiled in %s (%s).\n", d.Round(time.Millisecond), compiled(n))
-		img, err := image.Build(image.Options{
-			Platform: p,
-			Binaries: []image.Binary{
-				{Name: "apiserver", Path: filepath.Join(dir, "apiserver")},
-				{Name: "controller-manager", Path: filepath.Join(dir, "controller-manager")},
-			},
-			CACertificates: caCerts,
-			Created:        created,
-			LayerDir:       dir,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("assembling the %s image: %w", p, err)
+			return nil, err
 		}
 		images = append(images, img)
 	}
@@ -189,17 +171,8 @@ func (o *containerOptions) run(ctx context.Context, root string, con *progress.C
 	fmt.Fprintf(info, "Built %s %s (%s) with CA certificates from %s.\n", kind, digest, platformNames(platforms), caSource)
 	res := &containerResult{tag: tag, artifact: a}
 	if output != "" {
-		rel := relToWd(output)
-		if strings.HasSuffix(output, ".tar") {
-			if err := a.WriteTarball(output, tag); err != nil {
-				return nil, fmt.Errorf("--output %s: %w", rel, err)
-			}
-			fmt.Fprintf(out, "Wrote %s, tagged %s. Load it with: docker load -i %s\n", rel, tag, rel)
-		} else {
-			if err := a.WriteLayout(output, tag); err != nil {
-				return nil, fmt.Errorf("--output %s: %w", rel, err)
-			}
-			fmt.Fprintf(out, "Wrote the OCI layout %s (ref %s). Copy it with e.g.: skopeo copy oci:%s:%s docker://%s\n", rel, tag.TagStr(), rel, tag.TagStr(), tag)
+		if err := writeArtifact(out, a, output, tag); err != nil {
+			return nil, err
 		}
 		res.output = output
 	}
@@ -214,6 +187,53 @@ func (o *containerOptions) run(ctx context.Context, root string, con *progress.C
 		res.pushed = &pushed
 	}
 	return res, nil
+}
+
+// buildImage compiles the project's binaries for platform p (static,
+// trimmed) and assembles them into an image.
+func buildImage(ctx context.Context, con *progress.Console, root string, p image.Platform, caCerts []byte, created time.Time) (v1.Image, error) {
+	info := con.Info()
+	dir := filepath.Join(root, "bin", p.Dir())
+	step := fmt.Sprintf("Compiling bin/%s/apiserver and bin/%s/controller-manager (%s, static)", p.Dir(), p.Dir(), p)
+	fmt.Fprintln(info, step+"...")
+	d, n, err := goBuild(ctx, con, step, root, append(os.Environ(), p.GoEnv()...),
+		"-trimpath", "-ldflags=-s -w", "-o", dir+string(filepath.Separator), "./cmd/apiserver", "./cmd/controller-manager")
+	if err != nil {
+		return nil, fmt.Errorf("compiling for %s: %w", p, err)
+	}
+	fmt.Fprintf(info, "Compiled in %s (%s).\n", d.Round(time.Millisecond), compiled(n))
+	img, err := image.Build(image.Options{
+		Platform: p,
+		Binaries: []image.Binary{
+			{Name: "apiserver", Path: filepath.Join(dir, "apiserver")},
+			{Name: "controller-manager", Path: filepath.Join(dir, "controller-manager")},
+		},
+		CACertificates: caCerts,
+		Created:        created,
+		LayerDir:       dir,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("assembling the %s image: %w", p, err)
+	}
+	return img, nil
+}
+
+// writeArtifact writes the image to --output: a tarball (.tar) docker load
+// reads, or an OCI layout.
+func writeArtifact(out io.Writer, a *image.Artifact, output string, tag name.Tag) error {
+	rel := relToWd(output)
+	if strings.HasSuffix(output, ".tar") {
+		if err := a.WriteTarball(output, tag); err != nil {
+			return fmt.Errorf("--output %s: %w", rel, err)
+		}
+		fmt.Fprintf(out, "Wrote %s, tagged %s. Load it with: docker load -i %s\n", rel, tag, rel)
+		return nil
+	}
+	if err := a.WriteLayout(output, tag); err != nil {
+		return fmt.Errorf("--output %s: %w", rel, err)
+	}
+	fmt.Fprintf(out, "Wrote the OCI layout %s (ref %s). Copy it with e.g.: skopeo copy oci:%s:%s docker://%s\n", rel, tag.TagStr(), rel, tag.TagStr(), tag)
+	return nil
 }
 
 // sourceDateEpoch reads $SOURCE_DATE_EPOCH (reproducible-builds.org); zero means the Unix epoch.
