@@ -127,6 +127,10 @@ func servePackagesDriver(patterns []string) (*packages.DriverResponse, error) {
 	}
 	packages.Visit(roots, nil, func(p *packages.Package) { resp.Packages = append(resp.Packages, p) })
 
+	immutable, err := immutableRoots(env)
+	if err != nil {
+		return nil, err
+	}
 	// Blank the dependencies' bodies, on every core.
 	work := make(chan *packages.Package)
 	var wg sync.WaitGroup
@@ -135,30 +139,9 @@ func servePackagesDriver(patterns []string) (*packages.DriverResponse, error) {
 		go func() {
 			defer wg.Done()
 			for p := range work {
-				names := map[string]string{}
-				for path, imp := range p.Imports {
-					names[path] = imp.Name
-				}
-				kept := map[string]bool{}
-				for i, f := range p.CompiledGoFiles {
-					p.CompiledGoFiles[i] = bodylessCopy(cacheDir, f, names)
-					if err := importsOf(p.CompiledGoFiles[i], kept); err != nil {
-						kept = nil // keep every import
-						break
-					}
-				}
-				// What only function bodies imported is not loaded at all.
-				for path := range p.Imports {
-					if kept != nil && !kept[path] {
-						delete(p.Imports, path)
-					}
-				}
+				blankBodies(cacheDir, p)
 			}
 		}()
-	}
-	immutable, err := immutableRoots(env)
-	if err != nil {
-		return nil, err
 	}
 	for _, p := range resp.Packages {
 		// Only trees that never change under a path (the module cache and
@@ -173,6 +156,29 @@ func servePackagesDriver(patterns []string) (*packages.DriverResponse, error) {
 	resp.Packages = nil
 	packages.Visit(roots, nil, func(p *packages.Package) { resp.Packages = append(resp.Packages, p) })
 	return resp, nil
+}
+
+// blankBodies points the compiled files of p at copies without function
+// bodies, and drops the imports only function bodies used (they are then
+// not loaded at all).
+func blankBodies(cacheDir string, p *packages.Package) {
+	names := map[string]string{}
+	for path, imp := range p.Imports {
+		names[path] = imp.Name
+	}
+	kept := map[string]bool{}
+	for i, f := range p.CompiledGoFiles {
+		p.CompiledGoFiles[i] = bodylessCopy(cacheDir, f, names)
+		if err := importsOf(p.CompiledGoFiles[i], kept); err != nil {
+			kept = nil // keep every import
+			break
+		}
+	}
+	for path := range p.Imports {
+		if kept != nil && !kept[path] {
+			delete(p.Imports, path)
+		}
+	}
 }
 
 // immutableRoots are the module cache and GOROOT of the go command the load uses.
