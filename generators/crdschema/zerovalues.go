@@ -185,98 +185,116 @@ func zeroDefault(shape zeroShape, prop *apiextensionsv1.JSONSchemaProps) string 
 // each field of the module's packages that cannot carry its zero value
 // while a constraint could see it; seen holds the fields already named.
 func zeroValueWarnings(fset *token.FileSet, root, module, kind string, t types.Type, s *apiextensionsv1.JSONSchemaProps, seen map[token.Pos]bool) []string {
-	var out []string
-	var walkType func(t types.Type, s *apiextensionsv1.JSONSchemaProps, path string, depth int)
-	var walkStruct func(st *types.Struct, owner string, s *apiextensionsv1.JSONSchemaProps, path string, depth int, root bool, zero map[string]any)
-	walkType = func(t types.Type, s *apiextensionsv1.JSONSchemaProps, path string, depth int) {
-		if s == nil || depth > 32 {
-			return
+	w := &zeroWalker{fset: fset, root: root, module: module, kind: kind, seen: seen}
+	w.walkType(t, s, "", 0)
+	return w.out
+}
+
+// zeroWalker walks a kind's Go type beside its schema (zeroValueWarnings).
+type zeroWalker struct {
+	fset               *token.FileSet
+	root, module, kind string
+	seen               map[token.Pos]bool
+	out                []string
+}
+
+func (w *zeroWalker) walkType(t types.Type, s *apiextensionsv1.JSONSchemaProps, path string, depth int) {
+	if s == nil || depth > 32 {
+		return
+	}
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	switch u := t.Underlying().(type) {
+	case *types.Struct:
+		owner := ""
+		if n, ok := t.(*types.Named); ok {
+			owner = n.Obj().Name()
 		}
-		if p, ok := t.(*types.Pointer); ok {
-			t = p.Elem()
+		zero, _ := encodedZero(t, s, 0)
+		z, _ := zero.(map[string]any)
+		w.walkStruct(u, owner, s, path, depth, depth == 0 || s.XEmbeddedResource, z)
+	case *types.Slice:
+		if s.Items != nil {
+			w.walkType(u.Elem(), s.Items.Schema, path+"[*]", depth+1)
 		}
-		switch u := t.Underlying().(type) {
-		case *types.Struct:
-			owner := ""
-			if n, ok := t.(*types.Named); ok {
-				owner = n.Obj().Name()
-			}
-			zero, _ := encodedZero(t, s, 0)
-			z, _ := zero.(map[string]any)
-			walkStruct(u, owner, s, path, depth, depth == 0 || s.XEmbeddedResource, z)
-		case *types.Slice:
-			if s.Items != nil {
-				walkType(u.Elem(), s.Items.Schema, path+"[*]", depth+1)
-			}
-		case *types.Map:
-			if s.AdditionalProperties != nil {
-				walkType(u.Elem(), s.AdditionalProperties.Schema, path+"[*]", depth+1)
-			}
+	case *types.Map:
+		if s.AdditionalProperties != nil {
+			w.walkType(u.Elem(), s.AdditionalProperties.Schema, path+"[*]", depth+1)
 		}
 	}
-	walkStruct = func(st *types.Struct, owner string, s *apiextensionsv1.JSONSchemaProps, path string, depth int, parentRoot bool, parentZero map[string]any) {
-		for i := 0; i < st.NumFields(); i++ {
-			f := st.Field(i)
-			name, opts, _ := strings.Cut(reflect.StructTag(st.Tag(i)).Get("json"), ",")
-			if name == "-" || !f.Exported() && !f.Embedded() {
-				continue
-			}
-			if f.Embedded() && name == "" {
-				// Inlined: its fields are s's, in the object holding it.
-				et := f.Type()
-				if p, ok := et.(*types.Pointer); ok {
-					et = p.Elem()
-				}
-				if u, ok := et.Underlying().(*types.Struct); ok {
-					walkStruct(u, owner, s, path, depth+1, parentRoot, parentZero)
-				}
-				continue
-			}
-			if name == "" {
-				name = f.Name()
-			}
-			prop, ok := s.Properties[name]
-			if !ok {
-				continue
-			}
-			fpath := strings.TrimPrefix(path+"."+name, ".")
-			// omitzero, when given, decides what is left out (with or
-			// without omitempty beside it).
-			omit := ""
-			for _, o := range strings.Split(opts, ",") {
-				if o == "omitzero" || o == "omitempty" && omit == "" {
-					omit = o
-				}
-			}
-			inModule := f.Pkg() != nil && (f.Pkg().Path() == module || strings.HasPrefix(f.Pkg().Path(), module+"/"))
-			if shape := shapeOf(f.Type(), &prop); omit != "" && shape != zeroNone && inModule && !seen[f.Pos()] {
-				found := zeroConstraints(shape, name, &prop, s, parentRoot, fieldZero(f.Type(), shape, &prop), parentZero)
-				if slices.Contains(s.Required, name) && (shape != zeroStruct || omit == "omitzero" && len(prop.Required) == 0) {
-					// The zero value sent passes Required, and the object
-					// stored lacks the field: the next update of what
-					// holds it, as read back, is refused. (A struct whose
-					// own required fields {} lacks is refused either way;
-					// one with omitempty alone is always written.)
-					found = append(found, "Required")
-				}
-				def := zeroDefault(shape, &prop)
-				if def != "" && shape == zeroStruct && defaultedZeroIsDefault(f.Type(), &prop) {
-					def = ""
-				}
-				if len(found) > 0 || def != "" {
-					seen[f.Pos()] = true
-					pos := fset.Position(f.Pos())
-					if rel, err := filepath.Rel(root, pos.Filename); err == nil && !strings.HasPrefix(rel, "..") {
-						pos.Filename = rel
-					}
-					out = append(out, zeroValueWarning(pos, kind, fpath, owner, f, omit, shape, found, def))
-				}
-			}
-			walkType(f.Type(), &prop, fpath, depth+1)
+}
+
+func (w *zeroWalker) walkStruct(st *types.Struct, owner string, s *apiextensionsv1.JSONSchemaProps, path string, depth int, parentRoot bool, parentZero map[string]any) {
+	for i := 0; i < st.NumFields(); i++ {
+		f := st.Field(i)
+		name, opts, _ := strings.Cut(reflect.StructTag(st.Tag(i)).Get("json"), ",")
+		if name == "-" || !f.Exported() && !f.Embedded() {
+			continue
 		}
+		if f.Embedded() && name == "" {
+			// Inlined: its fields are s's, in the object holding it.
+			et := f.Type()
+			if p, ok := et.(*types.Pointer); ok {
+				et = p.Elem()
+			}
+			if u, ok := et.Underlying().(*types.Struct); ok {
+				w.walkStruct(u, owner, s, path, depth+1, parentRoot, parentZero)
+			}
+			continue
+		}
+		if name == "" {
+			name = f.Name()
+		}
+		prop, ok := s.Properties[name]
+		if !ok {
+			continue
+		}
+		fpath := strings.TrimPrefix(path+"."+name, ".")
+		// omitzero, when given, decides what is left out (with or
+		// without omitempty beside it).
+		omit := ""
+		for _, o := range strings.Split(opts, ",") {
+			if o == "omitzero" || o == "omitempty" && omit == "" {
+				omit = o
+			}
+		}
+		w.checkField(f, name, fpath, owner, omit, &prop, s, parentRoot, parentZero)
+		w.walkType(f.Type(), &prop, fpath, depth+1)
 	}
-	walkType(t, s, "", 0)
-	return out
+}
+
+// checkField warns about field f (name in JSON, at fpath, of type owner)
+// of the module when the encoding omits its zero value while a constraint
+// of its schema prop, or of s holding it, could see the zero.
+func (w *zeroWalker) checkField(f *types.Var, name, fpath, owner, omit string, prop, s *apiextensionsv1.JSONSchemaProps, parentRoot bool, parentZero map[string]any) {
+	inModule := f.Pkg() != nil && (f.Pkg().Path() == w.module || strings.HasPrefix(f.Pkg().Path(), w.module+"/"))
+	shape := shapeOf(f.Type(), prop)
+	if omit == "" || shape == zeroNone || !inModule || w.seen[f.Pos()] {
+		return
+	}
+	found := zeroConstraints(shape, name, prop, s, parentRoot, fieldZero(f.Type(), shape, prop), parentZero)
+	if slices.Contains(s.Required, name) && (shape != zeroStruct || omit == "omitzero" && len(prop.Required) == 0) {
+		// The zero value sent passes Required, and the object stored
+		// lacks the field: the next update of what holds it, as read
+		// back, is refused. (A struct whose own required fields {} lacks
+		// is refused either way; one with omitempty alone is always
+		// written.)
+		found = append(found, "Required")
+	}
+	def := zeroDefault(shape, prop)
+	if def != "" && shape == zeroStruct && defaultedZeroIsDefault(f.Type(), prop) {
+		def = ""
+	}
+	if len(found) == 0 && def == "" {
+		return
+	}
+	w.seen[f.Pos()] = true
+	pos := w.fset.Position(f.Pos())
+	if rel, err := filepath.Rel(w.root, pos.Filename); err == nil && !strings.HasPrefix(rel, "..") {
+		pos.Filename = rel
+	}
+	w.out = append(w.out, zeroValueWarning(pos, w.kind, fpath, owner, f, omit, shape, found, def))
 }
 
 func zeroValueWarning(pos token.Position, kind, path, owner string, f *types.Var, omit string, shape zeroShape, found []string, def string) string {
