@@ -197,37 +197,27 @@ func encodedZero(t types.Type, s *apiextensionsv1.JSONSchemaProps, depth int) (v
 func encodeStructZero(st *types.Struct, s *apiextensionsv1.JSONSchemaProps, m map[string]any, depth int) {
 	for i := 0; i < st.NumFields(); i++ {
 		f := st.Field(i)
-		name, opts, _ := strings.Cut(reflect.StructTag(st.Tag(i)).Get("json"), ",")
-		if name == "-" || !f.Exported() && !f.Embedded() {
+		jf, ok := jsonFieldOf(st, i)
+		if !ok {
 			continue
 		}
-		if f.Embedded() && name == "" {
+		if jf.inline {
 			if u, ok := f.Type().Underlying().(*types.Struct); ok && !hasMarshaler(f.Type()) {
 				encodeStructZero(u, s, m, depth+1)
 			}
 			continue
 		}
-		if name == "" {
-			name = f.Name()
-		}
-		prop, ok := s.Properties[name]
+		prop, ok := s.Properties[jf.name]
 		if !ok {
 			continue
 		}
-		omit := false
-		for _, o := range strings.Split(opts, ",") {
-			if o == "omitzero" {
-				omit = true
-			}
-			if _, isStruct := f.Type().Underlying().(*types.Struct); o == "omitempty" && !isStruct {
-				omit = true
-			}
-		}
-		if omit {
+		// encoding/json leaves a zero value out with omitzero, and with
+		// omitempty unless it is a struct.
+		if _, isStruct := f.Type().Underlying().(*types.Struct); jf.omitZero || jf.omitEmpty && !isStruct {
 			continue
 		}
 		if v, ok := encodedZero(f.Type(), &prop, depth+1); ok {
-			m[name] = v
+			m[jf.name] = v
 		}
 	}
 }

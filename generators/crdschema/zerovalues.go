@@ -228,11 +228,12 @@ func (w *zeroWalker) walkType(t types.Type, s *apiextensionsv1.JSONSchemaProps, 
 func (w *zeroWalker) walkStruct(st *types.Struct, owner string, s *apiextensionsv1.JSONSchemaProps, path string, depth int, parentRoot bool, parentZero map[string]any) {
 	for i := 0; i < st.NumFields(); i++ {
 		f := st.Field(i)
-		name, opts, _ := strings.Cut(reflect.StructTag(st.Tag(i)).Get("json"), ",")
-		if name == "-" || !f.Exported() && !f.Embedded() {
+		jf, ok := jsonFieldOf(st, i)
+		if !ok {
 			continue
 		}
-		if f.Embedded() && name == "" {
+		name := jf.name
+		if jf.inline {
 			// Inlined: its fields are s's, in the object holding it.
 			et := f.Type()
 			if p, ok := et.(*types.Pointer); ok {
@@ -243,9 +244,6 @@ func (w *zeroWalker) walkStruct(st *types.Struct, owner string, s *apiextensions
 			}
 			continue
 		}
-		if name == "" {
-			name = f.Name()
-		}
 		prop, ok := s.Properties[name]
 		if !ok {
 			continue
@@ -254,10 +252,11 @@ func (w *zeroWalker) walkStruct(st *types.Struct, owner string, s *apiextensions
 		// omitzero, when given, decides what is left out (with or
 		// without omitempty beside it).
 		omit := ""
-		for _, o := range strings.Split(opts, ",") {
-			if o == "omitzero" || o == "omitempty" && omit == "" {
-				omit = o
-			}
+		switch {
+		case jf.omitZero:
+			omit = "omitzero"
+		case jf.omitEmpty:
+			omit = "omitempty"
 		}
 		w.checkField(f, name, fpath, owner, omit, &prop, s, parentRoot, parentZero)
 		w.walkType(f.Type(), &prop, fpath, depth+1)
@@ -340,4 +339,27 @@ func kindWarnings(pkg *loader.Package, root, module, kind string, s *apiextensio
 		return nil
 	}
 	return zeroValueWarnings(pkg.Fset, root, module, kind, obj.Type(), s, seen)
+}
+
+// jsonField is how encoding/json treats field i of a struct.
+type jsonField struct {
+	name                string // in JSON
+	inline              bool   // an embedded field without a name: its fields are the parent's
+	omitEmpty, omitZero bool
+}
+
+// jsonFieldOf reads field i's json tag; ok is false for a field
+// encoding/json leaves out (unexported and not embedded, or tagged "-").
+func jsonFieldOf(st *types.Struct, i int) (jsonField, bool) {
+	f := st.Field(i)
+	name, opts, _ := strings.Cut(reflect.StructTag(st.Tag(i)).Get("json"), ",")
+	if name == "-" || !f.Exported() && !f.Embedded() {
+		return jsonField{}, false
+	}
+	o := "," + opts + ","
+	jf := jsonField{name: name, inline: f.Embedded() && name == "", omitEmpty: strings.Contains(o, ",omitempty,"), omitZero: strings.Contains(o, ",omitzero,")}
+	if jf.name == "" {
+		jf.name = f.Name()
+	}
+	return jf, true
 }
