@@ -336,26 +336,7 @@ func (w restorer) value(u map[string]any, k string, sv, ov any, s *structuralsch
 		return true
 	}
 	if !ok {
-		if w.fill {
-			return false
-		}
-		if sv == nil {
-			// A null a CRD keeps, where the schema allows it (a merge
-			// patch's null deletes: the form has none).
-			if s != nil && s.Nullable {
-				u[k] = nil
-				return true
-			}
-			return false
-		}
-		if !dropped(sv) {
-			return false
-		}
-		if s != nil {
-			structuraldefaulting.Default(sv, s)
-		}
-		u[k] = sv
-		return true
+		return w.missing(u, k, sv, s)
 	}
 	if !w.fill && s != nil && s.Default.Object != nil && dropped(sv) && reflect.DeepEqual(uv, s.Default.Object) {
 		// The Go field dropped the zero sent, and decoding defaulted it:
@@ -364,7 +345,6 @@ func (w restorer) value(u map[string]any, k string, sv, ov any, s *structuralsch
 		u[k] = sv
 		return true
 	}
-	changed := false
 	switch sv := sv.(type) {
 	case map[string]any:
 		um, ok := uv.(map[string]any)
@@ -381,36 +361,68 @@ func (w restorer) value(u map[string]any, k string, sv, ov any, s *structuralsch
 		if !ok {
 			return false
 		}
-		var items *structuralschema.Structural
-		if s != nil {
-			items = s.Items
+		return w.list(ul, sv, s)
+	}
+	return false
+}
+
+// missing restores field k the encoding left out of u: a null a CRD keeps,
+// or a zero value sent, defaulted by its schema.
+func (w restorer) missing(u map[string]any, k string, sv any, s *structuralschema.Structural) bool {
+	if w.fill {
+		return false
+	}
+	if sv == nil {
+		// A null a CRD keeps, where the schema allows it (a merge
+		// patch's null deletes: the form has none).
+		if s != nil && s.Nullable {
+			u[k] = nil
+			return true
 		}
-		item := w
-		if w.shape == sentApply {
-			// Server-side apply sets an atomic list as applied, and merges
-			// the items of a map list into the items of the same keys.
-			switch {
-			case s == nil:
-				return false
-			case s.XListType == nil || *s.XListType == "atomic":
-				item.shape, item.whole = sentObject, true
-			case *s.XListType == "map":
-				return item.byKeys(ul, sv, s.XListMapKeys, items)
-			default:
-				return false
-			}
-		}
-		if len(ul) != len(sv) {
+		return false
+	}
+	if !dropped(sv) {
+		return false
+	}
+	if s != nil {
+		structuraldefaulting.Default(sv, s)
+	}
+	u[k] = sv
+	return true
+}
+
+// list walks the items of a list sent (sv) beside those of the encoding (ul).
+func (w restorer) list(ul, sv []any, s *structuralschema.Structural) bool {
+	var items *structuralschema.Structural
+	if s != nil {
+		items = s.Items
+	}
+	item := w
+	if w.shape == sentApply {
+		// Server-side apply sets an atomic list as applied, and merges
+		// the items of a map list into the items of the same keys.
+		switch {
+		case s == nil:
+			return false
+		case s.XListType == nil || *s.XListType == "atomic":
+			item.shape, item.whole = sentObject, true
+		case *s.XListType == "map":
+			return item.byKeys(ul, sv, s.XListMapKeys, items)
+		default:
 			return false
 		}
-		for i := range sv {
-			sm, ok1 := sv[i].(map[string]any)
-			um, ok2 := ul[i].(map[string]any)
-			if !ok1 || !ok2 {
-				continue
-			}
-			changed = item.object(um, sm, nil, items, nil) || changed
+	}
+	if len(ul) != len(sv) {
+		return false
+	}
+	changed := false
+	for i := range sv {
+		sm, ok1 := sv[i].(map[string]any)
+		um, ok2 := ul[i].(map[string]any)
+		if !ok1 || !ok2 {
+			continue
 		}
+		changed = item.object(um, sm, nil, items, nil) || changed
 	}
 	return changed
 }
