@@ -847,6 +847,48 @@ func (g *protoGen) field(t *types.Type, x string, num int, field string) (protoF
 	return protoField{}, orUnsupported(nil, field, t)
 }
 
+// mapValue is how the value v of a map entry is sized, written backwards,
+// declared as val, and read back.
+type mapValue struct{ size, put, typ, decl, wire, dec string }
+
+// mapValue encodes the values of map type t: scalars, or structs (or
+// pointers to structs, a nil one an entry without field 2) as messages.
+func (g *protoGen) mapValue(t *types.Type, field string) (mapValue, error) {
+	if vs, ok := g.scalar(t.Elem); ok {
+		typ := g.qualified(t.Elem)
+		return mapValue{
+			typ:  typ,
+			size: fmt.Sprintf("l += protowire.SizeTag(2) + %s", vs.sizeOf("v")),
+			put:  fmt.Sprintf("%s\n%s", fmt.Sprintf(vs.put, "v"), putTag(2, vs.wire)),
+			decl: "var val " + typ, wire: vs.wire,
+			dec: fmt.Sprintf("v, n := %s(entry)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\nval = %s(v)\nentry = entry[n:]", vs.consume, typ),
+		}, nil
+	}
+	elem, ptr := t.Elem, t.Elem.Kind == types.Pointer
+	if ptr {
+		elem = elem.Elem
+	}
+	if ok, err := g.message(elem, field); err != nil || !ok {
+		return mapValue{}, orUnsupported(err, field, t)
+	}
+	v := mapValue{
+		typ: g.qualified(elem), decl: "var val " + g.qualified(elem),
+		size: "l += protowire.SizeTag(2) + protowire.SizeBytes(v.Size())",
+		put:  putMessage("v") + "\n" + putTag(2, "protowire.BytesType"),
+		wire: "protowire.BytesType",
+	}
+	newVal := ""
+	if ptr {
+		// A nil value is an entry without field 2, read back as nil.
+		v.typ, v.decl = "*"+v.typ, "var val *"+g.qualified(elem)
+		v.size = fmt.Sprintf("if v != nil {\n%s\n}", v.size)
+		v.put = fmt.Sprintf("if v != nil {\n%s\n}", v.put)
+		newVal = "val = new(" + g.qualified(elem) + ")\n"
+	}
+	v.dec = "v, n := protowire.ConsumeBytes(entry)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\n" + newVal + "if err := val.Unmarshal(v); err != nil {\nreturn err\n}\nentry = entry[n:]"
+	return v, nil
+}
+
 // mapField encodes a map with scalar keys as repeated entries {1: key,
 // 2: value}, keys sorted; values are scalars, or structs (or pointers to
 // structs) written as messages.
@@ -856,36 +898,11 @@ func (g *protoGen) mapField(t *types.Type, x string, num int, field string) (pro
 		return protoField{}, orUnsupported(nil, field, t)
 	}
 	key := g.qualified(t.Key)
-	// How the value v of an entry is sized, written backwards, declared as val, and read back.
-	var valueSize, valuePut, valueType, valueDecl, valueWire, valueDec string
-	if vs, ok := g.scalar(t.Elem); ok {
-		valueType = g.qualified(t.Elem)
-		valueSize = fmt.Sprintf("l += protowire.SizeTag(2) + %s", vs.sizeOf("v"))
-		valuePut = fmt.Sprintf("%s\n%s", fmt.Sprintf(vs.put, "v"), putTag(2, vs.wire))
-		valueDecl, valueWire = "var val "+valueType, vs.wire
-		valueDec = fmt.Sprintf("v, n := %s(entry)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\nval = %s(v)\nentry = entry[n:]", vs.consume, valueType)
-	} else {
-		elem, ptr := t.Elem, t.Elem.Kind == types.Pointer
-		if ptr {
-			elem = elem.Elem
-		}
-		if ok, err := g.message(elem, field); err != nil || !ok {
-			return protoField{}, orUnsupported(err, field, t)
-		}
-		valueType, valueDecl = g.qualified(elem), "var val "+g.qualified(elem)
-		valueSize = "l += protowire.SizeTag(2) + protowire.SizeBytes(v.Size())"
-		valuePut = putMessage("v") + "\n" + putTag(2, "protowire.BytesType")
-		newVal := ""
-		if ptr {
-			// A nil value is an entry without field 2, read back as nil.
-			valueType, valueDecl = "*"+valueType, "var val *"+g.qualified(elem)
-			valueSize = fmt.Sprintf("if v != nil {\n%s\n}", valueSize)
-			valuePut = fmt.Sprintf("if v != nil {\n%s\n}", valuePut)
-			newVal = "val = new(" + g.qualified(elem) + ")\n"
-		}
-		valueWire = "protowire.BytesType"
-		valueDec = "v, n := protowire.ConsumeBytes(entry)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\n" + newVal + "if err := val.Unmarshal(v); err != nil {\nreturn err\n}\nentry = entry[n:]"
+	mv, err := g.mapValue(t, field)
+	if err != nil {
+		return protoField{}, err
 	}
+	valueSize, valuePut, valueType, valueDecl, valueWire, valueDec := mv.size, mv.put, mv.typ, mv.decl, mv.wire, mv.dec
 	size := fmt.Sprintf(`for k, v := range %[1]s {
 _ = v
 l := protowire.SizeTag(1) + %[2]s
