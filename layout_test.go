@@ -46,7 +46,7 @@ var layers = map[string][]string{
 	"pkg/testenv":                {"pkg/apiserver"},
 	"templates":                  {},
 	"boilerplate":                {},
-	"bench":                      {"bench/internal/proc", "generators/protobuf"},
+	"bench":                      {"bench/internal/proc", "generators/protobuf", "internal/freeport"},
 	"bench/internal/proc":        {"internal/freeport"},
 	"test/harness":               {"internal/freeport"},
 }

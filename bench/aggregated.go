@@ -21,6 +21,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/freeport"
+
 	"github.com/apiserver-boot/apiserver-boot/bench/internal/proc"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -110,7 +112,7 @@ func (b *bench) kubeAPIServer(bin, etcdURL, prefix string, mode kasMode) (_ *kub
 	if err := os.WriteFile(saKey, key, 0o600); err != nil {
 		return nil, err
 	}
-	port, err := proc.FreePort()
+	port, err := freeport.Port()
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +231,7 @@ func (b *bench) delegatedServer(p *servingProject, etcdURL string, k *kubeAPI) (
 	if err := writeKubeconfig(kubeconfig, k.admin.cfg); err != nil {
 		return nil, err
 	}
-	port, err := proc.FreePort()
+	port, err := freeport.Port()
 	if err != nil {
 		return nil, err
 	}

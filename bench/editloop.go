@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/freeport"
+
 	"github.com/apiserver-boot/apiserver-boot/bench/internal/proc"
 )
 
@@ -183,7 +185,7 @@ func (b *bench) editLoop() error {
 	}
 	types := filepath.Join(dir, "pkg", "apis", "edit", "v1", "widget_types.go")
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	port, err := proc.FreePort()
+	port, err := freeport.Port()
 	if err != nil {
 		return err
 	}

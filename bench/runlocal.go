@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/freeport"
+
 	"github.com/apiserver-boot/apiserver-boot/bench/internal/proc"
 )
 
@@ -25,11 +27,11 @@ func (b *bench) runLocal() error {
 	var totals []time.Duration
 	var details []string
 	for i := 0; i < b.runs; i++ {
-		port, err := proc.FreePort()
+		port, err := freeport.Port()
 		if err != nil {
 			return err
 		}
-		cmPort, err := proc.FreePort()
+		cmPort, err := freeport.Port()
 		if err != nil {
 			return err
 		}

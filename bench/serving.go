@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/freeport"
+
 	"github.com/apiserver-boot/apiserver-boot/bench/internal/proc"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -85,11 +87,11 @@ func (b *bench) etcd() (string, *proc.Server, error) {
 			return "", nil, err
 		}
 	}
-	client, err := proc.FreePort()
+	client, err := freeport.Port()
 	if err != nil {
 		return "", nil, err
 	}
-	peer, err := proc.FreePort()
+	peer, err := freeport.Port()
 	if err != nil {
 		return "", nil, err
 	}
@@ -193,7 +195,7 @@ func (t *target) ready(ctx context.Context, timeout time.Duration) error {
 
 // generatedServer starts the serving project's apiserver standalone on etcd.
 func (b *bench) generatedServer(p *servingProject, etcdURL string) (_ *target, err error) {
-	port, err := proc.FreePort()
+	port, err := freeport.Port()
 	if err != nil {
 		return nil, err
 	}

@@ -32,10 +32,6 @@ func (o *EmbeddedEtcdOptions) AddFlags(fs *pflag.FlagSet) {
 		"Loopback peer port of the embedded etcd (0 picks a free port).")
 }
 
-// FreePort returns a free loopback port, never one returned before in
-// this process.
-func FreePort() (int, error) { return freeport.Port() }
-
 // Start runs etcd in this process, for the apiserver only: its client and
 // peer listeners are on loopback and take only TLS clients with a
 // certificate of its own CA, made in certDir at each start (etcd-*.crt,

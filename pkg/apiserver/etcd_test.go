@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/freeport"
+
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
@@ -148,8 +150,8 @@ func TestEmbeddedEtcdKeepsDataOfPlainHTTPBuilds(t *testing.T) {
 	// As the earlier build configured it.
 	cfg := embed.NewConfig()
 	cfg.Name, cfg.Dir, cfg.LogLevel = "apiserver-boot", data, "fatal"
-	clientPort, _ := FreePort()
-	peerPort, _ := FreePort()
+	clientPort, _ := freeport.Port()
+	peerPort, _ := freeport.Port()
 	client := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", clientPort)}
 	peer := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", peerPort)}
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/freeport"
+
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -89,7 +91,7 @@ func startStandalone(t *testing.T) *rest.Config {
 // in dir; stop stops the server and waits until it has.
 func startStandaloneIn(t *testing.T, dir string) (cfg *rest.Config, stop func()) {
 	t.Helper()
-	port, err := FreePort()
+	port, err := freeport.Port()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -747,3 +747,45 @@ func TestAbsentStatusFields(t *testing.T) {
 		t.Errorf("a phase sent was changed to %q", p.Status.Phase)
 	}
 }
+
+// TestStoredZeroKept: an object an earlier build stored with the zero value
+// of a defaulted field without omitempty (count 0: that build stored the
+// zero where the client left the field out) keeps it when a later write
+// does not name the field: the stored zero is not taken for absent.
+func TestStoredZeroKept(t *testing.T) {
+	v := crateValidation(t)
+	const stored = `{"apiVersion":"example.com/v1","kind":"Crate","metadata":{"name":"c","namespace":"default","resourceVersion":"1"},
+  "spec":{"count":0,"name":"n","ref":{"name":"r"}}}`
+	old := decodeCrate(t, []byte(stored))
+	merge := `{"spec":{"name":"m"}}`
+	patched, err := jsonpatch.MergePatch([]byte(stored), []byte(merge))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonPatch := `[{"op":"replace","path":"/spec/name","value":"m"}]`
+	p, err := jsonpatch.DecodePatch([]byte(jsonPatch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jpatched, err := p.Apply([]byte(stored))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []struct {
+		name string
+		ctx  context.Context
+		obj  *crate
+	}{
+		{"merge patch", crateRequest("patch", "c", "application/merge-patch+json", []byte(merge)), decodeCrate(t, patched)},
+		{"JSON patch", crateRequest("patch", "c", "application/json-patch+json", []byte(jsonPatch)), decodeCrate(t, jpatched)},
+		{"update with the object read back", crateRequest("update", "c", "application/json", patched), decodeCrate(t, patched)},
+	} {
+		v.DefaultAbsent(w.ctx, w.obj, old)
+		if w.obj.Spec.Count != 0 {
+			t.Errorf("%s: count %d, want the stored 0 kept", w.name, w.obj.Spec.Count)
+		}
+		if errs := v.ValidateUpdate(w.ctx, w.obj, old); len(errs) > 0 {
+			t.Errorf("%s: %s", w.name, fieldErrors(errs))
+		}
+	}
+}

@@ -15,8 +15,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/apiserver-boot/apiserver-boot/internal/freeport"
 )
 
 // Every command and server the bench starts runs in its own process group,
@@ -159,10 +157,6 @@ func StopServers() {
 	}
 	servers = nil
 }
-
-// FreePort returns a free loopback port, never one returned before in
-// this process.
-func FreePort() (int, error) { return freeport.Port() }
 
 // RSSMB reads VmRSS of pid from /proc, in MB.
 func RSSMB(pid int) (float64, error) {
