@@ -157,8 +157,15 @@ func controllerGen(t *testing.T) string {
 	if _, err := os.Stat(bin); err == nil {
 		return bin
 	}
-	if err := timed("build controller-gen", func() error {
-		_, err := harness.Sh(repoRoot, "go", "build", "-o", bin, "sigs.k8s.io/controller-tools/cmd/controller-gen")
+	// go install at the pinned version: the tool's own go.sum, not ours
+	// (which lacks what controller-gen's help output imports).
+	if err := timed("install controller-gen", func() error {
+		version, err := harness.Sh(repoRoot, "go", "list", "-m", "-f", "{{.Version}}", "sigs.k8s.io/controller-tools")
+		if err != nil {
+			return err
+		}
+		_, err = harness.Sh(repoRoot, "env", "GOBIN="+filepath.Dir(bin), "go", "install",
+			"sigs.k8s.io/controller-tools/cmd/controller-gen@"+strings.TrimSpace(version))
 		return err
 	}); err != nil {
 		t.Fatal(err)
