@@ -34,6 +34,7 @@ var layers = map[string][]string{
 	"internal/runlock":           {"internal/private"},
 	"internal/files":             {},
 	"internal/freeport":          {},
+	"internal/testpg":            {"internal/freeport"},
 	"internal/kubeconfig":        {},
 	"internal/private":           {},
 	"internal/progress":          {},
