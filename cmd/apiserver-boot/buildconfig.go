@@ -26,9 +26,13 @@ type configOptions struct {
 	name, namespace, image, output string
 	etcdServers                    []string
 	etcdImage                      string
+	datastoreSecret                string
 	metricsReader                  string
 	replicas, etcdMembers          int32
 	force                          bool
+
+	// flags tells which flags were given (conflicts name them).
+	flags *pflag.FlagSet
 
 	// served is the API read from source, once per command.
 	served *served
@@ -40,6 +44,7 @@ type served struct {
 }
 
 func (o *configOptions) addFlags(f *pflag.FlagSet, withImage bool) {
+	o.flags = f
 	f.StringVar(&o.name, "name", "", "Name of the apiserver's Service, prefix of every object; default the last element of the module path")
 	f.StringVar(&o.namespace, "namespace", "", "Namespace of the apiserver, controller-manager and etcd; default <name>-system")
 	if withImage {
@@ -47,6 +52,7 @@ func (o *configOptions) addFlags(f *pflag.FlagSet, withImage bool) {
 	}
 	f.StringVar(&o.output, "output", "config", "Folder of the configuration (build config), relative to the project root")
 	f.StringSliceVar(&o.etcdServers, "etcd-servers", nil, "URLs of an existing etcd cluster (comma separated): no etcd StatefulSet is written")
+	f.StringVar(&o.datastoreSecret, "datastore-endpoint-secret", "", "Secret in --namespace whose key \""+deploy.DatastoreEndpointKey+"\" holds the apiserver's --datastore-endpoint URL (postgres://..., mysql://...): objects are stored in that SQL database through kine, no etcd objects are written (excludes the --etcd-* flags)")
 	f.StringVar(&o.etcdImage, "etcd-image", "", "Image of the etcd StatefulSet; default "+deploy.EtcdRepository+":<the go.etcd.io/etcd/server/v3 version in go.mod>")
 	f.StringVar(&o.metricsReader, "metrics-reader", "", "ServiceAccount (namespace/name) of the monitoring system, bound to the <name>-metrics-reader ClusterRole (get /metrics), e.g. monitoring/prometheus-k8s; empty binds none")
 	f.Int32Var(&o.replicas, "replicas", deploy.DefaultReplicas, "Replicas of the apiserver and of the controller-manager (which lead in turn on a Lease)")
@@ -68,13 +74,20 @@ served version, a CA with the serving certificate of <name>.<namespace>.svc
 an etcd StatefulSet with a volume (its image matching the etcd version in
 go.mod; TLS with client certificates) unless --etcd-servers is given.
 
+With --datastore-endpoint-secret NAME the apiserver stores its objects in a
+SQL database through kine instead (--datastore-endpoint): no etcd object is
+written, and the URL, password included, comes from the key "endpoint" of
+the Secret NAME, which you create in --namespace (docs/deploy.md).
+
 Certificates are kept across runs while they fit --name and --namespace and
 have more than 30 days left; --force issues new ones. The folder is rewritten
 on every run: customise it with an overlay. certificates.yaml holds private
 keys: keep it out of version control (the scaffolded .gitignore does).`,
 		Example: `  apiserver-boot build config --name crontab --namespace crontab-system --image registry.example.com/crontab:v0.1.0
   kubectl apply -k config/
-  apiserver-boot build config --image registry.example.com/crontab:v0.1.0 --etcd-servers https://etcd.example.com:2379 --output deploy/`,
+  apiserver-boot build config --image registry.example.com/crontab:v0.1.0 --etcd-servers https://etcd.example.com:2379 --output deploy/
+  kubectl -n crontab-system create secret generic crontab-datastore --from-literal=endpoint='postgres://crontab:PASSWORD@db.example.com:5432/crontab?sslmode=require'
+  apiserver-boot build config --image registry.example.com/crontab:v0.1.0 --datastore-endpoint-secret crontab-datastore`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root, p, err := loadProject()
@@ -107,7 +120,16 @@ func (o *configOptions) deployOptions(root string, p *project.Project, img strin
 		o.served = &served{versions, kinds}
 	}
 	versions, kinds := o.served.versions, o.served.kinds
-	d := &deploy.Options{Name: o.name, Namespace: o.namespace, Image: ref.String(), EtcdServers: o.etcdServers, EtcdImage: o.etcdImage, Project: p, Versions: versions, Kinds: kinds}
+	d := &deploy.Options{Name: o.name, Namespace: o.namespace, Image: ref.String(), EtcdServers: o.etcdServers, EtcdImage: o.etcdImage,
+		DatastoreSecret: o.datastoreSecret, Project: p, Versions: versions, Kinds: kinds}
+	if o.datastoreSecret != "" {
+		// No etcd at all: a flag about etcd is a mistake, not ignored.
+		for _, f := range []string{"etcd-servers", "etcd-image", "etcd-members"} {
+			if o.flags != nil && o.flags.Changed(f) {
+				return nil, fmt.Errorf("--datastore-endpoint-secret and --%s exclude each other: with a SQL database (kine) the apiserver runs no etcd; drop --%s, or drop --datastore-endpoint-secret to use etcd", f, f)
+			}
+		}
+	}
 	if o.replicas < 1 {
 		return nil, fmt.Errorf("--replicas %d is not valid: want 1 or more (2 or more for a rolling update without downtime)", o.replicas)
 	}
@@ -131,7 +153,7 @@ func (o *configOptions) deployOptions(root string, p *project.Project, img strin
 	if d.Namespace == "" {
 		d.Namespace = d.Name + "-system"
 	}
-	if len(d.EtcdServers) == 0 && d.EtcdImage == "" {
+	if len(d.EtcdServers) == 0 && d.DatastoreSecret == "" && d.EtcdImage == "" {
 		goMod, err := os.ReadFile(filepath.Join(root, "go.mod"))
 		if err != nil {
 			return nil, err

@@ -28,7 +28,8 @@ type Certificates struct {
 	// Serving is the apiserver's serving certificate for <name>.<namespace>.svc.
 	Serving KeyPair
 	// EtcdServer and EtcdClient secure the etcd StatefulSet (client
-	// certificate authentication); nil with --etcd-servers.
+	// certificate authentication); nil with --etcd-servers or
+	// --datastore-endpoint-secret.
 	EtcdServer, EtcdClient *KeyPair
 }
 
@@ -150,7 +151,7 @@ func (c *Certificates) Check(name, namespace string, etcd bool, now time.Time) e
 		if etcd {
 			return errors.New("they have no etcd certificates")
 		}
-		return errors.New("they have etcd certificates, but etcd is external (--etcd-servers)")
+		return errors.New("they have etcd certificates, but the configuration runs no etcd (--etcd-servers or --datastore-endpoint-secret)")
 	}
 	cas, err := certutil.ParseCertsPEM(c.CA)
 	if err != nil {

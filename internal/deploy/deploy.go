@@ -3,7 +3,7 @@
 // with the Namespace, ServiceAccount and RBAC, one APIService per served
 // version, TLS certificates signed by a generated CA, the apiserver and
 // controller-manager Deployments, and an etcd StatefulSet (unless an external
-// etcd is given). Objects are built as typed k8s.io/api values, marshalled
+// etcd or a SQL datastore is given). Objects are built as typed k8s.io/api values, marshalled
 // with sigs.k8s.io/yaml and checked by strict decoding before anything is written.
 package deploy
 
@@ -34,6 +34,11 @@ type Options struct {
 	EtcdServers []string
 	// EtcdImage runs the etcd StatefulSet (see EtcdImageFor).
 	EtcdImage string
+	// DatastoreSecret, when set, names the Secret in Namespace whose key
+	// DatastoreEndpointKey holds the apiserver's --datastore-endpoint (a
+	// SQL database through kine): no etcd, neither a StatefulSet nor
+	// --etcd-servers.
+	DatastoreSecret string
 	// Project says which controllers the controller-manager runs (built-in
 	// kinds' among them).
 	Project *project.Project
@@ -51,6 +56,18 @@ type Options struct {
 	// EtcdMembers of the etcd StatefulSet (0: DefaultEtcdMembers).
 	EtcdMembers int32
 }
+
+// The Secret of --datastore-endpoint-secret: the URL is read from its key
+// DatastoreEndpointKey into the apiserver's environment variable
+// DatastoreEndpointEnv, which its arguments reference (the URL, password
+// included, is in no flag value of the configuration and in no ConfigMap);
+// the whole Secret is also mounted at DatastoreDir, so that the URL may
+// refer to files kept beside it (sslrootcert=DatastoreDir/ca.crt).
+const (
+	DatastoreEndpointKey = "endpoint"
+	DatastoreEndpointEnv = "DATASTORE_ENDPOINT"
+	DatastoreDir         = "/var/run/apiserver/datastore"
+)
 
 // The HA topology build config writes by default: two replicas of each
 // binary (the controller-manager's on a leader election Lease), three etcd
@@ -145,8 +162,19 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("--etcd-servers %q is not valid: want comma-separated URLs such as https://etcd-0.etcd.example.svc:2379", s)
 		}
 	}
-	if len(o.EtcdServers) == 0 && o.EtcdImage == "" {
-		return errors.New("no etcd image: give --etcd-image or --etcd-servers")
+	if o.DatastoreSecret != "" {
+		if errs := validation.IsDNS1123Subdomain(o.DatastoreSecret); len(errs) > 0 {
+			return fmt.Errorf("--datastore-endpoint-secret %q is not valid: want the name of a Secret in --namespace (a lowercase DNS subdomain), e.g. %s-datastore", o.DatastoreSecret, o.Name)
+		}
+		if len(o.EtcdServers) > 0 {
+			return errors.New("--datastore-endpoint-secret and --etcd-servers exclude each other: the apiserver stores its objects either in a SQL database (kine) or in etcd; give one of them")
+		}
+		if o.EtcdImage != "" {
+			return errors.New("--datastore-endpoint-secret and --etcd-image exclude each other: with a SQL database no etcd runs; drop --etcd-image")
+		}
+	}
+	if o.etcd() && o.EtcdImage == "" {
+		return errors.New("no etcd image: give --etcd-image, --etcd-servers or --datastore-endpoint-secret")
 	}
 	if o.Project == nil || len(o.Versions) == 0 {
 		return errors.New("the project serves no resources yet: run `apiserver-boot create group version resource` first")

@@ -67,7 +67,7 @@ func (o *Options) hasControllers() bool {
 }
 
 // etcd tells whether the configuration runs its own etcd.
-func (o *Options) etcd() bool { return len(o.EtcdServers) == 0 }
+func (o *Options) etcd() bool { return len(o.EtcdServers) == 0 && o.DatastoreSecret == "" }
 
 // ownsNamespace tells whether the Namespace is ours to create (and, with
 // `kubectl delete -k`, to delete): never a namespace every cluster has.
@@ -333,8 +333,11 @@ func requests(cpu, memory string) corev1.ResourceRequirements {
 	}}
 }
 
-// EtcdURLs are the --etcd-servers of the apiserver.
+// EtcdURLs are the --etcd-servers of the apiserver (none with a SQL datastore).
 func (o *Options) EtcdURLs() []string {
+	if o.DatastoreSecret != "" {
+		return nil
+	}
 	if !o.etcd() {
 		return o.EtcdServers
 	}
@@ -358,7 +361,7 @@ func (o *Options) apiserverArgs() []string {
 		// Authenticate and authorize through kube-apiserver with the pod's
 		// ServiceAccount (in-cluster configuration): no kubeconfig needed.
 		"--delegated-auth",
-		"--etcd-servers=" + strings.Join(o.EtcdURLs(), ","),
+		o.storageArg(),
 		// A rolling update drops no request: on SIGTERM (after the preStop
 		// pause) /readyz fails while requests are still served for 10s, then
 		// in-flight requests drain and late ones get 429 with Retry-After.
@@ -378,6 +381,26 @@ func (o *Options) apiserverArgs() []string {
 	return args
 }
 
+// storageArg points the apiserver at its storage: the etcd members, or
+// the SQL database whose URL the Secret holds (expanded by the kubelet from
+// the environment variable, so the URL is in no flag value written here).
+func (o *Options) storageArg() string {
+	if o.DatastoreSecret != "" {
+		return "--datastore-endpoint=$(" + DatastoreEndpointEnv + ")"
+	}
+	return "--etcd-servers=" + strings.Join(o.EtcdURLs(), ",")
+}
+
+// datastoreEnv is the apiserver's environment with a SQL datastore: the
+// URL from the Secret's key.
+func (o *Options) datastoreEnv() []corev1.EnvVar {
+	if o.DatastoreSecret == "" {
+		return nil
+	}
+	return []corev1.EnvVar{{Name: DatastoreEndpointEnv, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: o.DatastoreSecret}, Key: DatastoreEndpointKey}}}}
+}
+
 func (o *Options) apiserverDeployment() *appsv1.Deployment {
 	https := intstr.FromString("https")
 	volumes := []corev1.Volume{secretVolume("serving-cert", ServingSecretName(o.Name)), tmpVolume(),
@@ -388,7 +411,12 @@ func (o *Options) apiserverDeployment() *appsv1.Deployment {
 		volumes = append(volumes, secretVolume("etcd-client-cert", EtcdClientSecretName(o.Name)))
 		mounts = append(mounts, corev1.VolumeMount{Name: "etcd-client-cert", MountPath: etcdClientDir, ReadOnly: true})
 	}
-	startup := probe("/livez", https, corev1.URISchemeHTTPS, 5, 60) // up to 5 minutes for etcd to come up
+	if o.DatastoreSecret != "" {
+		// Files the URL may name (sslrootcert=.../ca.crt, sslcert, sslkey).
+		volumes = append(volumes, secretVolume("datastore", o.DatastoreSecret))
+		mounts = append(mounts, corev1.VolumeMount{Name: "datastore", MountPath: DatastoreDir, ReadOnly: true})
+	}
+	startup := probe("/livez", https, corev1.URISchemeHTTPS, 5, 60) // up to 5 minutes for etcd (or the database) to come up
 	return &appsv1.Deployment{
 		TypeMeta:   typeMeta("apps/v1", "Deployment"),
 		ObjectMeta: o.meta(APIServerName(o.Name), componentAPIServer),
@@ -415,6 +443,7 @@ func (o *Options) apiserverDeployment() *appsv1.Deployment {
 						Image: o.Image,
 						// The image's entrypoint is /apiserver.
 						Args:           o.apiserverArgs(),
+						Env:            o.datastoreEnv(),
 						Ports:          []corev1.ContainerPort{{Name: "https", ContainerPort: SecurePort, Protocol: corev1.ProtocolTCP}},
 						VolumeMounts:   mounts,
 						StartupProbe:   startup,

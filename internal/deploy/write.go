@@ -39,6 +39,10 @@ func (w Writer) Write(dir string, d *Options) error {
 	if err := keepsEtcdMembership(dir, d); err != nil {
 		return err
 	}
+	hadEtcd := false
+	if b, err := os.ReadFile(filepath.Join(dir, EtcdFile)); err == nil && bytes.HasPrefix(b, []byte(Header)) {
+		hadEtcd = true
+	}
 	certs, note, err := w.certificates(dir, d)
 	if err != nil {
 		return err
@@ -58,9 +62,16 @@ func (w Writer) Write(dir string, d *Options) error {
 		return err
 	}
 	fmt.Fprintln(w.Out, note)
-	if len(d.EtcdServers) == 0 {
+	switch {
+	case d.DatastoreSecret != "":
+		fmt.Fprintf(w.Out, "storage: a SQL database through kine, --datastore-endpoint from key %q of the Secret %s/%s (create it before applying: docs/deploy.md); no etcd.\n",
+			DatastoreEndpointKey, d.Namespace, d.DatastoreSecret)
+		if hadEtcd {
+			fmt.Fprintf(w.Out, "note: kubectl apply -k leaves the etcd StatefulSet of the earlier configuration running with its data: move the data to the database first, then delete it.\n")
+		}
+	case d.etcd():
 		fmt.Fprintf(w.Out, "etcd: a StatefulSet running %s (the etcd version in go.mod), TLS with client certificates.\n", d.EtcdImage)
-	} else {
+	default:
 		fmt.Fprintf(w.Out, "etcd: external, %s (no StatefulSet).\n", strings.Join(d.EtcdServers, ","))
 	}
 	return nil
@@ -108,7 +119,7 @@ func (w Writer) writeFiles(tx *files.Transaction, dir string, rendered []File) e
 // another cluster beside them. Membership changes with etcdctl member add
 // or remove, one member at a time (docs/deploy.md).
 func keepsEtcdMembership(dir string, d *Options) error {
-	if len(d.EtcdServers) > 0 {
+	if !d.etcd() {
 		return nil
 	}
 	b, err := os.ReadFile(filepath.Join(dir, EtcdFile))
@@ -134,7 +145,7 @@ func keepsEtcdMembership(dir string, d *Options) error {
 func (w Writer) certificates(dir string, d *Options) (*Certificates, string, error) {
 	path := filepath.Join(dir, CertificatesFile)
 	rel := w.Rel(path)
-	etcd := len(d.EtcdServers) == 0
+	etcd := d.etcd()
 	why := ""
 	switch b, err := os.ReadFile(path); {
 	case errors.Is(err, os.ErrNotExist):
