@@ -39,7 +39,7 @@ with the controller-manager.`,
 }
 
 func (o *controllerOptions) run(cmd *cobra.Command) error {
-	root, p, err := loadProject()
+	root, p, _, err := loadProject()
 	if err != nil {
 		return err
 	}

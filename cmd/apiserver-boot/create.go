@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/apiserver-boot/apiserver-boot/generators/model"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/scaffold"
 )
@@ -177,7 +178,7 @@ func (o *createOptions) sameAs(cmd *cobra.Command, existing *project.Resource) e
 }
 
 func (o *createOptions) run(cmd *cobra.Command) error {
-	root, p, err := loadProject()
+	root, p, api, err := loadProject()
 	if err != nil {
 		return err
 	}
@@ -205,7 +206,7 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 		files = append(files, scaffold.File{Path: project.APIs(o.group, o.version, "doc.go"), Template: "resource/version_doc.go.tmpl"})
 	}
 	if o.level >= levelResource {
-		more, err := o.resourceFiles(cmd, root, p, data)
+		more, err := o.resourceFiles(cmd, root, p, api, data)
 		if err != nil {
 			return err
 		}
@@ -225,7 +226,7 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 // resourceFiles are the files of the kind being created (types, hooks,
 // tests, the controller), and the kind is recorded in p; a kind served in
 // another version of the group already gets a new version of itself.
-func (o *createOptions) resourceFiles(cmd *cobra.Command, root string, p *project.Project, data *templateData) ([]scaffold.File, error) {
+func (o *createOptions) resourceFiles(cmd *cobra.Command, root string, p *project.Project, api *model.API, data *templateData) ([]scaffold.File, error) {
 	var files []scaffold.File
 	r := o.resource()
 	existing := p.Find(r.Group, r.Version, r.Kind)
@@ -277,7 +278,7 @@ func (o *createOptions) resourceFiles(cmd *cobra.Command, root string, p *projec
 		// A new version of a kind: its custom subresources are served in
 		// every version, with a request type in each.
 		var err error
-		if files, err = carryToNewVersion(root, p, *data, o.version, base+"_types.go", files); err != nil {
+		if files, err = carryToNewVersion(api, *data, o.version, base+"_types.go", files); err != nil {
 			return nil, err
 		}
 	}

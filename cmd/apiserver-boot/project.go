@@ -34,30 +34,30 @@ func findRoot() (string, error) {
 }
 
 // loadProject finds the project around the working directory and reads its
-// PROJECT file, with each kind's names, scope and subresources read from its
-// markers (see fromMarkers).
-func loadProject() (string, *project.Project, error) {
+// PROJECT file and its API from source, once for the command: the kinds of
+// PROJECT get their names, scope and subresources from their markers
+// (model.API.Describe), the types being the only record of them.
+func loadProject() (string, *project.Project, *model.API, error) {
 	root, err := findRoot()
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	p, err := project.Load(root)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
-	return root, p, fromMarkers(root, p)
-}
-
-// fromMarkers fills in the names, scope and subresources of the project's
-// kinds from their markers (model.API.Describe): the types are the only
-// record of them, PROJECT records which kinds and controllers there are.
-func fromMarkers(root string, p *project.Project) error {
-	api, err := model.LoadAPI(root, p, version.Module, "")
+	api, err := loadModel(root, p)
 	if err != nil {
-		return err
+		return "", nil, nil, err
 	}
 	api.Describe(p)
-	return nil
+	return root, p, api, nil
+}
+
+// loadModel reads the project's API from source, as every command but
+// generate needs it: once per command (TestModelLoadedOnce counts).
+var loadModel = func(root string, p *project.Project) (*model.API, error) {
+	return model.LoadAPI(root, p, version.Module, "")
 }
 
 // templateData is what project and resource templates see.
@@ -95,20 +95,15 @@ func newTemplateData(root string, p *project.Project) (*templateData, error) {
 
 // generateFiles runs every generator over the project at root, unless
 // nothing it reads changed since the last run (see generators/cache.go) and
-// force is off. It returns the files it wrote or removed (absolute paths;
+// o.Force is off (o.Renumber numbers the protobuf fields of the kinds it
+// names afresh; o.API, read by the command, spares a second read). It returns the files it wrote or removed (absolute paths;
 // none when nothing changed).
-func generateFiles(root string, out io.Writer, force bool) ([]string, error) {
-	return generateRenumbering(root, out, force, nil)
-}
-
-// generateRenumbering is generateFiles numbering the protobuf fields of the
-// kinds renumber names (<group>/<version>/<Kind>, or <Kind>) afresh.
-func generateRenumbering(root string, out io.Writer, force bool, renumber []string) ([]string, error) {
+func generateFiles(root string, out io.Writer, o generators.GenerateOptions) ([]string, error) {
 	// The generated code is for this apiserver-boot's framework.
 	if w := gomod.FrameworkSkew(root, version.Get()); w != "" {
 		fmt.Fprintf(out, "warning: %s\n", w)
 	}
-	g, err := generators.Generate(root, version.Module, generators.GenerateOptions{Force: force, Renumber: renumber})
+	g, err := generators.Generate(root, version.Module, o)
 	if g == nil {
 		return nil, err
 	}
@@ -149,7 +144,7 @@ func applyAndGenerate(cmd *cobra.Command, root string, plan *scaffold.Plan, noth
 		fmt.Fprintln(con, "Nothing to do: "+nothingToDo)
 		return nil
 	}
-	if _, err := generateOn(con, func(out io.Writer) ([]string, error) { return generateFiles(root, out, false) }); err != nil {
+	if _, err := generateOn(con, func(out io.Writer) ([]string, error) { return generateFiles(root, out, generators.GenerateOptions{}) }); err != nil {
 		var lost *generators.LostFieldsError
 		if errors.As(err, &lost) {
 			// Consistent, and what is left to do is in the new types.

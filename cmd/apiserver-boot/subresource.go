@@ -13,7 +13,6 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/internal/files"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/scaffold"
-	"github.com/apiserver-boot/apiserver-boot/internal/version"
 	"github.com/apiserver-boot/apiserver-boot/templates"
 )
 
@@ -56,7 +55,7 @@ names the kind.`,
 }
 
 func (o *subresourceOptions) run(cmd *cobra.Command) error {
-	root, p, err := loadProject()
+	root, p, api, err := loadProject()
 	if err != nil {
 		return err
 	}
@@ -107,7 +106,7 @@ func (o *subresourceOptions) run(cmd *cobra.Command) error {
 		}
 		r.Scale = &project.ScalePaths{SpecReplicasPath: o.specPath, StatusReplicasPath: o.statusPath, LabelSelectorPath: o.selectorPath}
 	default:
-		return o.custom(cmd, root, p, data)
+		return o.custom(cmd, root, p, api, data)
 	}
 	edited, changed, err := model.AddTypeMarker(k.Path, k.Src, o.kind, marker)
 	if err != nil {
@@ -134,11 +133,7 @@ func (o *subresourceOptions) run(cmd *cobra.Command) error {
 // them, and the handler once, in the storage version. Re-running it, for any
 // version, adds only what is missing (a version created since, or a project
 // an earlier release scaffolded with the request type in one version).
-func (o *subresourceOptions) custom(cmd *cobra.Command, root string, p *project.Project, data *templateData) error {
-	api, err := model.LoadAPI(root, p, version.Module, "")
-	if err != nil {
-		return err
-	}
+func (o *subresourceOptions) custom(cmd *cobra.Command, root string, p *project.Project, api *model.API, data *templateData) error {
 	var k *model.Kind
 	g := api.Group(o.group)
 	if g != nil {

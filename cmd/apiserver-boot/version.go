@@ -14,7 +14,6 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/scaffold"
-	buildversion "github.com/apiserver-boot/apiserver-boot/internal/version"
 	"github.com/apiserver-boot/apiserver-boot/templates"
 )
 
@@ -47,7 +46,7 @@ new types, and write conversions for fields that differ.`,
 }
 
 func (o *versionOptions) run(cmd *cobra.Command) error {
-	root, p, err := loadProject()
+	root, p, api, err := loadProject()
 	if err != nil {
 		return err
 	}
@@ -94,7 +93,7 @@ func (o *versionOptions) run(cmd *cobra.Command) error {
 	// request type declared in another file, a marker only on the storage
 	// version).
 	data.Kind, data.Plural = o.kind, from.Plural
-	if files, err = carryToNewVersion(root, p, *data, o.version, filepath.Join(newDir, filepath.Base(typesFile)), files); err != nil {
+	if files, err = carryToNewVersion(api, *data, o.version, filepath.Join(newDir, filepath.Base(typesFile)), files); err != nil {
 		return err
 	}
 	marker, err := markStorageVersion(root, p, o.group, o.from, o.kind)
@@ -183,11 +182,7 @@ func markStorageVersion(root string, p *project.Project, group, version, kind st
 // what is written for it) the kind's custom subresources, as its storage
 // version marks them: the +subresource:rest markers on the type, and the
 // request types files does not declare.
-func carryToNewVersion(root string, p *project.Project, data templateData, version, kindFile string, files []scaffold.File) ([]scaffold.File, error) {
-	api, err := model.LoadAPI(root, p, buildversion.Module, "")
-	if err != nil {
-		return nil, err
-	}
+func carryToNewVersion(api *model.API, data templateData, version, kindFile string, files []scaffold.File) ([]scaffold.File, error) {
 	g := api.Group(data.Group)
 	if g == nil || g.Kind(data.Kind) == nil || len(g.Kind(data.Kind).Subresources) == 0 {
 		return files, nil
@@ -203,6 +198,7 @@ func carryToNewVersion(root string, p *project.Project, data templateData, versi
 		}
 		src := f.Content
 		if src == nil {
+			var err error
 			if src, err = templates.Render(f.Template, &data); err != nil {
 				return nil, err
 			}
