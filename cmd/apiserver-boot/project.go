@@ -60,39 +60,6 @@ var loadModel = func(root string, p *project.Project) (*model.API, error) {
 	return model.LoadAPI(root, p, version.Module, "")
 }
 
-// templateData is what project and resource templates see.
-type templateData struct {
-	Name, Module, Domain, Framework, Boilerplate string
-	Group, FullGroup, Version, Kind, Plural      string
-	Scope, Package                               string
-	// ModelPackage names the OpenAPI definitions of a version's types.
-	ModelPackage string
-	// Resource is the resource being created.
-	Resource *project.Resource
-	// VersionAlias imports VersionPackage, the Go package of the kind a controller reconciles.
-	VersionAlias, VersionPackage string
-	// GroupGo, VersionGo and PluralGo are the clientset's accessor names (StableV1().CronTabs).
-	GroupGo, VersionGo, PluralGo string
-	// GroupGoName is the +groupGoName marker of a version's doc.go, set
-	// when client-gen cannot name the group by itself (cert-manager.io).
-	GroupGoName string
-	// Subresource, Request and Handler name a custom subresource.
-	Subresource, Request, Handler string
-	// GoVersion is the Go release of the Dockerfile's builder image (1.26).
-	GoVersion string
-}
-
-func newTemplateData(root string, p *project.Project) (*templateData, error) {
-	header, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(project.BoilerplateFile)))
-	if err != nil {
-		return nil, fmt.Errorf("reading the license header: %w", err)
-	}
-	return &templateData{
-		Name: filepath.Base(p.Module), Module: p.Module, Domain: p.Domain,
-		Framework: version.Module, Boilerplate: string(header),
-	}, nil
-}
-
 // generateFiles runs every generator over the project at root, unless
 // nothing it reads changed since the last run (see generators/cache.go) and
 // o.Force is off (o.Renumber numbers the protobuf fields of the kinds it
@@ -129,9 +96,14 @@ func generateFiles(root string, out io.Writer, o generators.GenerateOptions) ([]
 	return append(append([]string(nil), g.Written...), g.Removed...), err
 }
 
-// applyAndGenerate writes a scaffold plan, then generates code; if generating
-// fails, the files the plan wrote are restored, so nothing is half done.
-func applyAndGenerate(cmd *cobra.Command, root string, plan *scaffold.Plan, nothingToDo string) error {
+// applyAndGenerate says the plan's notes, writes it, then generates code;
+// if generating fails, the files the plan wrote are restored, so nothing is
+// half done.
+func applyAndGenerate(cmd *cobra.Command, plan *scaffold.Plan) error {
+	for _, n := range plan.Notes {
+		fmt.Fprintln(cmd.OutOrStdout(), n)
+	}
+	root := plan.Root
 	rep, err := plan.Apply()
 	if err != nil {
 		return err
@@ -141,7 +113,7 @@ func applyAndGenerate(cmd *cobra.Command, root string, plan *scaffold.Plan, noth
 	con := newConsole(cmd)
 	rep.Print(con.Info(), con)
 	if !rep.Changed() {
-		fmt.Fprintln(con, "Nothing to do: "+nothingToDo)
+		fmt.Fprintln(con, "Nothing to do: "+plan.NothingToDo)
 		return nil
 	}
 	if _, err := generateOn(con, func(out io.Writer) ([]string, error) { return generateFiles(root, out, generators.GenerateOptions{}) }); err != nil {
