@@ -301,8 +301,8 @@ func renumberUnits(p *project.Project, api *model.API, values []string) ([]strin
 			for _, g := range api.Groups {
 				for _, v := range g.Versions {
 					for _, k := range v.Kinds {
-						if k.Name == val {
-							found = append(found, g.Name+"/"+v.Name+"/"+k.Name)
+						if k.Kind == val {
+							found = append(found, g.Name+"/"+v.Name+"/"+k.Kind)
 						}
 					}
 				}

@@ -146,7 +146,7 @@ func servedAPI(api *model.API) (map[string][]string, []deploy.Kind) {
 			}
 		}
 		for _, k := range g.Kinds {
-			kinds = append(kinds, deploy.Kind{Group: g.FullName, Plural: k.Plural, Status: k.StatusSubresource, Scale: k.Scale != nil})
+			kinds = append(kinds, deploy.Kind{KindDescriptor: k.KindDescriptor, FullGroup: g.FullName, Status: k.StatusSubresource, Scale: k.Scale != nil})
 		}
 	}
 	return out, kinds

@@ -135,7 +135,7 @@ func usage(d *deploy.Options, k *kubectlRunner) string {
 	var b strings.Builder
 	b.WriteString("Try:\n")
 	for _, k := range d.Kinds {
-		fmt.Fprintf(&b, "  %s get %s.%s\n", prefix, k.Plural, k.Group)
+		fmt.Fprintf(&b, "  %s get %s.%s\n", prefix, k.Plural, k.FullGroup)
 	}
 	groups := make([]string, 0, len(d.Versions))
 	for g := range d.Versions {

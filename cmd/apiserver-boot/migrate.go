@@ -90,12 +90,12 @@ func (o *migrateStorageOptions) run(ctx context.Context, out io.Writer) error {
 			continue
 		}
 		for _, k := range g.Kinds {
-			if o.kind != "" && k.Name != o.kind {
+			if o.kind != "" && k.Kind != o.kind {
 				continue
 			}
 			gvr := schema.GroupVersionResource{Group: g.FullName, Version: k.StorageVersion, Resource: k.Plural}
 			targets = append(targets, gvr)
-			kinds[gvr] = k.Name
+			kinds[gvr] = k.Kind
 		}
 	}
 	if len(targets) == 0 {

@@ -25,7 +25,7 @@ func Controller(root string, p *project.Project, group, version, kind string) (*
 		if !ok {
 			return nil, fmt.Errorf("--group %s --version %s --kind %s is neither a resource of this project (see PROJECT) nor a built-in Kubernetes kind (k8s.io/api/%s/%s has no %s)%s", group, version, kind, group, version, kind, p.Suggest(group, version, kind))
 		}
-		r = &project.Resource{Group: group, Version: version, Kind: kind, Plural: project.Plural(kind), Singular: project.Singular(kind), External: true, Package: pkg}
+		r = &project.Resource{KindDescriptor: project.KindDescriptor{Group: group, Version: version, Kind: kind, Plural: project.Plural(kind), Singular: project.Singular(kind)}, External: true, Package: pkg}
 		p.Resources = append(p.Resources, r)
 	}
 	if r.External {

@@ -80,11 +80,11 @@ func Create(root string, p *project.Project, api *model.API, o CreateOptions) (*
 // resource is the resource the flags describe, with the names and paths
 // they leave out.
 func (o *CreateOptions) resource() *project.Resource {
-	r := &project.Resource{
+	r := &project.Resource{KindDescriptor: project.KindDescriptor{
 		Group: o.Group, Version: o.Version, Kind: o.Kind,
 		Plural: o.Plural, Singular: o.Singular, ShortNames: o.ShortNames, Categories: o.Categories,
-		Scope: project.Namespaced, Controller: o.Controller,
-	}
+		Scope: project.Namespaced,
+	}, Controller: o.Controller}
 	if r.Plural == "" {
 		r.Plural = project.Plural(o.Kind)
 	}

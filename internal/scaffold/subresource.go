@@ -141,7 +141,7 @@ func restSubresource(g *model.Group, k *model.Kind, path string) model.RESTSubre
 	}
 	for _, v := range g.Versions {
 		for _, vk := range v.Kinds {
-			if vk.Name != k.Name {
+			if vk.Kind != k.Kind {
 				continue
 			}
 			if s, ok := vk.Subresource(path); ok {
@@ -149,7 +149,7 @@ func restSubresource(g *model.Group, k *model.Kind, path string) model.RESTSubre
 			}
 		}
 	}
-	return model.RESTSubresource{Path: path, Request: k.Name + project.GoName(path), Handler: project.GoName(path)}
+	return model.RESTSubresource{Path: path, Request: k.Kind + project.GoName(path), Handler: project.GoName(path)}
 }
 
 // restMarker is the +subresource:rest marker of sub.
