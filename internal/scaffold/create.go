@@ -77,6 +77,9 @@ func Create(root string, p *project.Project, api *model.API, o CreateOptions) (*
 	return plan, nil
 }
 
+// given tells whether flag was given (none, without Given).
+func (o *CreateOptions) given(flag string) bool { return o.Given != nil && o.Given(flag) }
+
 // resource is the resource the flags describe, with the names and paths
 // they leave out.
 func (o *CreateOptions) resource() *project.Resource {
@@ -121,7 +124,7 @@ func (o *CreateOptions) resourceFiles(plan *Plan, p *project.Project, api *model
 	}
 	newVersion := existing == nil && otherVersion != nil
 	if newVersion {
-		if !o.Given("controller") && r.Controller {
+		if !o.given("controller") && r.Controller {
 			r.Controller = false
 			plan.Notes = append(plan.Notes, fmt.Sprintf("%s is also served in %s/%s: one controller per kind, none added for %s", r.Kind, r.Group, otherVersion.Version, r.Version))
 		}
@@ -192,7 +195,7 @@ func (o *CreateOptions) sameAs(r, existing *project.Resource) error {
 	has := func(sub string) bool { return slices.Contains(existing.Subresources, sub) }
 	var diffs []string
 	differ := func(flag string, given, is any, how string) {
-		if o.Given(flag) && fmt.Sprint(given) != fmt.Sprint(is) {
+		if o.given(flag) && fmt.Sprint(given) != fmt.Sprint(is) {
 			diffs = append(diffs, fmt.Sprintf("--%s %v: %s/%s %s has %v; %s", flag, given, existing.Group, existing.Version, existing.Kind, is, how))
 		}
 	}

@@ -56,7 +56,7 @@ func paths(plan *Plan) []string {
 func TestCreatePlans(t *testing.T) {
 	root := newRoot(t)
 	p, api := loaded(t, root)
-	o := CreateOptions{Level: LevelResource, Group: "stable", Version: "v1", Kind: "CronTab", Status: true, Controller: true, Given: func(string) bool { return false }}
+	o := CreateOptions{Level: LevelResource, Group: "stable", Version: "v1", Kind: "CronTab", Status: true, Controller: true}
 	plan, err := Create(root, p, api, o)
 	if err != nil {
 		t.Fatal(err)
