@@ -63,8 +63,9 @@ var loadModel = func(root string, p *project.Project) (*model.API, error) {
 // generateFiles runs every generator over the project at root, unless
 // nothing it reads changed since the last run (see generators/cache.go) and
 // o.Force is off (o.Renumber numbers the protobuf fields of the kinds it
-// names afresh; o.API, read by the command, spares a second read). It returns the files it wrote or removed (absolute paths;
-// none when nothing changed).
+// names afresh; o.API, read by the command, spares a second read). It
+// returns the files it wrote or removed (absolute paths; none when nothing
+// changed).
 func generateFiles(root string, out io.Writer, o generators.GenerateOptions) ([]string, error) {
 	// The generated code is for this apiserver-boot's framework.
 	if w := gomod.FrameworkSkew(root, version.Get()); w != "" {
