@@ -37,7 +37,7 @@ func Controller(root string, p *project.Project, group, version, kind string) (*
 		}
 	}
 	r.Controller = true
-	data.Group, data.Version, data.Kind, data.Plural, data.Scope = group, version, kind, r.Plural, string(r.Scope)
+	data.KindDescriptor = r.KindDescriptor
 	data.clientNames(p, r)
 	data.Package = project.ControllerPackage(kind)
 	files := controllerFiles(data.Package, !r.External)

@@ -142,7 +142,7 @@ func (o *CreateOptions) resourceFiles(plan *Plan, p *project.Project, api *model
 	if err != nil {
 		return err
 	}
-	data.Kind, data.Plural, data.Scope, data.Resource = r.Kind, r.Plural, string(r.Scope), r
+	data.KindDescriptor, data.Resource = r.KindDescriptor, r
 	data.clientNames(p, r)
 	base := project.APIs(o.Group, o.Version, project.ControllerPackage(o.Kind))
 	plan.Files = append(plan.Files, File{Path: base + "_types.go", Template: "resource/types.go.tmpl"})

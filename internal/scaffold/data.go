@@ -10,8 +10,12 @@ import (
 // Data is what project and resource templates see.
 type Data struct {
 	Name, Module, Domain, Framework, Boilerplate string
-	Group, FullGroup, Version, Kind, Plural      string
-	Scope, Package                               string
+	// KindDescriptor is the group (its package name) and version being
+	// created, and the kind with its names and scope.
+	project.KindDescriptor
+	FullGroup string
+	// Package is the controller's package name (pkg/controller/<Package>).
+	Package string
 	// ModelPackage names the OpenAPI definitions of a version's types.
 	ModelPackage string
 	// Resource is the resource being created.

@@ -26,7 +26,7 @@ func Subresource(root string, p *project.Project, api *model.API, r *project.Res
 	if err != nil {
 		return nil, err
 	}
-	data.Group, data.Version, data.Kind, data.Plural, data.Subresource = r.Group, r.Version, r.Kind, r.Plural, name
+	data.KindDescriptor, data.Subresource = r.KindDescriptor, name
 	var marker string
 	switch name {
 	case "status":

@@ -24,6 +24,7 @@ func Version(root string, p *project.Project, api *model.API, from *project.Reso
 	if err != nil {
 		return nil, err
 	}
+	data.KindDescriptor = from.KindDescriptor
 	data.groupVersion(p, from.Group, version)
 	fromDir := filepath.Join(root, project.APIs(from.Group, from.Version))
 	k, err := model.FindResource(fromDir, from.Kind)
@@ -39,7 +40,6 @@ func Version(root string, p *project.Project, api *model.API, from *project.Reso
 	// carries their markers and request types, and gets those it lacks (the
 	// request type declared in another file, a marker only on the storage
 	// version).
-	data.Kind, data.Plural = from.Kind, from.Plural
 	if files, err = carryToNewVersion(api, *data, version, filepath.Join(newDir, filepath.Base(k.Path)), files); err != nil {
 		return nil, err
 	}
