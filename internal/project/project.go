@@ -219,6 +219,18 @@ func (p *Project) Suggest(group, version, kind string) string {
 	return "; did you mean " + strings.Join(out, " or ") + "?"
 }
 
+// ControllerOf returns the resource other than r that has the controller
+// of r's kind, or nil: controllers live in pkg/controller/<kind>, one per
+// kind name.
+func (p *Project) ControllerOf(r *Resource) *Resource {
+	for _, other := range p.Resources {
+		if other != r && other.Controller && other.Kind == r.Kind {
+			return other
+		}
+	}
+	return nil
+}
+
 // Find returns the resource with the given group, version and kind, or nil.
 func (p *Project) Find(group, version, kind string) *Resource {
 	for _, r := range p.Resources {

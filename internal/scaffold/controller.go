@@ -31,10 +31,8 @@ func Controller(root string, p *project.Project, group, version, kind string) (*
 	if r.External {
 		data.VersionAlias, data.VersionPackage = project.ImportAlias(r.Package), r.Package
 	}
-	for _, other := range p.Resources {
-		if other != r && other.Controller && other.Kind == r.Kind {
-			return nil, fmt.Errorf("--kind %s already has a controller (for %s/%s)", r.Kind, other.Group, other.Version)
-		}
+	if other := p.ControllerOf(r); other != nil {
+		return nil, fmt.Errorf("--kind %s already has a controller (for %s/%s)", r.Kind, other.Group, other.Version)
 	}
 	r.Controller = true
 	data.KindDescriptor = r.KindDescriptor

@@ -176,11 +176,8 @@ func (o *CreateOptions) record(p *project.Project, r, existing *project.Resource
 	if err := p.CheckClash(r); err != nil {
 		return nil, err
 	}
-	// Controllers live in pkg/controller/<kind>: one per kind name.
-	for _, other := range p.Resources {
-		if r.Controller && other.Controller && other.Kind == r.Kind {
-			return nil, fmt.Errorf("--kind %s already has a controller (for %s/%s): pass --controller=false", r.Kind, other.Group, other.Version)
-		}
+	if other := p.ControllerOf(r); r.Controller && other != nil {
+		return nil, fmt.Errorf("--kind %s already has a controller (for %s/%s): pass --controller=false", r.Kind, other.Group, other.Version)
 	}
 	p.Resources = append(p.Resources, r)
 	return r, nil

@@ -93,6 +93,16 @@ func TestCreatePlans(t *testing.T) {
 	if r := p.Find("stable", "v2", "CronTab"); r == nil || r.Controller {
 		t.Errorf("PROJECT should record v2 without a controller: %+v", r)
 	}
+
+	// One controller per kind: v1's.
+	if _, err := Controller(root, p, "stable", "v2", "CronTab"); err == nil || !strings.Contains(err.Error(), "--kind CronTab already has a controller (for stable/v1)") {
+		t.Errorf("a second controller of CronTab: want an error naming v1's, got %v", err)
+	}
+	p, api = loaded(t, root)
+	o.Version, o.Given = "v3", func(flag string) bool { return flag == "controller" }
+	if _, err := Create(root, p, api, o); err == nil || !strings.Contains(err.Error(), "pass --controller=false") {
+		t.Errorf("--controller for a kind with one: want an error naming --controller=false, got %v", err)
+	}
 }
 
 // TestControllerOfABuiltinKind: a built-in kind gets a controller without
