@@ -27,7 +27,7 @@ var layers = map[string][]string{
 	"generators/protobuf":        {"generators/model", "internal/files", "internal/project", "templates"},
 	"generators/model":           {"internal/project"},
 	"generators/driver":          {"internal/files"},
-	"internal/scaffold":          {"internal/files", "templates"},
+	"internal/scaffold":          {"", "boilerplate", "generators/model", "internal/files", "internal/gomod", "internal/project", "internal/version", "templates"},
 	"internal/deploy":            {"internal/files", "internal/image", "internal/project"},
 	"internal/image":             {"internal/files"},
 	"internal/gomod":             {"internal/version"},

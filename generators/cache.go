@@ -198,6 +198,11 @@ type GenerateOptions struct {
 	// takes it, or a kind's name alone) whose protobuf fields are numbered
 	// afresh.
 	Renumber []string
+	// Project and API, when the caller has read them (model.LoadAPI) from
+	// the files as they are, spare the run reading them again: both or
+	// neither.
+	Project *project.Project
+	API     *model.API
 }
 
 // Generation is what one generate did.
@@ -228,15 +233,7 @@ func Generate(root, framework string, o GenerateOptions) (*Generation, error) {
 	if rec, ok := UpToDate(root, inputs); ok && !o.Force && len(o.Renumber) == 0 {
 		return &Generation{UpToDate: true, Unchanged: len(rec.Outputs), Warnings: rec.Warnings}, nil
 	}
-	p, err := project.Load(root)
-	if err != nil {
-		return nil, err
-	}
-	header, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(project.BoilerplateFile)))
-	if err != nil {
-		return nil, fmt.Errorf("reading the license header: %w", err)
-	}
-	api, err := model.LoadAPI(root, p, framework, string(header))
+	p, api, err := o.load(root, framework)
 	if err != nil {
 		return nil, err
 	}
@@ -264,6 +261,27 @@ func Generate(root, framework string, o GenerateOptions) (*Generation, error) {
 	return g, SaveCache(root, final, res.Reads, res.Files, api.Warnings)
 }
 
+// load reads the project and its API, unless the caller did.
+func (o GenerateOptions) load(root, framework string) (*project.Project, *model.API, error) {
+	p := o.Project
+	if o.API == nil {
+		var err error
+		if p, err = project.Load(root); err != nil {
+			return nil, nil, err
+		}
+	}
+	header, err := project.Boilerplate(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.API != nil {
+		o.API.Header = header
+		return p, o.API, nil
+	}
+	api, err := model.LoadAPI(root, p, framework, header)
+	return p, api, err
+}
+
 // renumberUnits reads --renumber values: <group>/<version>/<Kind> (the
 // group as --group takes it), or a kind's name alone when one version of
 // one group has it.
@@ -283,8 +301,8 @@ func renumberUnits(p *project.Project, api *model.API, values []string) ([]strin
 			for _, g := range api.Groups {
 				for _, v := range g.Versions {
 					for _, k := range v.Kinds {
-						if k.Name == val {
-							found = append(found, g.Name+"/"+v.Name+"/"+k.Name)
+						if k.Kind == val {
+							found = append(found, g.Name+"/"+v.Name+"/"+k.Kind)
 						}
 					}
 				}

@@ -39,8 +39,8 @@ func (api *State) pluralExceptions() map[string]string {
 	out := map[string]string{}
 	for _, g := range api.Groups {
 		for _, k := range g.Kinds {
-			if guess.Name(&types.Type{Name: types.Name{Name: k.Name}}) != k.Plural {
-				out[k.Name] = strings.ToUpper(k.Plural[:1]) + k.Plural[1:]
+			if guess.Name(&types.Type{Name: types.Name{Name: k.Kind}}) != k.Plural {
+				out[k.Kind] = strings.ToUpper(k.Plural[:1]) + k.Plural[1:]
 			}
 		}
 	}
@@ -138,12 +138,12 @@ func tagClients(u types.Universe, api *State) {
 				pkg.Comments = append(pkg.Comments, "+groupGoName="+name)
 			}
 			for _, k := range v.Kinds {
-				t := pkg.Types[k.Name]
+				t := pkg.Types[k.Kind]
 				if t == nil {
 					continue
 				}
 				t.CommentLines = append(t.CommentLines, "+genclient")
-				if !k.Namespaced {
+				if !k.Namespaced() {
 					t.CommentLines = append(t.CommentLines, "+genclient:nonNamespaced")
 				}
 				if !k.StatusSubresource {

@@ -333,19 +333,19 @@ func describe(api *State, c *generator.Context) *apiDescription {
 			gd.Versions[v.Name] = vd
 			pkg := c.Universe.Package(v.Package)
 			for _, k := range v.Kinds {
-				t := pkg.Types[k.Name]
+				t := pkg.Types[k.Kind]
 				if t == nil {
 					continue
 				}
 				kd := &kindDescription{Fields: map[string]fieldDescription{}}
 				for _, gk := range g.Kinds {
-					if gk.Name == k.Name && gk.StorageVersion == v.Name {
+					if gk.Kind == k.Kind && gk.StorageVersion == v.Name {
 						kd.Stored = true
 					}
 				}
 				w := describer{pkg: v.Package, numbers: api.protobuf.Numbers[v.Package], fields: kd.Fields, walking: map[string]bool{}}
 				w.walk(t, "", "")
-				vd.Kinds[k.Name] = kd
+				vd.Kinds[k.Kind] = kd
 			}
 		}
 	}

@@ -23,7 +23,7 @@ func testAPI(t *testing.T, root string) *State {
 		t.Fatal(err)
 	}
 	p := &project.Project{Domain: "example.com", Module: "example.com/shop", Resources: []*project.Resource{
-		{Group: "shop", Version: "v1", Kind: "Widget", Plural: "widgets", Controller: true},
+		{KindDescriptor: project.KindDescriptor{Group: "shop", Version: "v1", Kind: "Widget", Plural: "widgets"}, Controller: true},
 	}}
 	api, err := model.LoadAPI(root, p, "github.com/apiserver-boot/apiserver-boot", string(header))
 	if err != nil {
@@ -38,7 +38,7 @@ func TestSourceGeneratorsGolden(t *testing.T) {
 	root, _ := filepath.Abs("testdata/api")
 	api := testAPI(t, root)
 	g := api.Groups[0]
-	if len(g.Kinds) != 2 || g.Kinds[0].Name != "Shelf" || g.Kinds[0].Namespaced || !g.Kinds[1].StatusSubresource ||
+	if len(g.Kinds) != 2 || g.Kinds[0].Kind != "Shelf" || g.Kinds[0].Namespaced() || !g.Kinds[1].StatusSubresource ||
 		strings.Join(g.Kinds[1].ShortNames, ",") != "wd,wdg" {
 		t.Fatalf("markers not read as expected: %+v %+v", g.Kinds[0], g.Kinds[1])
 	}
@@ -110,7 +110,7 @@ type FlunderSpec struct{ ReferenceType *Ref }
 	g := api.Groups[0]
 	stored := map[string]string{}
 	for _, k := range g.Kinds {
-		stored[k.Name] = k.StorageVersion
+		stored[k.Kind] = k.StorageVersion
 	}
 	if stored["Flunder"] != "v1beta1" || stored["Fischer"] != "v1alpha1" || g.StorageVersion != "v1beta1" {
 		t.Fatalf("storage versions %v, group %s", stored, g.StorageVersion)
@@ -192,7 +192,7 @@ type helper struct{ n int }
 		t.Fatal(err)
 	}
 	g := api.Groups[0]
-	if g.FullName != "gadgets.sh" || len(g.Kinds) != 1 || g.Kinds[0].Name != "Widget" {
+	if g.FullName != "gadgets.sh" || len(g.Kinds) != 1 || g.Kinds[0].Kind != "Widget" {
 		t.Fatalf("want kind Widget of gadgets.sh, got %s %+v", g.FullName, g.Kinds)
 	}
 	for _, name := range []string{"Widget", "WidgetList", "WidgetSpec", "Color"} {

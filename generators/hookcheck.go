@@ -166,8 +166,8 @@ func checkHooks(api *State, c *generator.Context) error {
 				continue
 			}
 			for _, k := range v.Kinds {
-				internal := "*" + g.Package + "." + k.Name
-				versioned := "*" + v.Package + "." + k.Name
+				internal := "*" + g.Package + "." + k.Kind
+				versioned := "*" + v.Package + "." + k.Kind
 				if t := pkg.Types[k.Strategy]; t != nil {
 					named, ok := t.GoType.(*gotypes.Named)
 					if !ok {
@@ -187,15 +187,15 @@ func checkHooks(api *State, c *generator.Context) error {
 							spell(recv, m.Name(), substitute(hook.params, internal), hook.results, shortType))
 						if usesT(hook.params) {
 							msg += fmt.Sprintf("\n\tthe strategy hooks of %s take the internal type %s (import %q) or runtime.Object, not the versioned *%s.%s",
-								k.Name, shortType(internal), g.Package, v.Name, k.Name)
+								k.Kind, shortType(internal), g.Package, v.Name, k.Kind)
 						}
 						errs = append(errs, msg)
 					}
 				}
-				if gk := g.Kind(k.Name); gk != nil && v.Name == gk.StorageVersion {
+				if gk := g.Kind(k.Kind); gk != nil && v.Name == gk.StorageVersion {
 					errs = append(errs, checkHandlers(api, g, v, pkg.Types[k.Strategy], gk)...)
 				}
-				fns := k.Name + "SchemeFns"
+				fns := k.Kind + "SchemeFns"
 				if t := pkg.Types[fns]; t != nil {
 					named, ok := t.GoType.(*gotypes.Named)
 					if !ok {
@@ -211,7 +211,7 @@ func checkHooks(api *State, c *generator.Context) error {
 						pos := methodPos(v, fns, m.Name())
 						errs = append(errs, fmt.Sprintf("%s: %s.DefaultingFunction has the wrong signature:\n\tfound:    %s\n\texpected: %s\n\tit is called with the versioned object (generated SetDefaults_%s); obj interface{} or runtime.Object works too, nothing is returned",
 							relPos(api.Root, pos), fns, declaredSignature(recv, m.Name(), sig),
-							spell(recv, "DefaultingFunction", []hookParam{{"obj", "*" + k.Name}}, nil, func(s string) string { return s }), k.Name))
+							spell(recv, "DefaultingFunction", []hookParam{{"obj", "*" + k.Kind}}, nil, func(s string) string { return s }), k.Kind))
 					}
 				}
 			}
@@ -247,7 +247,7 @@ func checkHandlers(api *State, g *model.Group, v *model.Version, t *gentypes.Typ
 			if m.Name() != sub.Handler || invalid(sig) {
 				continue
 			}
-			internal, request := "*"+g.Package+"."+k.Name, "*"+g.Package+"."+sub.Request
+			internal, request := "*"+g.Package+"."+k.Kind, "*"+g.Package+"."+sub.Request
 			params, results := handlerMatches(sig, internal, request)
 			if params && results {
 				continue
@@ -255,11 +255,11 @@ func checkHandlers(api *State, g *model.Group, v *model.Version, t *gentypes.Typ
 			recv := recvSpelling(sig, k.Strategy)
 			pos := methodPos(v, k.Strategy, m.Name())
 			msg := fmt.Sprintf("%s: %s.%s has the wrong signature for the handler of the %s subresource of %s:\n\tfound:    %s\n\texpected: %s",
-				relPos(api.Root, pos), k.Strategy, m.Name(), sub.Path, k.Name, declaredSignature(recv, m.Name(), sig),
+				relPos(api.Root, pos), k.Strategy, m.Name(), sub.Path, k.Kind, declaredSignature(recv, m.Name(), sig),
 				spell(recv, m.Name(), []hookParam{{"ctx", contextType}, {"obj", internal}, {"req", request}}, []string{objectType, "error"}, shortType))
 			if !params {
 				msg += fmt.Sprintf("\n\tthe handler takes the internal types %s and %s (import %q), or runtime.Object for either, not the versioned *%s.%s and *%s.%s",
-					shortType(internal), shortType(request), g.Package, v.Name, k.Name, v.Name, sub.Request)
+					shortType(internal), shortType(request), g.Package, v.Name, k.Kind, v.Name, sub.Request)
 			}
 			errs = append(errs, msg)
 		}
@@ -558,7 +558,7 @@ func checkShadowedMethods(api *State, c *generator.Context) error {
 			}
 			fields, _ := userDecls(v)
 			for _, k := range v.Kinds {
-				for _, name := range []string{k.Name, k.Name + "List"} {
+				for _, name := range []string{k.Kind, k.Kind + "List"} {
 					t := pkg.Types[name]
 					if t == nil || t.GoType == nil {
 						continue

@@ -114,7 +114,7 @@ func internalSources(g *model.Group) (map[string]*model.Version, error) {
 		var roots []string
 		for _, k := range g.Kinds {
 			if k.StorageVersion == v.Name {
-				roots = append(roots, k.Name, k.Name+"List")
+				roots = append(roots, k.Kind, k.Kind+"List")
 			}
 		}
 		roots = append(roots, v.Requests...)
@@ -164,7 +164,7 @@ func storedIn(g *model.Group, version string) string {
 	var names []string
 	for _, k := range g.Kinds {
 		if k.StorageVersion == version {
-			names = append(names, k.Name)
+			names = append(names, k.Kind)
 		}
 	}
 	return strings.Join(names, ", ")

@@ -449,7 +449,7 @@ func typePaths(v *model.Version) map[string][]kindPath {
 			}
 			seen[typ] = true
 			defer delete(seen, typ)
-			out[typ] = append(out[typ], kindPath{k.Name, path})
+			out[typ] = append(out[typ], kindPath{k.Kind, path})
 			for _, f := range td.Fields {
 				p := path
 				if !f.Inline {
@@ -473,7 +473,7 @@ func typePaths(v *model.Version) map[string][]kindPath {
 				walk(name, p+suffix)
 			}
 		}
-		walk(k.Name, "")
+		walk(k.Kind, "")
 	}
 	for typ := range out {
 		// Plain paths first (spec.template before spec.jobs[]), then shorter.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
 )
 
 // TestReadFields: a hand-written conversion reads the fields it selects on
@@ -94,7 +95,7 @@ func testVersion(t *testing.T, src string) *model.Version {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := &model.Version{Name: "v2", Fset: fset, Types: map[string]*model.TypeDecl{}, Kinds: []*model.Kind{{Name: "CronTab"}}}
+	v := &model.Version{Name: "v2", Fset: fset, Types: map[string]*model.TypeDecl{}, Kinds: []*model.Kind{{KindDescriptor: project.KindDescriptor{Kind: "CronTab"}}}}
 	for _, d := range f.Decls {
 		gd, ok := d.(*ast.GenDecl)
 		if !ok || gd.Tok != token.TYPE {

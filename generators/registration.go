@@ -96,7 +96,7 @@ func checkNames(api *model.API) error {
 				generated = append(generated, "AddToServerScheme", "addGeneratedTypes")
 			}
 			for _, k := range v.Kinds {
-				generated = append(generated, k.Strategy, k.Name+"SchemeFns", "SetDefaults_"+k.Name)
+				generated = append(generated, k.Strategy, k.Kind+"SchemeFns", "SetDefaults_"+k.Kind)
 			}
 			// validation-gen's Validate_<Type>, for the package's types.
 			for name := range v.Declared {
@@ -161,10 +161,10 @@ func checkSubresources(api *model.API) error {
 						copyFrom = fmt.Sprintf(", or copy the type from %s:%d", relTo(api.Root, from.Filename), from.Line)
 					}
 					errs = append(errs, fmt.Sprintf("the %s subresource of %s is served in every version of the kind, but %s %s no %s (with a +subresource:request marker), the body of its requests: run `apiserver-boot create subresource --subresource %s --group %s --version %s --kind %s`, which adds it (and the +subresource:rest marker) to every version, copied from the version that declares it%s",
-						sub.Path, k.Name, strings.Join(missing, " and "), verb, sub.Request, sub.Path, g.Name, k.StorageVersion, k.Name, copyFrom))
+						sub.Path, k.Kind, strings.Join(missing, " and "), verb, sub.Request, sub.Path, g.Name, k.StorageVersion, k.Kind, copyFrom))
 				}
 				if _, ok := stored.Methods(k.Strategy)[sub.Handler]; !ok {
-					hint := fmt.Sprintf("declare func (*%s) %s(ctx context.Context, obj *%s.%s, req *%s.%s) (runtime.Object, error) there", k.Strategy, sub.Handler, g.Name, k.Name, g.Name, sub.Request)
+					hint := fmt.Sprintf("declare func (*%s) %s(ctx context.Context, obj *%s.%s, req *%s.%s) (runtime.Object, error) there", k.Strategy, sub.Handler, g.Name, k.Kind, g.Name, sub.Request)
 					for _, v := range g.Versions {
 						if pos, ok := v.Methods(k.Strategy)[sub.Handler]; ok {
 							hint = fmt.Sprintf("move it there from %s:%d", relTo(api.Root, pos.Filename), pos.Line)
@@ -172,7 +172,7 @@ func checkSubresources(api *model.API) error {
 						}
 					}
 					errs = append(errs, fmt.Sprintf("pkg/apis/%s/%s: the %s subresource of %s calls (*%s).%s, which is not declared in %s's storage version %s, whose strategy serves every version: %s",
-						g.Name, k.StorageVersion, sub.Path, k.Name, k.Strategy, sub.Handler, k.Name, k.StorageVersion, hint))
+						g.Name, k.StorageVersion, sub.Path, k.Kind, k.Strategy, sub.Handler, k.Kind, k.StorageVersion, hint))
 				}
 			}
 		}
@@ -203,7 +203,7 @@ func (controllerWiring) Generate(api *State) ([]files.File, error) {
 		b, err := templates.Render("generated/controller.go.tmpl", map[string]any{
 			"Header": api.Header, "Framework": api.Framework, "Module": api.Module, "PackageName": c.PackageName,
 			"Kind": c.Kind, "Version": c.Version, "Plural": c.Plural, "VersionPackage": c.VersionPackage,
-			"GroupGo": c.GroupGo, "VersionGo": c.VersionGo, "PluralGo": c.PluralGo, "Namespaced": c.Namespaced,
+			"GroupGo": c.GroupGo, "VersionGo": c.VersionGo, "PluralGo": c.PluralGo, "Namespaced": c.Namespaced(),
 			"External": c.External, "FullGroup": c.FullGroup, "VersionAlias": c.VersionAlias,
 		})
 		if err != nil {

@@ -362,7 +362,7 @@ func (d *versionDecls) served(v *model.Version) map[string]bool {
 	}
 	var roots []string
 	for _, k := range v.Kinds {
-		roots = append(roots, k.Name, k.Name+"List")
+		roots = append(roots, k.Kind, k.Kind+"List")
 	}
 	roots = append(roots, v.Requests...)
 	for _, r := range roots {

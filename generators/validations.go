@@ -81,7 +81,7 @@ func tagKinds(api *State, u types.Universe) (restore func()) {
 				undo = append(undo, func() { pkg.Comments = old })
 			}
 			for _, k := range v.Kinds {
-				t := pkg.Types[k.Name]
+				t := pkg.Types[k.Kind]
 				if t == nil {
 					continue
 				}

@@ -18,7 +18,6 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
-	"github.com/apiserver-boot/apiserver-boot/internal/version"
 )
 
 func newAPICommand() *cobra.Command {
@@ -66,14 +65,14 @@ fixtures (go test, with the Go toolchain on PATH).`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			root, p, err := loadProject()
+			root, _, api, err := loadProject()
 			if err != nil {
 				return err
 			}
 			// Ctrl-C stops go test's process group and removes the unfinished folder.
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return snapshot(ctx, root, p, args[0], cmd.OutOrStdout())
+			return snapshot(ctx, root, api, args[0], cmd.OutOrStdout())
 		},
 	}
 }
@@ -81,7 +80,7 @@ fixtures (go test, with the Go toolchain on PATH).`,
 // snapshot records release: the API description written by generate and
 // fixtures written by the project's own test binary, into a temporary folder
 // renamed into place only when both succeeded.
-func snapshot(ctx context.Context, root string, p *project.Project, release string, out io.Writer) error {
+func snapshot(ctx context.Context, root string, api *model.API, release string, out io.Writer) error {
 	if err := project.ValidateRelease(release); err != nil {
 		return err
 	}
@@ -100,8 +99,7 @@ func snapshot(ctx context.Context, root string, p *project.Project, release stri
 
 	// One generate pass brings the code up to date, checks the API against
 	// the latest release and describes it (api.yaml) into the new folder.
-	api, err := loadAPI(root, p)
-	if err != nil {
+	if api.Header, err = project.Boilerplate(root); err != nil {
 		return err
 	}
 	if _, err := generators.Run(api, generators.Options{SnapshotDir: tmp}); err != nil {
@@ -145,13 +143,4 @@ func rel(root, path string) string {
 		return path
 	}
 	return r
-}
-
-// loadAPI reads the project's API as generate does.
-func loadAPI(root string, p *project.Project) (*model.API, error) {
-	data, err := newTemplateData(root, p)
-	if err != nil {
-		return nil, err
-	}
-	return model.LoadAPI(root, p, version.Module, data.Boilerplate)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/internal/image"
 	"github.com/apiserver-boot/apiserver-boot/internal/progress"
 )
@@ -75,13 +76,13 @@ $SOURCE_DATE_EPOCH). Teams building with Docker can use the scaffolded Dockerfil
   apiserver-boot build container --image localhost:5001/crontab:dev --output bin/crontab.tar`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			root, _, err := loadProject()
+			root, p, api, err := loadProject()
 			if err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			_, err = o.run(ctx, root, newConsole(cmd))
+			_, err = o.run(ctx, root, newConsole(cmd), generators.GenerateOptions{Project: p, API: api})
 			return err
 		},
 	}
@@ -128,15 +129,16 @@ func (o *containerOptions) plan(root string) (name.Tag, []image.Platform, string
 	return tag, platforms, output, nil
 }
 
-// run compiles the binaries, assembles the image and writes or pushes it.
-func (o *containerOptions) run(ctx context.Context, root string, con *progress.Console) (*containerResult, error) {
+// run compiles the binaries, assembles the image and writes or pushes it;
+// gen names the project the command read, for generate.
+func (o *containerOptions) run(ctx context.Context, root string, con *progress.Console, gen generators.GenerateOptions) (*containerResult, error) {
 	out, info := io.Writer(con), con.Info()
 	tag, platforms, output, err := o.plan(root)
 	if err != nil {
 		return nil, err
 	}
 	if o.generate {
-		if _, err := generateWithProgress(con, root); err != nil {
+		if _, err := generateWithProgress(con, root, gen); err != nil {
 			return nil, err
 		}
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/internal/deploy"
 	"github.com/apiserver-boot/apiserver-boot/internal/image"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
-	"github.com/apiserver-boot/apiserver-boot/internal/version"
 )
 
 // configOptions are the flags of build config (and run in-cluster).
@@ -33,14 +32,6 @@ type configOptions struct {
 
 	// flags tells which flags were given (conflicts name them).
 	flags *pflag.FlagSet
-
-	// served is the API read from source, once per command.
-	served *served
-}
-
-type served struct {
-	versions map[string][]string
-	kinds    []deploy.Kind
 }
 
 func (o *configOptions) addFlags(f *pflag.FlagSet, withImage bool) {
@@ -90,11 +81,11 @@ keys: keep it out of version control (the scaffolded .gitignore does).`,
   apiserver-boot build config --image registry.example.com/crontab:v0.1.0 --datastore-endpoint-secret crontab-datastore`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			root, p, err := loadProject()
+			root, p, api, err := loadProject()
 			if err != nil {
 				return err
 			}
-			dir, _, err := o.write(cmd.OutOrStdout(), root, p, o.image)
+			dir, _, err := o.write(cmd.OutOrStdout(), root, p, api, o.image)
 			if err != nil {
 				return err
 			}
@@ -107,19 +98,12 @@ keys: keep it out of version control (the scaffolded .gitignore does).`,
 }
 
 // deployOptions checks the flags and resolves their defaults.
-func (o *configOptions) deployOptions(root string, p *project.Project, img string) (*deploy.Options, error) {
+func (o *configOptions) deployOptions(root string, p *project.Project, api *model.API, img string) (*deploy.Options, error) {
 	ref, err := image.ParseReference("--image", img)
 	if err != nil {
 		return nil, err
 	}
-	if o.served == nil {
-		versions, kinds, err := servedAPI(root, p)
-		if err != nil {
-			return nil, err
-		}
-		o.served = &served{versions, kinds}
-	}
-	versions, kinds := o.served.versions, o.served.kinds
+	versions, kinds := servedAPI(api)
 	d := &deploy.Options{Name: o.name, Namespace: o.namespace, Image: ref.String(), EtcdServers: o.etcdServers, EtcdImage: o.etcdImage,
 		DatastoreSecret: o.datastoreSecret, Project: p, Versions: versions, Kinds: kinds}
 	if o.datastoreSecret != "" {
@@ -170,15 +154,11 @@ func (o *configOptions) deployOptions(root string, p *project.Project, img strin
 	return d, d.Validate()
 }
 
-// servedAPI reads, from the project's source through the generators' API
-// loader (the markers), the versions the apiserver serves per group, in the
+// servedAPI reads, from the project's API as its source declares it (the
+// markers), the versions the apiserver serves per group, in the
 // order its discovery prefers them (+versionPriority, then Kubernetes version
 // order v2 > v1 > v1beta1), and the kinds with their plurals and subresources.
-func servedAPI(root string, p *project.Project) (map[string][]string, []deploy.Kind, error) {
-	api, err := model.LoadAPI(root, p, version.Module, "")
-	if err != nil {
-		return nil, nil, err
-	}
+func servedAPI(api *model.API) (map[string][]string, []deploy.Kind) {
 	out := map[string][]string{}
 	var kinds []deploy.Kind
 	for _, g := range api.Groups {
@@ -188,16 +168,16 @@ func servedAPI(root string, p *project.Project) (map[string][]string, []deploy.K
 			}
 		}
 		for _, k := range g.Kinds {
-			kinds = append(kinds, deploy.Kind{Group: g.FullName, Plural: k.Plural, Status: k.StatusSubresource, Scale: k.Scale != nil})
+			kinds = append(kinds, deploy.Kind{KindDescriptor: k.KindDescriptor, FullGroup: g.FullName, Status: k.StatusSubresource, Scale: k.Scale != nil})
 		}
 	}
-	return out, kinds, nil
+	return out, kinds
 }
 
 // write renders the configuration for img and writes it; it returns the
 // folder and the options it was written with.
-func (o *configOptions) write(out io.Writer, root string, p *project.Project, img string) (string, *deploy.Options, error) {
-	d, err := o.deployOptions(root, p, img)
+func (o *configOptions) write(out io.Writer, root string, p *project.Project, api *model.API, img string) (string, *deploy.Options, error) {
+	d, err := o.deployOptions(root, p, api, img)
 	if err != nil {
 		return "", nil, err
 	}

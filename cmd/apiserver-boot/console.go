@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/apiserver-boot/apiserver-boot/generators"
+
 	"github.com/apiserver-boot/apiserver-boot/internal/progress"
 )
 
@@ -39,11 +41,12 @@ func generateOutput(con *progress.Console) io.WriteCloser {
 
 // generateWithProgress is generate for run local and build container: its
 // messages and warnings printed (warnings only with --quiet), its time shown
-// while it runs.
-func generateWithProgress(con *progress.Console, root string) ([]string, error) {
+// while it runs. o.Project and o.API are the command's, if the files it
+// read are as they were.
+func generateWithProgress(con *progress.Console, root string, o generators.GenerateOptions) ([]string, error) {
 	task := con.Start("Generating code", "")
 	defer task.Done()
-	return generateOn(con, func(out io.Writer) ([]string, error) { return generateFiles(root, out, false) })
+	return generateOn(con, func(out io.Writer) ([]string, error) { return generateFiles(root, out, o) })
 }
 
 // generateOn runs gen (generateFiles) with generateOutput(con) as its

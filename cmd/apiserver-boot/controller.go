@@ -2,11 +2,9 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/scaffold"
 )
 
@@ -39,7 +37,7 @@ with the controller-manager.`,
 }
 
 func (o *controllerOptions) run(cmd *cobra.Command) error {
-	root, p, err := loadProject()
+	root, p, _, err := loadProject()
 	if err != nil {
 		return err
 	}
@@ -51,47 +49,10 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 	if o.group, err = p.ResolveGroup(o.group); err != nil {
 		return err
 	}
-	data, err := newTemplateData(root, p)
+	plan, err := scaffold.Controller(root, p, o.group, o.version, o.kind)
 	if err != nil {
 		return err
 	}
-	r := p.Find(o.group, o.version, o.kind)
-	switch {
-	case r != nil && r.External:
-	case r != nil:
-		data.VersionAlias, data.VersionPackage = o.version, project.APIsImport(p.Module, o.group, o.version)
-	default:
-		_, pkg, ok := project.BuiltinKind(o.group, o.version, o.kind)
-		if !ok {
-			return fmt.Errorf("--group %s --version %s --kind %s is neither a resource of this project (see PROJECT) nor a built-in Kubernetes kind (k8s.io/api/%s/%s has no %s)%s", o.group, o.version, o.kind, o.group, o.version, o.kind, p.Suggest(o.group, o.version, o.kind))
-		}
-		plural := project.Plural(o.kind)
-		r = &project.Resource{Group: o.group, Version: o.version, Kind: o.kind, Plural: plural, Singular: project.Singular(o.kind), External: true, Package: pkg}
-		p.Resources = append(p.Resources, r)
-	}
-	if r.External {
-		data.VersionAlias, data.VersionPackage = project.ImportAlias(r.Package), r.Package
-	}
-	for _, other := range p.Resources {
-		if other != r && other.Controller && other.Kind == r.Kind {
-			return fmt.Errorf("--kind %s already has a controller (for %s/%s)", r.Kind, other.Group, other.Version)
-		}
-	}
-	r.Controller = true
-	data.Group, data.Version, data.Kind, data.Plural, data.Scope = o.group, o.version, o.kind, r.Plural, string(r.Scope)
-	data.GroupGo, data.VersionGo, data.PluralGo = project.GroupGoName(p.FullGroup(o.group)), project.GoName(o.version), project.ClientPlural(r.Kind, r.Plural)
-	data.Package = project.ControllerPackage(o.kind)
-	dir := project.Controller(data.Package)
-	files := []scaffold.File{{Path: filepath.Join(dir, "controller.go"), Template: "resource/controller.go.tmpl"}}
-	if !r.External {
-		// Built-in kinds need a kube-apiserver, which the in-process test environment is not.
-		files = append(files, scaffold.File{Path: filepath.Join(dir, "controller_test.go"), Template: "resource/controller_test.go.tmpl"})
-	}
-	record, err := p.Marshal()
-	if err != nil {
-		return err
-	}
-	files = append(files, scaffold.File{Path: project.FileName, Content: record, IfExists: scaffold.Replace})
-	plan := &scaffold.Plan{Root: root, Data: data, Force: o.force, Files: files}
-	return applyAndGenerate(cmd, root, plan, fmt.Sprintf("the %s controller already exists.", o.kind))
+	plan.Force = o.force
+	return applyAndGenerate(cmd, plan)
 }

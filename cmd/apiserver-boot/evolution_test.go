@@ -257,8 +257,11 @@ func recordRelease(t *testing.T, dir, release string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := loadAPI(dir, p)
+	api, err := loadModel(dir, p)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if api.Header, err = project.Boilerplate(dir); err != nil {
 		t.Fatal(err)
 	}
 	snapshot := filepath.Join(dir, filepath.FromSlash(generators.SnapshotsDir), release)

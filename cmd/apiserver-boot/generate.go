@@ -4,6 +4,8 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/apiserver-boot/apiserver-boot/generators"
 )
 
 func newGenerateCommand() *cobra.Command {
@@ -33,7 +35,9 @@ published is refused.`,
 			con := newConsole(cmd)
 			task := con.Start("Generating code", "")
 			defer task.Done()
-			_, err = generateOn(con, func(out io.Writer) ([]string, error) { return generateRenumbering(root, out, force, renumber) })
+			_, err = generateOn(con, func(out io.Writer) ([]string, error) {
+				return generateFiles(root, out, generators.GenerateOptions{Force: force, Renumber: renumber})
+			})
 			return err
 		},
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/internal/deploy"
 )
 
@@ -66,7 +67,7 @@ get it another way (kind load image-archive bin/image.tar); with --build=false
 }
 
 func (o *inClusterOptions) run(cmd *cobra.Command) error {
-	root, p, err := loadProject()
+	root, p, api, err := loadProject()
 	if err != nil {
 		return err
 	}
@@ -80,7 +81,7 @@ func (o *inClusterOptions) run(cmd *cobra.Command) error {
 			return err
 		}
 	}
-	if _, err := o.config.deployOptions(root, p, o.container.image); err != nil {
+	if _, err := o.config.deployOptions(root, p, api, o.container.image); err != nil {
 		return err
 	}
 	kubectl, err := exec.LookPath(o.kubectl)
@@ -92,7 +93,7 @@ func (o *inClusterOptions) run(cmd *cobra.Command) error {
 
 	img := o.container.image
 	if o.build {
-		res, err := o.container.run(ctx, root, newConsole(cmd))
+		res, err := o.container.run(ctx, root, newConsole(cmd), generators.GenerateOptions{Project: p, API: api})
 		if err != nil {
 			return err
 		}
@@ -102,7 +103,7 @@ func (o *inClusterOptions) run(cmd *cobra.Command) error {
 			fmt.Fprintf(out, "Not pushed (--push=false): the cluster must get %s another way, e.g. kind load image-archive %s\n", res.tag, relToWd(res.output))
 		}
 	}
-	dir, d, err := o.config.write(out, root, p, img)
+	dir, d, err := o.config.write(out, root, p, api, img)
 	if err != nil {
 		return err
 	}
@@ -134,7 +135,7 @@ func usage(d *deploy.Options, k *kubectlRunner) string {
 	var b strings.Builder
 	b.WriteString("Try:\n")
 	for _, k := range d.Kinds {
-		fmt.Fprintf(&b, "  %s get %s.%s\n", prefix, k.Plural, k.Group)
+		fmt.Fprintf(&b, "  %s get %s.%s\n", prefix, k.Plural, k.FullGroup)
 	}
 	groups := make([]string, 0, len(d.Versions))
 	for g := range d.Versions {

@@ -12,12 +12,9 @@ import (
 	"golang.org/x/mod/modfile"
 	gomodule "golang.org/x/mod/module"
 
-	apiserverboot "github.com/apiserver-boot/apiserver-boot"
 	"github.com/apiserver-boot/apiserver-boot/boilerplate"
-	"github.com/apiserver-boot/apiserver-boot/internal/gomod"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/scaffold"
-	"github.com/apiserver-boot/apiserver-boot/internal/version"
 )
 
 func newInitCommand() *cobra.Command {
@@ -93,45 +90,12 @@ func (o *initOptions) run(cmd *cobra.Command) error {
 		return fmt.Errorf("this folder already holds project %s (domain %s); --force re-initialises it", p.Module, p.Domain)
 	}
 
-	info := version.Get()
-	goMod, err := gomod.Merge(existing, apiserverboot.GoMod, module, root, info)
+	plan, err := scaffold.Repo(root, scaffold.RepoOptions{Domain: o.domain, Module: module, Owner: o.owner, License: o.license, GoMod: existing, Year: time.Now().Year()})
 	if err != nil {
 		return err
 	}
-	oldSum, _ := os.ReadFile(filepath.Join(root, "go.sum"))
-	owner := o.owner
-	if owner == "" {
-		owner = "The " + filepath.Base(module) + " Authors"
-	}
-	header, err := boilerplate.Header(o.license, owner, time.Now().Year())
-	if err != nil {
-		return err
-	}
-	p := &project.Project{Version: "1", Domain: o.domain, Module: module}
-	if old, err := project.Load(root); err == nil && old.Module == module {
-		p.Resources = old.Resources
-	}
-	record, err := p.Marshal()
-	if err != nil {
-		return err
-	}
-	data := &templateData{Name: filepath.Base(module), Module: module, Domain: o.domain, Framework: version.Module, Boilerplate: string(header), GoVersion: gomod.GoMinor(apiserverboot.GoMod)}
-	plan := &scaffold.Plan{Root: root, Data: data, Force: o.force, Files: []scaffold.File{
-		{Path: "go.mod", Content: goMod, IfExists: scaffold.Replace},
-		{Path: "go.sum", Content: gomod.MergeSum(oldSum, apiserverboot.GoSum), IfExists: scaffold.Replace},
-		{Path: project.FileName, Content: record},
-		{Path: project.BoilerplateFile, Content: header},
-		{Path: "Makefile", Template: "project/Makefile.tmpl"},
-		{Path: ".gitignore", Template: "project/gitignore.tmpl"},
-		{Path: "Dockerfile", Template: "project/Dockerfile.tmpl"},
-		{Path: ".dockerignore", Template: "project/dockerignore.tmpl"},
-		{Path: "cmd/apiserver/main.go", Template: "project/cmd/apiserver/main.go.tmpl"},
-		{Path: "cmd/controller-manager/main.go", Template: "project/cmd/controller-manager/main.go.tmpl"},
-		{Path: project.APIsDir + "/doc.go", Template: "project/pkg/apis/doc.go.tmpl"},
-		{Path: project.OpenAPIDir + "/doc.go", Template: "project/pkg/openapi/doc.go.tmpl"},
-		{Path: project.ControllerDir + "/doc.go", Template: "project/pkg/controller/doc.go.tmpl"},
-	}}
-	if err := applyAndGenerate(cmd, root, plan, "the project is already initialised."); err != nil {
+	plan.Force = o.force
+	if err := applyAndGenerate(cmd, plan); err != nil {
 		return err
 	}
 	fmt.Fprintf(newConsole(cmd).Info(), "Initialised %s (domain %s). Next: apiserver-boot create group version resource --group <group> --version v1 --kind <Kind>\n", module, o.domain)

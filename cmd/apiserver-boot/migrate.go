@@ -15,9 +15,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
-
-	"github.com/apiserver-boot/apiserver-boot/generators/model"
-	"github.com/apiserver-boot/apiserver-boot/internal/version"
 )
 
 func newMigrateCommand() *cobra.Command {
@@ -79,15 +76,11 @@ func (o *migrateStorageOptions) run(ctx context.Context, out io.Writer) error {
 	if o.timeout <= 0 {
 		return fmt.Errorf("--timeout %s is not valid: want a positive duration, such as 30m", o.timeout)
 	}
-	root, p, err := loadProject()
+	root, p, api, err := loadProject()
 	if err != nil {
 		return err
 	}
 	if o.group, err = p.ResolveGroup(o.group); err != nil {
-		return err
-	}
-	api, err := model.LoadAPI(root, p, version.Module, "")
-	if err != nil {
 		return err
 	}
 	var targets []schema.GroupVersionResource
@@ -97,12 +90,12 @@ func (o *migrateStorageOptions) run(ctx context.Context, out io.Writer) error {
 			continue
 		}
 		for _, k := range g.Kinds {
-			if o.kind != "" && k.Name != o.kind {
+			if o.kind != "" && k.Kind != o.kind {
 				continue
 			}
 			gvr := schema.GroupVersionResource{Group: g.FullName, Version: k.StorageVersion, Resource: k.Plural}
 			targets = append(targets, gvr)
-			kinds[gvr] = k.Name
+			kinds[gvr] = k.Kind
 		}
 	}
 	if len(targets) == 0 {

@@ -34,81 +34,44 @@ func findRoot() (string, error) {
 }
 
 // loadProject finds the project around the working directory and reads its
-// PROJECT file, with each kind's names, scope and subresources read from its
-// markers (see fromMarkers).
-func loadProject() (string, *project.Project, error) {
+// PROJECT file and its API from source, once for the command: the kinds of
+// PROJECT get their names, scope and subresources from their markers
+// (model.API.Describe), the types being the only record of them.
+func loadProject() (string, *project.Project, *model.API, error) {
 	root, err := findRoot()
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	p, err := project.Load(root)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
-	return root, p, fromMarkers(root, p)
-}
-
-// fromMarkers fills in the names, scope and subresources of the project's
-// kinds from their markers (model.API.Describe): the types are the only
-// record of them, PROJECT records which kinds and controllers there are.
-func fromMarkers(root string, p *project.Project) error {
-	api, err := model.LoadAPI(root, p, version.Module, "")
+	api, err := loadModel(root, p)
 	if err != nil {
-		return err
+		return "", nil, nil, err
 	}
 	api.Describe(p)
-	return nil
+	return root, p, api, nil
 }
 
-// templateData is what project and resource templates see.
-type templateData struct {
-	Name, Module, Domain, Framework, Boilerplate string
-	Group, FullGroup, Version, Kind, Plural      string
-	Scope, Package                               string
-	// ModelPackage names the OpenAPI definitions of a version's types.
-	ModelPackage string
-	// Resource is the resource being created.
-	Resource *project.Resource
-	// VersionAlias imports VersionPackage, the Go package of the kind a controller reconciles.
-	VersionAlias, VersionPackage string
-	// GroupGo, VersionGo and PluralGo are the clientset's accessor names (StableV1().CronTabs).
-	GroupGo, VersionGo, PluralGo string
-	// GroupGoName is the +groupGoName marker of a version's doc.go, set
-	// when client-gen cannot name the group by itself (cert-manager.io).
-	GroupGoName string
-	// Subresource, Request and Handler name a custom subresource.
-	Subresource, Request, Handler string
-	// GoVersion is the Go release of the Dockerfile's builder image (1.26).
-	GoVersion string
-}
-
-func newTemplateData(root string, p *project.Project) (*templateData, error) {
-	header, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(project.BoilerplateFile)))
-	if err != nil {
-		return nil, fmt.Errorf("reading the license header: %w", err)
-	}
-	return &templateData{
-		Name: filepath.Base(p.Module), Module: p.Module, Domain: p.Domain,
-		Framework: version.Module, Boilerplate: string(header),
-	}, nil
+// loadModel reads the project's API from source, as every command but
+// generate needs it: once per command (TestModelLoadedOnce counts).
+var loadModel = func(root string, p *project.Project) (*model.API, error) {
+	return model.LoadAPI(root, p, version.Module, "")
 }
 
 // generateFiles runs every generator over the project at root, unless
 // nothing it reads changed since the last run (see generators/cache.go) and
-// force is off. It returns the files it wrote or removed (absolute paths;
-// none when nothing changed).
-func generateFiles(root string, out io.Writer, force bool) ([]string, error) {
-	return generateRenumbering(root, out, force, nil)
-}
-
-// generateRenumbering is generateFiles numbering the protobuf fields of the
-// kinds renumber names (<group>/<version>/<Kind>, or <Kind>) afresh.
-func generateRenumbering(root string, out io.Writer, force bool, renumber []string) ([]string, error) {
+// o.Force is off (o.Renumber numbers the protobuf fields of the kinds it
+// names afresh; o.API, read by the command, spares a second read). It
+// returns the files it wrote or removed (absolute paths; none when nothing
+// changed).
+func generateFiles(root string, out io.Writer, o generators.GenerateOptions) ([]string, error) {
 	// The generated code is for this apiserver-boot's framework.
 	if w := gomod.FrameworkSkew(root, version.Get()); w != "" {
 		fmt.Fprintf(out, "warning: %s\n", w)
 	}
-	g, err := generators.Generate(root, version.Module, generators.GenerateOptions{Force: force, Renumber: renumber})
+	g, err := generators.Generate(root, version.Module, o)
 	if g == nil {
 		return nil, err
 	}
@@ -134,9 +97,14 @@ func generateRenumbering(root string, out io.Writer, force bool, renumber []stri
 	return append(append([]string(nil), g.Written...), g.Removed...), err
 }
 
-// applyAndGenerate writes a scaffold plan, then generates code; if generating
-// fails, the files the plan wrote are restored, so nothing is half done.
-func applyAndGenerate(cmd *cobra.Command, root string, plan *scaffold.Plan, nothingToDo string) error {
+// applyAndGenerate says the plan's notes, writes it, then generates code;
+// if generating fails, the files the plan wrote are restored, so nothing is
+// half done.
+func applyAndGenerate(cmd *cobra.Command, plan *scaffold.Plan) error {
+	for _, n := range plan.Notes {
+		fmt.Fprintln(cmd.OutOrStdout(), n)
+	}
+	root := plan.Root
 	rep, err := plan.Apply()
 	if err != nil {
 		return err
@@ -146,10 +114,10 @@ func applyAndGenerate(cmd *cobra.Command, root string, plan *scaffold.Plan, noth
 	con := newConsole(cmd)
 	rep.Print(con.Info(), con)
 	if !rep.Changed() {
-		fmt.Fprintln(con, "Nothing to do: "+nothingToDo)
+		fmt.Fprintln(con, "Nothing to do: "+plan.NothingToDo)
 		return nil
 	}
-	if _, err := generateOn(con, func(out io.Writer) ([]string, error) { return generateFiles(root, out, false) }); err != nil {
+	if _, err := generateOn(con, func(out io.Writer) ([]string, error) { return generateFiles(root, out, generators.GenerateOptions{}) }); err != nil {
 		var lost *generators.LostFieldsError
 		if errors.As(err, &lost) {
 			// Consistent, and what is left to do is in the new types.

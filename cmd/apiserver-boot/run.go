@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/apiserver-boot/apiserver-boot/generators"
 	ownkubeconfig "github.com/apiserver-boot/apiserver-boot/internal/kubeconfig"
 	"github.com/apiserver-boot/apiserver-boot/internal/private"
 	"github.com/apiserver-boot/apiserver-boot/internal/progress"
@@ -138,7 +139,7 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	root, p, err := loadProject()
+	root, p, api, err := loadProject()
 	if err != nil {
 		return err
 	}
@@ -159,7 +160,7 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	if o.generate {
-		if _, err := generateWithProgress(con, root); err != nil {
+		if _, err := generateWithProgress(con, root, generators.GenerateOptions{Project: p, API: api}); err != nil {
 			return err
 		}
 	}

@@ -13,9 +13,9 @@ import (
 // run against it.
 func TestReadyBanner(t *testing.T) {
 	p := &project.Project{Resources: []*project.Resource{
-		{Group: "apps", Version: "v1", Kind: "Deployment", Plural: "deployments", Controller: true, External: true, Package: "k8s.io/api/apps/v1"},
-		{Group: "core", Version: "v1", Kind: "Pod", Plural: "pods", Controller: true, External: true, Package: "k8s.io/api/core/v1"},
-		{Group: "stable", Version: "v1", Kind: "CronTab", Plural: "crontabs", Controller: true},
+		{KindDescriptor: project.KindDescriptor{Group: "apps", Version: "v1", Kind: "Deployment", Plural: "deployments"}, Controller: true, External: true, Package: "k8s.io/api/apps/v1"},
+		{KindDescriptor: project.KindDescriptor{Group: "core", Version: "v1", Kind: "Pod", Plural: "pods"}, Controller: true, External: true, Package: "k8s.io/api/core/v1"},
+		{KindDescriptor: project.KindDescriptor{Group: "stable", Version: "v1", Kind: "CronTab", Plural: "crontabs"}, Controller: true},
 	}}
 	if got := readyExample(p); got != "get crontabs" {
 		t.Errorf("suggested kubectl %s, want get crontabs", got)

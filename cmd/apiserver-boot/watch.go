@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 
 	"github.com/fsnotify/fsnotify"
@@ -110,7 +111,7 @@ func (o *runLocalOptions) reload(ctx context.Context, s *localServers, now map[s
 	fmt.Fprintf(info, "Changed: %s. Regenerating and rebuilding; the running apiserver keeps serving...\n", strings.Join(changed, ", "))
 	var genTime time.Duration
 	if o.generate {
-		wrote, err := generateWithProgress(s.con, s.root)
+		wrote, err := generateWithProgress(s.con, s.root, generators.GenerateOptions{})
 		genTime = time.Since(start)
 		// Files generate wrote under pkg/apis (conversion stubs) are not
 		// changes of the user's: take them as they are now.

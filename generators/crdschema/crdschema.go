@@ -77,7 +77,7 @@ func Generate(api *model.API, env []string) ([]Schema, []string, error) {
 				return nil, nil, fmt.Errorf("%s: not loaded", v.Package)
 			}
 			for _, k := range v.Kinds {
-				ident := crd.TypeIdent{Package: pkg, Name: k.Name}
+				ident := crd.TypeIdent{Package: pkg, Name: k.Kind}
 				parser.NeedFlattenedSchemaFor(ident)
 				s := parser.FlattenedSchemata[ident]
 				s = *s.DeepCopy()
@@ -86,8 +86,8 @@ func Generate(api *model.API, env []string) ([]Schema, []string, error) {
 					// As controller-gen writes it: the server validates metadata itself.
 					s.Properties["metadata"] = apiextensionsv1.JSONSchemaProps{Type: "object"}
 				}
-				out = append(out, Schema{Group: g.FullName, Version: v.Name, Kind: k.Name, Model: v.ModelPackage + "." + k.Name, Schema: &s})
-				warnings = append(warnings, kindWarnings(pkg, api.Root, api.Module, k.Name, &s, seen)...)
+				out = append(out, Schema{Group: g.FullName, Version: v.Name, Kind: k.Kind, Model: v.ModelPackage + "." + k.Kind, Schema: &s})
+				warnings = append(warnings, kindWarnings(pkg, api.Root, api.Module, k.Kind, &s, seen)...)
 			}
 		}
 	}

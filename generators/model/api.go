@@ -80,15 +80,13 @@ type Version struct {
 
 // Kind is a served resource.
 type Kind struct {
-	Name              string
-	Plural            string
-	Singular          string
+	// KindDescriptor holds the kind's group (its package name), version,
+	// names and scope, as its markers say; a group's kind (Group.Kinds),
+	// served in Versions, has no Version.
+	project.KindDescriptor
 	Strategy          string
-	Namespaced        bool
 	StatusSubresource bool
 	Scale             *ScaleSubresource
-	ShortNames        []string
-	Categories        []string
 	Versions          []string // serving versions, most preferred first
 	StorageVersion    string
 	StorageAlias      string // import alias of the storage version package
@@ -158,6 +156,9 @@ func (api *API) loadGroup(p *project.Project, name string) error {
 		if err := v.load(); err != nil {
 			return err
 		}
+		for _, k := range v.Kinds {
+			k.Group, k.Version = g.Name, v.Name
+		}
 		api.Warnings = append(api.Warnings, v.Warnings...)
 		g.Versions = append(g.Versions, v)
 	}
@@ -185,9 +186,9 @@ func (api *API) loadGroup(p *project.Project, name string) error {
 func (api *API) controller(p *project.Project, r *project.Resource) (*Controller, error) {
 	pkg := project.ControllerPackage(r.Kind)
 	c := &Controller{
-		Kind: r.Kind, Group: r.Group, Version: r.Version, Plural: r.Plural, PackageName: pkg,
+		KindDescriptor: r.KindDescriptor, PackageName: pkg,
 		GroupGo: project.GoName(r.Group), VersionGo: project.GoName(r.Version),
-		Namespaced: r.Scope != project.Cluster, FullGroup: p.FullGroup(r.Group),
+		FullGroup:      p.FullGroup(r.Group),
 		Package:        path.Join(p.Module, project.ControllerDir, pkg),
 		VersionPackage: project.APIsImport(p.Module, r.Group, r.Version),
 		VersionAlias:   r.Version,
@@ -207,7 +208,7 @@ func (api *API) controller(p *project.Project, r *project.Resource) (*Controller
 			r.Group, r.Version, r.Kind, r.Kind, r.Group, r.Version, pkg))
 		return nil, nil
 	}
-	c.Plural, c.PluralGo, c.Namespaced = k.Plural, project.ClientPlural(k.Name, k.Plural), k.Namespaced
+	c.KindDescriptor, c.PluralGo = k.KindDescriptor, project.ClientPlural(k.Kind, k.Plural)
 	c.GroupGo = project.GroupGoName(c.FullGroup)
 	return c, nil
 }
@@ -221,7 +222,7 @@ func (api *API) Kind(group, version, kind string) *Kind {
 		}
 		if v := g.Version(version); v != nil {
 			for _, k := range v.Kinds {
-				if k.Name == kind {
+				if k.Kind == kind {
 					return k
 				}
 			}
@@ -255,14 +256,14 @@ func (v *Version) load() error {
 			return err
 		}
 	}
-	sort.Slice(v.Kinds, func(i, j int) bool { return v.Kinds[i].Name < v.Kinds[j].Name })
+	sort.Slice(v.Kinds, func(i, j int) bool { return v.Kinds[i].Kind < v.Kinds[j].Kind })
 	sort.Strings(v.Requests)
 	v.reachTypes(all)
 	v.Warnings = append(v.Warnings, v.defaultWarnings()...)
 	for _, k := range v.Kinds {
 		for _, sub := range k.Subresources {
 			if !slices.Contains(v.Requests, sub.Request) {
-				return fmt.Errorf("%s: subresource %s of %s: request type %s has no +subresource:request marker in %s", v.Dir, sub.Path, k.Name, sub.Request, v.Name)
+				return fmt.Errorf("%s: subresource %s of %s: request type %s has no +subresource:request marker in %s", v.Dir, sub.Path, k.Kind, sub.Request, v.Name)
 			}
 		}
 	}
@@ -406,10 +407,10 @@ func kindMarkerIn(fset *token.FileSet, f *ast.File) (token.Position, string) {
 }
 
 func newKind(name string, rm ResourceMarker, pos token.Position) (*Kind, error) {
-	k := &Kind{
-		Name: name, Plural: rm.Path, Singular: rm.Singular, Strategy: rm.Strategy,
-		ShortNames: rm.ShortNames, Categories: rm.Categories, Namespaced: true,
-	}
+	k := &Kind{KindDescriptor: project.KindDescriptor{
+		Kind: name, Plural: rm.Path, Singular: rm.Singular,
+		ShortNames: rm.ShortNames, Categories: rm.Categories, Scope: project.Namespaced,
+	}, Strategy: rm.Strategy}
 	if k.Plural == "" && rm.crd {
 		k.Plural = strings.ToLower(flect.Pluralize(name)) // as controller-gen names a CRD
 	}
@@ -422,7 +423,7 @@ func newKind(name string, rm ResourceMarker, pos token.Position) (*Kind, error) 
 	switch project.Scope(rm.Scope) {
 	case "", project.Namespaced:
 	case project.Cluster:
-		k.Namespaced = false
+		k.Scope = project.Cluster
 	default:
 		return nil, fmt.Errorf("%s: +resource scope=%q on %s: want Namespaced or Cluster", pos, rm.Scope, name)
 	}
@@ -470,28 +471,28 @@ func (g *Group) mergeKinds() error {
 	byName := map[string]*Kind{}
 	for _, v := range g.Versions {
 		for _, k := range v.Kinds {
-			merged, ok := byName[k.Name]
+			merged, ok := byName[k.Kind]
 			if !ok {
 				merged = &Kind{}
 				*merged = *k
-				merged.Versions, merged.storageMarked = nil, false
-				byName[k.Name] = merged
+				merged.Version, merged.Versions, merged.storageMarked = "", nil, false
+				byName[k.Kind] = merged
 				g.Kinds = append(g.Kinds, merged)
 			}
 			merged.Versions = append(merged.Versions, v.Name)
 			if k.storageMarked {
 				if merged.StorageVersion != "" {
-					return fmt.Errorf("kind %s of group %s has +storageversion in both %s and %s: mark exactly one", k.Name, g.FullName, merged.StorageVersion, v.Name)
+					return fmt.Errorf("kind %s of group %s has +storageversion in both %s and %s: mark exactly one", k.Kind, g.FullName, merged.StorageVersion, v.Name)
 				}
 				merged.StorageVersion = v.Name
 			}
 		}
 	}
-	sort.Slice(g.Kinds, func(i, j int) bool { return g.Kinds[i].Name < g.Kinds[j].Name })
+	sort.Slice(g.Kinds, func(i, j int) bool { return g.Kinds[i].Kind < g.Kinds[j].Kind })
 	for _, k := range g.Kinds {
 		if k.StorageVersion == "" {
 			if len(k.Versions) > 1 {
-				return fmt.Errorf("kind %s of group %s is served in %s: mark exactly one version's type with +storageversion", k.Name, g.FullName, strings.Join(k.Versions, ", "))
+				return fmt.Errorf("kind %s of group %s is served in %s: mark exactly one version's type with +storageversion", k.Kind, g.FullName, strings.Join(k.Versions, ", "))
 			}
 			k.StorageVersion = k.Versions[0]
 		}
@@ -500,7 +501,7 @@ func (g *Group) mergeKinds() error {
 		// evaluates on the internal object, which has the storage version's
 		// field names: take them from there.
 		for _, sk := range g.Version(k.StorageVersion).Kinds {
-			if sk.Name == k.Name {
+			if sk.Kind == k.Kind {
 				k.PrintColumns, k.SelectableFields, k.Scale, k.Subresources = sk.PrintColumns, sk.SelectableFields, sk.Scale, sk.Subresources
 			}
 		}
@@ -539,7 +540,7 @@ func (g *Group) unusedHooks(root string) []string {
 					fix = fmt.Sprintf("pkg/apis/%s/%s declares it too, and that one serves every version: delete this one", g.Name, k.StorageVersion)
 				}
 				out = append(out, fmt.Sprintf("%s:%d: %s.%s is not used: the REST hooks of %s run from its storage version %s; %s",
-					rel, pos.Line, k.Strategy, name, k.Name, k.StorageVersion, fix))
+					rel, pos.Line, k.Strategy, name, k.Kind, k.StorageVersion, fix))
 			}
 		}
 	}
@@ -558,7 +559,7 @@ func (g *Group) unservedSubresources(root string) []string {
 				continue
 			}
 			for _, vk := range v.Kinds {
-				if vk.Name != k.Name {
+				if vk.Kind != k.Kind {
 					continue
 				}
 				for _, sub := range vk.Subresources {
@@ -567,7 +568,7 @@ func (g *Group) unservedSubresources(root string) []string {
 					}
 					rel, _ := filepath.Rel(root, v.Dir)
 					out = append(out, fmt.Sprintf("%s: +subresource:rest:path=%s on %s is not served: a kind's custom subresources are those marked on its storage version %s, and served in every version; run `apiserver-boot create subresource --subresource %s --group %s --version %s --kind %s` to add it there",
-						rel, sub.Path, k.Name, k.StorageVersion, sub.Path, g.Name, k.StorageVersion, k.Name))
+						rel, sub.Path, k.Kind, k.StorageVersion, sub.Path, g.Name, k.StorageVersion, k.Kind))
 				}
 			}
 		}
@@ -624,7 +625,7 @@ func (api *API) Group(name string) *Group {
 // (its storage version's markers), or nil.
 func (g *Group) Kind(name string) *Kind {
 	for _, k := range g.Kinds {
-		if k.Name == name {
+		if k.Kind == name {
 			return k
 		}
 	}
@@ -643,13 +644,14 @@ func (g *Group) Version(name string) *Version {
 
 // Controller is a controller recorded in PROJECT, with what its generated wiring needs.
 type Controller struct {
-	Kind, Group, Version, Plural string
-	PackageName                  string // pkg/controller/<PackageName>
-	Package                      string
-	VersionPackage               string
+	// KindDescriptor is the reconciled kind's: its markers' for a kind of
+	// the project, PROJECT's for a built-in one.
+	project.KindDescriptor
+	PackageName    string // pkg/controller/<PackageName>
+	Package        string
+	VersionPackage string
 	// GroupGo, VersionGo and PluralGo are the informer factory's accessor names.
 	GroupGo, VersionGo, PluralGo string
-	Namespaced                   bool
 	// External kinds (k8s.io/api) come from client-go's informers, by resource.
 	External  bool
 	FullGroup string
@@ -684,11 +686,7 @@ func (api *API) Describe(p *project.Project) {
 		if k == nil {
 			continue // its types are gone; generate says what to do
 		}
-		r.Plural, r.Singular, r.ShortNames, r.Categories = k.Plural, k.Singular, k.ShortNames, k.Categories
-		r.Scope, r.Subresources, r.Scale = project.Namespaced, nil, nil
-		if !k.Namespaced {
-			r.Scope = project.Cluster
-		}
+		r.KindDescriptor, r.Subresources, r.Scale = k.KindDescriptor, nil, nil
 		if k.StatusSubresource {
 			r.Subresources = append(r.Subresources, "status")
 		}

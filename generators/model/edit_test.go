@@ -99,8 +99,8 @@ func TestDescribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &project.Project{Domain: "example.com", Module: "example.com/shop", Resources: []*project.Resource{
-		{Group: "shop", Version: "v1", Kind: "Widget", Plural: "widgets", Scope: project.Namespaced, ShortNames: []string{"wd"}},
-		{Group: "shop", Version: "v1", Kind: "Gone", Plural: "gones"},
+		{KindDescriptor: project.KindDescriptor{Group: "shop", Version: "v1", Kind: "Widget", Plural: "widgets", Scope: project.Namespaced, ShortNames: []string{"wd"}}},
+		{KindDescriptor: project.KindDescriptor{Group: "shop", Version: "v1", Kind: "Gone", Plural: "gones"}},
 	}}
 	api, err := LoadAPI(root, p, "x", "")
 	if err != nil {

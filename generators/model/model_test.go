@@ -188,16 +188,16 @@ type Item2 struct{ Name string }
 	}
 	var got []string
 	for _, k := range api.Groups[0].Kinds {
-		got = append(got, k.Name)
+		got = append(got, k.Kind)
 	}
 	if strings.Join(got, " ") != "Backend GatewayClass" {
 		t.Fatalf("kinds %v, want Backend and GatewayClass (object:root types that are not lists)", got)
 	}
 	b, gc := api.Groups[0].Kinds[0], api.Groups[0].Kinds[1]
-	if b.Plural != "backends" || b.Singular != "backend" || !b.Namespaced || strings.Join(b.ShortNames, ",") != "be" {
+	if b.Plural != "backends" || b.Singular != "backend" || !b.Namespaced() || strings.Join(b.ShortNames, ",") != "be" {
 		t.Errorf("object:root alone: controller-gen's defaults, got %+v", b)
 	}
-	if gc.Plural != "gatewayclasses" || gc.Namespaced || strings.Join(gc.ShortNames, ",") != "gc" || strings.Join(gc.Categories, ",") != "gateway-api" ||
+	if gc.Plural != "gatewayclasses" || gc.Namespaced() || strings.Join(gc.ShortNames, ",") != "gc" || strings.Join(gc.Categories, ",") != "gateway-api" ||
 		!gc.StatusSubresource || gc.StorageVersion != "v1" || len(gc.PrintColumns) != 2 || gc.PrintColumns[1].Priority != 1 ||
 		strings.Join(gc.SelectableFields, ",") != ".spec.controllerName" {
 		t.Errorf("kubebuilder markers not read as controller-gen reads them: %+v", gc)

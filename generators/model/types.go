@@ -211,8 +211,8 @@ func (v *Version) reachTypes(all map[string]*TypeDecl) {
 		}
 	}
 	for _, k := range v.Kinds {
-		reach(k.Name)
-		reach(k.Name + "List")
+		reach(k.Kind)
+		reach(k.Kind + "List")
 	}
 	for _, r := range v.Requests {
 		reach(r)

@@ -100,7 +100,7 @@ func Generate(api *model.API, c *generator.Context, opts Options) (*Result, erro
 				units = append(units, []string{r})
 			}
 			for _, k := range v.Kinds {
-				units = append(units, []string{k.Name, k.Name + "List"})
+				units = append(units, []string{k.Kind, k.Kind + "List"})
 			}
 			unitName := func(name string) string { return Unit(g, v, name) }
 			published := func(name string) string { return opts.Published[g.FullName+"/"+v.Name+"/"+name] }

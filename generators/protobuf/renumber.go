@@ -41,10 +41,10 @@ func checkRenumber(api *model.API, opts Options) error {
 	for _, g := range api.Groups {
 		for _, v := range g.Versions {
 			for _, k := range v.Kinds {
-				units[Unit(g, v, k.Name)] = true
-				if rel, ok := opts.Published[g.FullName+"/"+v.Name+"/"+k.Name]; ok && slices.Contains(opts.Renumber, Unit(g, v, k.Name)) {
+				units[Unit(g, v, k.Kind)] = true
+				if rel, ok := opts.Published[g.FullName+"/"+v.Name+"/"+k.Kind]; ok && slices.Contains(opts.Renumber, Unit(g, v, k.Kind)) {
 					return fmt.Errorf("--renumber %s: release %s published %s %s/%s (pkg/apis/testdata/%s): objects are stored under its protobuf numbers, which stay its numbers for good; keep the fields as they were (see \"Evolving an API safely\" in docs/versions.md)",
-						Unit(g, v, k.Name), rel, k.Name, g.FullName, v.Name, rel)
+						Unit(g, v, k.Kind), rel, k.Kind, g.FullName, v.Name, rel)
 				}
 			}
 			for _, r := range v.Requests {

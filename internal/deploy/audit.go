@@ -26,7 +26,7 @@ func AuditPolicyName(name string) string { return name + "-audit-policy" }
 func (o *Options) AuditPolicy() map[string]any {
 	groups := map[string]bool{}
 	for _, k := range o.Kinds {
-		groups[k.Group] = true
+		groups[k.FullGroup] = true
 	}
 	var own []map[string]any
 	for _, g := range slices.Sorted(maps.Keys(groups)) {

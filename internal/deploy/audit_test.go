@@ -20,7 +20,7 @@ import (
 // their bodies, reads and other writes with their metadata, health checks
 // not at all.
 func TestAuditPolicy(t *testing.T) {
-	o := &Options{Name: "crontab", Namespace: "crontab-system", Kinds: []Kind{{Group: "stable.example.com", Plural: "crontabs"}, {Group: "ops.example.com", Plural: "backups"}}}
+	o := &Options{Name: "crontab", Namespace: "crontab-system", Kinds: []Kind{{FullGroup: "stable.example.com", KindDescriptor: project.KindDescriptor{Plural: "crontabs"}}, {FullGroup: "ops.example.com", KindDescriptor: project.KindDescriptor{Plural: "backups"}}}}
 	cm, err := o.auditPolicyConfigMap()
 	if err != nil {
 		t.Fatal(err)
@@ -54,8 +54,8 @@ func TestAuditPolicy(t *testing.T) {
 // the probe forever).
 func TestProbesNameTheirContainersPorts(t *testing.T) {
 	o := &Options{Name: "crontab", Namespace: "crontab-system", Image: "r.example.com/c:v1", EtcdImage: "gcr.io/etcd-development/etcd:v3.7.0",
-		Project: &project.Project{Resources: []*project.Resource{{Group: "stable", Version: "v1", Kind: "CronTab", Controller: true}}},
-		Kinds:   []Kind{{Group: "stable.example.com", Plural: "crontabs"}}}
+		Project: &project.Project{Resources: []*project.Resource{{KindDescriptor: project.KindDescriptor{Group: "stable", Version: "v1", Kind: "CronTab"}, Controller: true}}},
+		Kinds:   []Kind{{FullGroup: "stable.example.com", KindDescriptor: project.KindDescriptor{Plural: "crontabs"}}}}
 	var specs []corev1.PodSpec
 	specs = append(specs, o.apiserverDeployment().Spec.Template.Spec, o.controllerManagerDeployment().Spec.Template.Spec)
 	for _, obj := range o.etcdObjects() {
@@ -88,7 +88,7 @@ func TestProbesNameTheirContainersPorts(t *testing.T) {
 // always written; it is bound only to the identity --metrics-reader names.
 func TestMetricsReaderBoundOnlyWhenAsked(t *testing.T) {
 	o := &Options{Name: "crontab", Namespace: "crontab-system",
-		Project: &project.Project{Resources: []*project.Resource{{Group: "stable", Version: "v1", Kind: "CronTab", Controller: true}}}}
+		Project: &project.Project{Resources: []*project.Resource{{KindDescriptor: project.KindDescriptor{Group: "stable", Version: "v1", Kind: "CronTab"}, Controller: true}}}}
 	count := func() (roles, bindings int) {
 		for _, obj := range o.rbac() {
 			switch r := obj.(type) {

@@ -20,10 +20,10 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden.yaml from the
 
 func datastoreOptions() *Options {
 	p := &project.Project{Domain: "example.com", Module: "example.com/crontab", Resources: []*project.Resource{
-		{Group: "stable", Version: "v1", Kind: "CronTab", Plural: "crontabs", Controller: true},
+		{KindDescriptor: project.KindDescriptor{Group: "stable", Version: "v1", Kind: "CronTab", Plural: "crontabs"}, Controller: true},
 	}}
 	return &Options{Name: "crontab", Namespace: "crontab-system", Image: "r.example.com/c:v1", DatastoreSecret: "crontab-datastore",
-		Project: p, Versions: map[string][]string{"stable.example.com": {"v1"}}, Kinds: []Kind{{Group: "stable.example.com", Plural: "crontabs", Status: true}}}
+		Project: p, Versions: map[string][]string{"stable.example.com": {"v1"}}, Kinds: []Kind{{KindDescriptor: project.KindDescriptor{Group: "stable", Plural: "crontabs"}, FullGroup: "stable.example.com", Status: true}}}
 }
 
 // TestRenderDatastore: with DatastoreSecret no etcd object, certificate or

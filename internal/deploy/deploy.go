@@ -83,10 +83,10 @@ func MetricsReaderName(name string) string { return name + "-metrics-reader" }
 
 // Kind is a kind of the project, as its markers declare it.
 type Kind struct {
-	Group  string // full group name, e.g. stable.example.com
-	Plural string
-	Status bool // serves /status
-	Scale  bool // serves /scale
+	project.KindDescriptor
+	FullGroup string // the API group, e.g. stable.example.com
+	Status    bool   // serves /status
+	Scale     bool   // serves /scale
 }
 
 // Ports and priorities of the generated objects.

@@ -63,7 +63,7 @@ func TestCertificatesCheck(t *testing.T) {
 
 func TestRenderRoundTripAndOptionalParts(t *testing.T) {
 	p := &project.Project{Domain: "example.com", Module: "example.com/crontab", Resources: []*project.Resource{
-		{Group: "stable", Version: "v1", Kind: "CronTab", Plural: "crontabs", Controller: false},
+		{KindDescriptor: project.KindDescriptor{Group: "stable", Version: "v1", Kind: "CronTab", Plural: "crontabs"}, Controller: false},
 	}}
 	o := &Options{Name: "crontab", Namespace: "default", Image: "r.example.com/c:v1", EtcdServers: []string{"https://etcd:2379"}, Project: p, Versions: map[string][]string{"stable.example.com": {"v1"}}}
 	c, err := NewCertificates(o.Name, o.Namespace, false, time.Now())

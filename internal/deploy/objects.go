@@ -214,12 +214,12 @@ func (o *Options) controllerRules() []rbacv1.PolicyRule {
 		add(builtin, group, r.Plural)
 	}
 	for _, k := range o.Kinds {
-		add(own, k.Group, k.Plural)
+		add(own, k.FullGroup, k.Plural)
 		if k.Status {
-			add(sub, k.Group, k.Plural+"/status")
+			add(sub, k.FullGroup, k.Plural+"/status")
 		}
 		if k.Scale {
-			add(sub, k.Group, k.Plural+"/scale")
+			add(sub, k.FullGroup, k.Plural+"/scale")
 		}
 	}
 	var rules []rbacv1.PolicyRule

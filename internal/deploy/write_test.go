@@ -17,7 +17,7 @@ import (
 // transaction; the certificates file is 0600.
 func TestWriteAllOrNothing(t *testing.T) {
 	p := &project.Project{Domain: "example.com", Module: "example.com/crontab", Resources: []*project.Resource{
-		{Group: "stable", Version: "v1", Kind: "CronTab", Plural: "crontabs"},
+		{KindDescriptor: project.KindDescriptor{Group: "stable", Version: "v1", Kind: "CronTab", Plural: "crontabs"}},
 	}}
 	opts := func(namespace string, etcd []string) *Options {
 		return &Options{Name: "crontab", Namespace: namespace, Image: "r.example.com/c:v1", EtcdServers: etcd, EtcdImage: "gcr.io/etcd-development/etcd:v3.7.3",

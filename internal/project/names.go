@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/token"
 	gotypes "go/types"
+	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -348,6 +349,16 @@ const (
 	// OpenAPIDir holds the generated OpenAPI definitions.
 	OpenAPIDir = "pkg/openapi"
 )
+
+// Boilerplate reads the license header of the project at root
+// (BoilerplateFile), which every generated and scaffolded Go file starts with.
+func Boilerplate(root string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(BoilerplateFile)))
+	if err != nil {
+		return "", fmt.Errorf("reading the license header: %w", err)
+	}
+	return string(b), nil
+}
 
 // Controller is the folder of a controller's package: pkg/controller/<pkg>.
 func Controller(pkg string) string {

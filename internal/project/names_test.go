@@ -71,7 +71,7 @@ func TestCreateGroupAnyAPIGroup(t *testing.T) {
 	if dir, err := sh.CreateGroup("widgets", none); err != nil || dir != "widgets" || sh.FullGroup(dir) != "widgets.sh" || sh.Groups != nil {
 		t.Errorf("--domain sh --group widgets: got %q (%s), %v, groups %v; want widgets served as widgets.sh", dir, sh.FullGroup(dir), err, sh.Groups)
 	}
-	p := &Project{Domain: "example.com", Resources: []*Resource{{Group: "stable", Version: "v1", Kind: "CronTab"}}}
+	p := &Project{Domain: "example.com", Resources: []*Resource{{KindDescriptor: KindDescriptor{Group: "stable", Version: "v1", Kind: "CronTab"}}}}
 	for _, tc := range []struct{ flag, dir, full string }{
 		{"example.com", "example", "example.com"},
 		{"widgets.sh", "widgets", "widgets.sh"},
@@ -112,7 +112,7 @@ func TestCreateGroupAnyAPIGroup(t *testing.T) {
 // stays an error naming --group.
 func TestCreateGroupWithDashes(t *testing.T) {
 	none := func(string) bool { return false }
-	p := &Project{Domain: "example.com", Resources: []*Resource{{Group: "stable", Version: "v1", Kind: "CronTab"}}}
+	p := &Project{Domain: "example.com", Resources: []*Resource{{KindDescriptor: KindDescriptor{Group: "stable", Version: "v1", Kind: "CronTab"}}}}
 	for _, tc := range []struct{ flag, dir, full, goName string }{
 		{"cert-manager.io", "certmanager", "cert-manager.io", "CertManager"},
 		{"cert-manager.io", "certmanager", "cert-manager.io", "CertManager"}, // again: the recorded group
@@ -165,29 +165,29 @@ func TestPlural(t *testing.T) {
 }
 
 func TestCheckClash(t *testing.T) {
-	p := &Project{Domain: "example.com", Resources: []*Resource{{Group: "stable", Version: "v1", Kind: "CronTab", Plural: "crontabs", Singular: "crontab"}}}
+	p := &Project{Domain: "example.com", Resources: []*Resource{{KindDescriptor: KindDescriptor{Group: "stable", Version: "v1", Kind: "CronTab", Plural: "crontabs", Singular: "crontab"}}}}
 	// CronTabs' plural "crontabs" would be the plural of CronTab and clash.
-	err := p.CheckClash(&Resource{Group: "stable", Version: "v1", Kind: "Crontabs", Plural: "crontabses", Singular: "crontabs"})
+	err := p.CheckClash(&Resource{KindDescriptor: KindDescriptor{Group: "stable", Version: "v1", Kind: "Crontabs", Plural: "crontabses", Singular: "crontabs"}})
 	if err == nil || !strings.Contains(err.Error(), `"crontabs"`) {
 		t.Errorf("want a clash naming crontabs, got %v", err)
 	}
-	if err := p.CheckClash(&Resource{Group: "other", Version: "v1", Kind: "CronTab", Plural: "crontabs", Singular: "crontab"}); err != nil {
+	if err := p.CheckClash(&Resource{KindDescriptor: KindDescriptor{Group: "other", Version: "v1", Kind: "CronTab", Plural: "crontabs", Singular: "crontab"}}); err != nil {
 		t.Errorf("another group may reuse names: %v", err)
 	}
 }
 
 func TestCheckClashShortNamesAndBuiltins(t *testing.T) {
-	p := &Project{Domain: "example.com", Resources: []*Resource{{Group: "stable", Version: "v1", Kind: "CronTab", Plural: "crontabs", Singular: "crontab", ShortNames: []string{"ct"}}}}
-	err := p.CheckClash(&Resource{Group: "stable", Version: "v1", Kind: "Cat", Plural: "cats", Singular: "cat", ShortNames: []string{"ct"}})
+	p := &Project{Domain: "example.com", Resources: []*Resource{{KindDescriptor: KindDescriptor{Group: "stable", Version: "v1", Kind: "CronTab", Plural: "crontabs", Singular: "crontab", ShortNames: []string{"ct"}}}}}
+	err := p.CheckClash(&Resource{KindDescriptor: KindDescriptor{Group: "stable", Version: "v1", Kind: "Cat", Plural: "cats", Singular: "cat", ShortNames: []string{"ct"}}})
 	if err == nil || !strings.Contains(err.Error(), `short name "ct"`) {
 		t.Errorf("want a short-name clash, got %v", err)
 	}
 	k8s := &Project{Domain: "k8s.io"}
-	err = k8s.CheckClash(&Resource{Group: "networking", Version: "v1", Kind: "Ingress", Plural: "ingresses", Singular: "ingress"})
+	err = k8s.CheckClash(&Resource{KindDescriptor: KindDescriptor{Group: "networking", Version: "v1", Kind: "Ingress", Plural: "ingresses", Singular: "ingress"}})
 	if err == nil || !strings.Contains(err.Error(), "built-in Kubernetes resource in group networking.k8s.io") {
 		t.Errorf("want a clash with the built-in Ingress, got %v", err)
 	}
-	if err := k8s.CheckClash(&Resource{Group: "networking", Version: "v1", Kind: "Gateway2", Plural: "gateway2s", Singular: "gateway2"}); err != nil {
+	if err := k8s.CheckClash(&Resource{KindDescriptor: KindDescriptor{Group: "networking", Version: "v1", Kind: "Gateway2", Plural: "gateway2s", Singular: "gateway2"}}); err != nil {
 		t.Errorf("a new name in a built-in group is fine: %v", err)
 	}
 }

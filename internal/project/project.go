@@ -40,19 +40,35 @@ const (
 	Cluster    Scope = "Cluster"
 )
 
-// Resource is one kind served in one version.
-type Resource struct {
+// KindDescriptor is what a kind is, as every layer names it: the scaffold,
+// PROJECT (Resource), the model read from the markers (model.Kind), the
+// controller wiring (model.Controller) and the deploy configuration
+// (deploy.Kind) embed it, rather than each copying its fields.
+type KindDescriptor struct {
+	// Group is the group's package name under pkg/apis (stable), or
+	// k8s.io/api's for a built-in kind (apps, core); Project.FullGroup
+	// names the API group.
 	Group   string `json:"group"`
 	Version string `json:"version"`
 	Kind    string `json:"kind"`
-	// The names, scope and subresources below are the markers' for a kind
-	// of the project (filled in from them when the project is loaded, not
-	// written to PROJECT); PROJECT keeps them for built-in kinds only.
-	Plural       string   `json:"plural,omitempty"`
-	Singular     string   `json:"singular,omitempty"`
-	ShortNames   []string `json:"shortNames,omitempty"`
-	Categories   []string `json:"categories,omitempty"`
-	Scope        Scope    `json:"scope,omitempty"`
+	// Plural names the resource in URLs.
+	Plural     string   `json:"plural,omitempty"`
+	Singular   string   `json:"singular,omitempty"`
+	ShortNames []string `json:"shortNames,omitempty"`
+	Categories []string `json:"categories,omitempty"`
+	Scope      Scope    `json:"scope,omitempty"`
+}
+
+// Namespaced tells whether objects of the kind live in namespaces (any
+// scope but Cluster: a built-in kind PROJECT records without one is).
+func (d KindDescriptor) Namespaced() bool { return d.Scope != Cluster }
+
+// Resource is one kind served in one version, as PROJECT records it.
+type Resource struct {
+	// The names and scope are the markers' for a kind of the project
+	// (filled in from them when the project is loaded, not written to
+	// PROJECT); PROJECT keeps them for built-in kinds only.
+	KindDescriptor
 	Subresources []string `json:"subresources,omitempty"`
 	// Scale holds the /scale paths when "scale" is among the subresources.
 	Scale      *ScalePaths `json:"scale,omitempty"`
@@ -125,7 +141,8 @@ func (p *Project) Marshal() ([]byte, error) {
 	for _, r := range p.Resources {
 		w := *r
 		if !w.External {
-			w.Plural, w.Singular, w.ShortNames, w.Categories, w.Scope, w.Subresources, w.Scale = "", "", nil, nil, "", nil, nil
+			w.KindDescriptor = KindDescriptor{Group: w.Group, Version: w.Version, Kind: w.Kind}
+			w.Subresources, w.Scale = nil, nil
 		}
 		out.Resources = append(out.Resources, &w)
 	}
@@ -200,6 +217,18 @@ func (p *Project) Suggest(group, version, kind string) string {
 		return ""
 	}
 	return "; did you mean " + strings.Join(out, " or ") + "?"
+}
+
+// ControllerOf returns the resource other than r that has the controller
+// of r's kind, or nil: controllers live in pkg/controller/<kind>, one per
+// kind name.
+func (p *Project) ControllerOf(r *Resource) *Resource {
+	for _, other := range p.Resources {
+		if other != r && other.Controller && other.Kind == r.Kind {
+			return other
+		}
+	}
+	return nil
 }
 
 // Find returns the resource with the given group, version and kind, or nil.

@@ -18,3 +18,65 @@ func TestLoadChecksGroups(t *testing.T) {
 		t.Errorf("want an error naming groups.widgets, got %v", err)
 	}
 }
+
+// TestProjectFileRoundTrip: PROJECT reads and writes as it always did, the
+// kind's fields (KindDescriptor) inline in each resource: a built-in kind
+// keeps its names and scope, a kind of the project only which it is; an
+// older PROJECT repeating a kind's names still loads; an unknown field is
+// an error.
+func TestProjectFileRoundTrip(t *testing.T) {
+	const written = `# Written by apiserver-boot: which kinds and controllers the project has. Their names, scope
+# and subresources are the +resource and +subresource markers on the types.
+domain: example.com
+module: example.com/crontab
+resources:
+- controller: true
+  external: true
+  group: apps
+  kind: Deployment
+  package: k8s.io/api/apps/v1
+  plural: deployments
+  singular: deployment
+  version: v1
+- controller: true
+  group: stable
+  kind: CronTab
+  version: v1
+version: "1"
+`
+	const older = `version: "1"
+domain: example.com
+module: example.com/crontab
+resources:
+- {group: stable, version: v1, kind: CronTab, plural: crontabs, singular: crontab, shortNames: [ct], scope: Namespaced, subresources: [status], controller: true}
+- {group: apps, version: v1, kind: Deployment, plural: deployments, singular: deployment, controller: true, external: true, package: k8s.io/api/apps/v1}
+`
+	for name, content := range map[string]string{"written": written, "older": older} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, FileName), []byte(content), 0o644)
+		p, err := Load(dir)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if r := p.Find("apps", "v1", "Deployment"); r == nil || r.Plural != "deployments" || r.Package != "k8s.io/api/apps/v1" || !r.Namespaced() {
+			t.Errorf("%s: the built-in kind reads as %+v", name, r)
+		}
+		if name == "older" {
+			if r := p.Find("stable", "v1", "CronTab"); r == nil || r.Singular != "crontab" || r.ShortNames[0] != "ct" || r.Scope != Namespaced || !r.HasSubresource("status") {
+				t.Errorf("older: CronTab reads as %+v", r)
+			}
+		}
+		b, err := p.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != written {
+			t.Errorf("%s: written as\n%s\nwant\n%s", name, b, written)
+		}
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, FileName), []byte("domain: example.com\nresources:\n- {group: stable, version: v1, kind: CronTab, plurals: crontabs}\n"), 0o644)
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "plurals") {
+		t.Errorf("an unknown field should be an error naming it, got %v", err)
+	}
+}

@@ -1,6 +1,9 @@
-// Package scaffold writes the files `init` and `create` produce: everything
-// is rendered and checked in memory first, then written; a file that already
-// exists with other content belongs to the user and is kept unless --force.
+// Package scaffold decides and writes the files `init` and `create` produce:
+// one function per scaffold (Repo, Create, Version, Controller,
+// Subresource) returns its Plan, the files and the templates' Data, as
+// kubebuilder's scaffolders do; Apply renders and checks everything in
+// memory first, then writes. A file that already exists with other content
+// belongs to the user and is kept unless --force.
 package scaffold
 
 import (
@@ -39,6 +42,11 @@ type Plan struct {
 	Data  any
 	Force bool
 	Files []File
+	// Notes are said before the files are written: a choice the scaffold
+	// made that the flags did not ask for.
+	Notes []string
+	// NothingToDo says why, when every file is as the plan would write it.
+	NothingToDo string
 }
 
 // Report says what Apply did.
