@@ -44,6 +44,11 @@ type DatastoreOptions struct {
 	// ConnectTimeout bounds the check that the database answers and takes
 	// the credentials, before anything starts.
 	ConnectTimeout time.Duration
+	// CompactMinRetain is how many of the latest revisions kine keeps
+	// through a compaction (kine's default, 1000; not a flag): reads and
+	// watches at a compacted revision among them succeed where etcd answers
+	// 410 Gone.
+	CompactMinRetain int64
 }
 
 // datastoreSchemes are the schemes --datastore-endpoint takes.
@@ -329,7 +334,7 @@ func (o *DatastoreOptions) serveKine(ctx context.Context) (*Kine, error) {
 		Endpoint:             o.Endpoint,
 		ConnectionPoolConfig: generic.ConnectionPoolConfig{MaxIdle: 20, MaxIdleTime: 2 * time.Minute},
 		CompactTimeout:       5 * time.Second,
-		CompactMinRetain:     1000,
+		CompactMinRetain:     o.CompactMinRetain,
 		CompactBatchSize:     1000,
 		PollBatchSize:        500,
 		PollInterval:         time.Second,
