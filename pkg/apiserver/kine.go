@@ -28,6 +28,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/datastore"
 	"github.com/apiserver-boot/apiserver-boot/internal/private"
 	"github.com/apiserver-boot/apiserver-boot/internal/runlock"
 )
@@ -51,14 +52,9 @@ type DatastoreOptions struct {
 	CompactMinRetain int64
 }
 
-// datastoreSchemes are the schemes --datastore-endpoint takes.
-var datastoreSchemes = map[string]bool{"postgres": true, "postgresql": true, "mysql": true, "sqlite": true}
-
-const datastoreForms = "postgres://USER:PASSWORD@HOST:PORT/DATABASE, mysql://USER:PASSWORD@tcp(HOST:PORT)/DATABASE or sqlite://PATH"
-
 func (o *DatastoreOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Endpoint, "datastore-endpoint", o.Endpoint,
-		"Store objects in SQL through kine instead of etcd: "+datastoreForms+" (SQLite: one apiserver process only). "+
+		"Store objects in SQL through kine instead of etcd: "+datastore.Forms+" (SQLite: one apiserver process only). "+
 			"Excludes --etcd-servers and the embedded etcd.")
 	fs.DurationVar(&o.ConnectTimeout, "datastore-connect-timeout", o.ConnectTimeout,
 		"How long to wait for the database of --datastore-endpoint to answer at start before giving up.")
@@ -70,18 +66,8 @@ func (o *DatastoreOptions) Validate() error {
 	if o.Endpoint == "" {
 		return nil
 	}
-	scheme, rest, ok := strings.Cut(o.Endpoint, "://")
-	if !ok || !datastoreSchemes[scheme] {
-		what := fmt.Sprintf("unknown scheme %q", scheme)
-		if !ok {
-			what = "no scheme"
-		}
-		return fmt.Errorf("--datastore-endpoint %s: %s: use %s", Redact(o.Endpoint), what, datastoreForms)
-	}
-	if scheme == "sqlite" {
-		if path, _, _ := strings.Cut(rest, "?"); path == "" {
-			return fmt.Errorf("--datastore-endpoint %s: no file: use sqlite://PATH, e.g. sqlite://%s", Redact(o.Endpoint), filepath.Join(private.StateDir, "state.db"))
-		}
+	if err := datastore.Validate(o.Endpoint); err != nil {
+		return err
 	}
 	if o.ConnectTimeout <= 0 {
 		return fmt.Errorf("--datastore-connect-timeout must be positive, e.g. 10s")
@@ -89,60 +75,14 @@ func (o *DatastoreOptions) Validate() error {
 	return nil
 }
 
-// Redact hides the password of a datastore endpoint (USER:PASSWORD@ and a
-// password= parameter), for logs and errors.
-func Redact(endpoint string) string {
-	scheme, rest, ok := strings.Cut(endpoint, "://")
-	if !ok {
-		return redactParams(endpoint)
-	}
-	// The user information ends at the last @ before the path (a password
-	// may hold @ and /; mysql's host is tcp(HOST:PORT)).
-	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		if user, _, hasPassword := strings.Cut(rest[:at], ":"); hasPassword {
-			rest = user + ":xxxxx" + rest[at:]
-		}
-	}
-	return scheme + "://" + redactParams(rest)
-}
-
-func redactParams(s string) string {
-	path, params, ok := strings.Cut(s, "?")
-	if !ok {
-		return s
-	}
-	var out []string
-	for _, p := range strings.Split(params, "&") {
-		if k, _, _ := strings.Cut(p, "="); strings.EqualFold(k, "password") {
-			p = k + "=xxxxx"
-		}
-		out = append(out, p)
-	}
-	return path + "?" + strings.Join(out, "&")
-}
-
-// password is the endpoint's password, to scrub from driver errors.
-func password(endpoint string) string {
-	_, rest, _ := strings.Cut(endpoint, "://")
-	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		if _, p, ok := strings.Cut(rest[:at], ":"); ok {
-			return p
-		}
-	}
-	_, params, _ := strings.Cut(rest, "?")
-	for _, p := range strings.Split(params, "&") {
-		if k, v, _ := strings.Cut(p, "="); strings.EqualFold(k, "password") {
-			return v
-		}
-	}
-	return ""
-}
+// Redact hides the password of a datastore endpoint, for logs and errors.
+func Redact(endpoint string) string { return datastore.Redact(endpoint) }
 
 // datastoreError names the flag with the endpoint redacted, and scrubs the
 // password from what the driver said.
 func (o *DatastoreOptions) datastoreError(format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
-	if p := password(o.Endpoint); len(p) > 0 {
+	if p := datastore.Password(o.Endpoint); len(p) > 0 {
 		msg = strings.ReplaceAll(msg, p, "xxxxx")
 		if u, err := url.PathUnescape(p); err == nil && u != p && u != "" {
 			msg = strings.ReplaceAll(msg, u, "xxxxx")
@@ -237,7 +177,7 @@ func (o *DatastoreOptions) lockSQLite(dsn string) (release func(), err error) {
 func (o *DatastoreOptions) checkPostgres(ctx context.Context, dsn string) error {
 	u, err := url.Parse("postgres://" + dsn)
 	if err != nil {
-		return o.datastoreError("not a URL: use %s", datastoreForms)
+		return o.datastoreError("not a URL: use %s", datastore.Forms)
 	}
 	if u.Path == "" || u.Path == "/" {
 		u.Path = "/kubernetes"
@@ -286,7 +226,7 @@ func pgCode(err error) string {
 func (o *DatastoreOptions) checkMySQL(ctx context.Context, dsn string) error {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return o.datastoreError("%v: use %s", err, datastoreForms)
+		return o.datastoreError("%v: use %s", err, datastore.Forms)
 	}
 	cfg.DBName = ""
 	cfg.Timeout = o.ConnectTimeout
