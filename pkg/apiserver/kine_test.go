@@ -85,8 +85,18 @@ func TestDatastoreUnreachable(t *testing.T) {
 }
 
 // TestDatastoreWrongCredentials answers as a Postgres server that refuses
-// the password (28P01), speaking Postgres' protocol.
+// the password (28P01), speaking Postgres' protocol; the password comes
+// from the URL or from PGPASSWORD.
 func TestDatastoreWrongCredentials(t *testing.T) {
+	for _, tc := range []struct{ userinfo, env string }{{"app:hunter2", ""}, {"app", "hunter2"}} {
+		if tc.env != "" {
+			t.Setenv("PGPASSWORD", tc.env)
+		}
+		refusedPassword(t, tc.userinfo)
+	}
+}
+
+func refusedPassword(t *testing.T, userinfo string) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +136,7 @@ func TestDatastoreWrongCredentials(t *testing.T) {
 		b.Send(&pgproto3.ErrorResponse{Severity: "FATAL", Code: "28P01", Message: `password authentication failed for user "app"`})
 		b.Flush()
 	}()
-	endpoint := fmt.Sprintf("postgres://app:hunter2@%s/crontab?sslmode=disable", l.Addr())
+	endpoint := fmt.Sprintf("postgres://%s@%s/crontab?sslmode=disable", userinfo, l.Addr())
 	err = startKineErr(t, endpoint, 5*time.Second)
 	want := "--datastore-endpoint " + Redact(endpoint) + ": the database refused the credentials: "
 	if !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "check user and password") {
