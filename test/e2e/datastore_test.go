@@ -63,7 +63,7 @@ func TestRunLocalDatastoreSQLite(t *testing.T) {
 			t.Errorf("watch did not show %q:\n%s", want, watch.Out.String())
 		}
 	}
-	watch.Stop(t)
+	watch.Kill(syscall.SIGKILL)
 
 	// SQLite serves one process: another apiserver on the file is refused.
 	out, err := harness.Sh(proj, filepath.Join(proj, "bin", "apiserver"), "--datastore-endpoint", endpoint, "--secure-port", fmt.Sprint(harness.FreePort(t)))
