@@ -19,7 +19,7 @@ import (
 // pkg/ nor generators/. A package not listed here fails the test.
 var layers = map[string][]string{
 	"": {},
-	"cmd/apiserver-boot": {"", "boilerplate", "generators", "generators/driver", "generators/model", "internal/deploy", "internal/files", "internal/gomod", "internal/image",
+	"cmd/apiserver-boot": {"", "boilerplate", "generators", "generators/driver", "generators/model", "internal/datastore", "internal/deploy", "internal/files", "internal/gomod", "internal/image",
 		"internal/kubeconfig", "internal/private", "internal/progress", "internal/project", "internal/runlock", "internal/scaffold", "internal/version", "templates"},
 	"generators":                 {"generators/model", "generators/protobuf", "generators/crdschema", "generators/driver", "internal/files", "internal/private", "internal/project", "templates", "third_party/validation-gen"},
 	"third_party/validation-gen": {},
@@ -32,6 +32,7 @@ var layers = map[string][]string{
 	"internal/image":             {"internal/files"},
 	"internal/gomod":             {"internal/version"},
 	"internal/runlock":           {"internal/private"},
+	"internal/datastore":         {},
 	"internal/files":             {},
 	"internal/freeport":          {},
 	"internal/testpg":            {"internal/freeport"},
@@ -40,7 +41,7 @@ var layers = map[string][]string{
 	"internal/progress":          {},
 	"internal/project":           {},
 	"internal/version":           {},
-	"pkg/apiserver":              {"internal/files", "internal/freeport", "internal/kubeconfig", "internal/private", "internal/runlock", "pkg/builders"},
+	"pkg/apiserver":              {"internal/datastore", "internal/files", "internal/freeport", "internal/kubeconfig", "internal/private", "internal/runlock", "pkg/builders"},
 	"pkg/builders":               {},
 	"pkg/conformance":            {"internal/project", "pkg/apiserver", "pkg/builders"},
 	"pkg/controllers":            {"internal/project"},
@@ -50,6 +51,7 @@ var layers = map[string][]string{
 	"bench":                      {"bench/internal/proc", "generators/protobuf", "internal/freeport"},
 	"bench/internal/proc":        {"internal/freeport"},
 	"test/harness":               {"internal/freeport"},
+	"test/kinestorage":           {"pkg/apiserver"},
 }
 
 type listedPackage struct {

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/internal/datastore"
 	ownkubeconfig "github.com/apiserver-boot/apiserver-boot/internal/kubeconfig"
 	"github.com/apiserver-boot/apiserver-boot/internal/private"
 	"github.com/apiserver-boot/apiserver-boot/internal/progress"
@@ -43,8 +44,10 @@ func newRunCommand() *cobra.Command {
 }
 
 type runLocalOptions struct {
-	securePort        int
-	etcdServers       string
+	securePort  int
+	etcdServers string
+	// datastoreEndpoint stores in SQL through kine instead of etcd.
+	datastoreEndpoint string
 	kubeconfig        string
 	controllerManager bool
 	// controllerManagerAddress serves its /healthz, /readyz and /metrics.
@@ -64,7 +67,8 @@ func newRunLocalCommand() *cobra.Command {
 		Short: "Generate, build and run the apiserver and controller-manager on this machine",
 		Long: `local generates code, builds bin/apiserver and bin/controller-manager (only
 bin/apiserver with --controller-manager=false), starts the apiserver on 127.0.0.1
-(embedded etcd under .apiserver-boot/ unless --etcd-servers is given), waits until
+(embedded etcd under .apiserver-boot/ unless --etcd-servers is given; with
+--datastore-endpoint no etcd: SQL through kine), waits until
 it is ready, writes a kubeconfig for it, then starts the controller-manager. Logs
 are prefixed per process. Ctrl-C stops everything.
 
@@ -83,6 +87,7 @@ results, warnings, errors and the servers' logs.`,
 		Example: `  apiserver-boot run local
   kubectl --kubeconfig kubeconfig get crontabs
   apiserver-boot run local --secure-port 10443 --etcd-servers http://127.0.0.1:2379
+  apiserver-boot run local --datastore-endpoint sqlite://.apiserver-boot/state.db
   apiserver-boot run local --watch`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -92,6 +97,7 @@ results, warnings, errors and the servers' logs.`,
 	f := cmd.Flags()
 	f.IntVar(&o.securePort, "secure-port", o.securePort, "Loopback HTTPS port of the apiserver")
 	f.StringVar(&o.etcdServers, "etcd-servers", "", "External etcd client URLs (comma separated); empty runs an embedded etcd")
+	f.StringVar(&o.datastoreEndpoint, "datastore-endpoint", "", "Store in SQL through kine instead of etcd: "+datastore.Forms+" (a relative PATH is in the project root); no etcd runs")
 	f.StringVar(&o.kubeconfig, "kubeconfig", o.kubeconfig, "Where to write the kubeconfig for kubectl, relative to the project root (a kubeconfig of another cluster there is refused, not overwritten)")
 	f.BoolVar(&o.controllerManager, "controller-manager", o.controllerManager, "Also run the controller-manager")
 	f.StringVar(&o.controllerManagerAddress, "controller-manager-address", o.controllerManagerAddress, "Address (host:port) of the controller-manager's /healthz, /readyz and /metrics; empty turns them off")
@@ -229,7 +235,14 @@ func (o *runLocalOptions) preflight(root string, p *project.Project) (string, er
 			return "", fmt.Errorf("--audit-policy-file: %w", err)
 		}
 	}
-	if o.etcdServers == "" {
+	if o.datastoreEndpoint != "" {
+		if err := datastore.Validate(o.datastoreEndpoint); err != nil {
+			return "", err
+		}
+		if o.etcdServers != "" {
+			return "", fmt.Errorf("--datastore-endpoint %s and --etcd-servers both given: store in SQL (--datastore-endpoint) or in etcd (--etcd-servers), not both", datastore.Redact(o.datastoreEndpoint))
+		}
+	} else if o.etcdServers == "" {
 		if err := embeddedEtcdFree(root); err != nil {
 			return "", err
 		}
@@ -242,6 +255,9 @@ func (o *runLocalOptions) apiserverArgs(kubeconfig string) []string {
 	args := []string{"--secure-port", strconv.Itoa(o.securePort), "--write-kubeconfig", kubeconfig}
 	if o.etcdServers != "" {
 		args = append(args, "--etcd-servers", o.etcdServers)
+	}
+	if o.datastoreEndpoint != "" {
+		args = append(args, "--datastore-endpoint", o.datastoreEndpoint)
 	}
 	if o.auditPolicy != "" {
 		args = append(args, "--audit-policy-file", o.auditPolicy)
@@ -264,6 +280,9 @@ func (o *runLocalOptions) record() runlock.Record {
 	}
 	if o.etcdServers != "" {
 		r.Etcd = o.etcdServers
+	}
+	if o.datastoreEndpoint != "" {
+		r.Etcd = datastore.Redact(o.datastoreEndpoint)
 	}
 	return r
 }

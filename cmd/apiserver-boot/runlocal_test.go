@@ -14,6 +14,7 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/internal/private"
 	"github.com/apiserver-boot/apiserver-boot/internal/progress"
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/runlock"
 )
 
@@ -173,5 +174,57 @@ func TestQuietHoldsNoProgress(t *testing.T) {
 		if strings.TrimSpace(out) != result+" Load it with: docker load -i bin/image.tar" {
 			t.Errorf("%v: quiet output %q, want the result only", args, out)
 		}
+	}
+}
+
+// TestRunLocalDatastoreEndpoint: run local passes --datastore-endpoint to
+// the apiserver and then neither needs nor checks the embedded etcd (held
+// here by another process); a malformed endpoint or one with
+// --etcd-servers is refused before anything is built, the password
+// redacted.
+func TestRunLocalDatastoreEndpoint(t *testing.T) {
+	dir := deployProject(t)
+	db := filepath.Join(dir, private.StateDir, "etcd", "member", "snap", "db")
+	os.MkdirAll(filepath.Dir(db), 0o700)
+	f, err := os.OpenFile(db, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--datastore-endpoint", "redis://app:hunter2@cache:6379"}, `--datastore-endpoint redis://app:xxxxx@cache:6379: unknown scheme "redis": use postgres://`},
+		{[]string{"--datastore-endpoint", "postgres://app:hunter2@db/crontab", "--etcd-servers", "http://127.0.0.1:2379"}, "--datastore-endpoint postgres://app:xxxxx@db/crontab and --etcd-servers both given"},
+	} {
+		args := append([]string{"run", "local", "--secure-port", fmt.Sprint(freeLoopbackPort(t)), "--controller-manager=false", "--generate=false"}, tc.args...)
+		out, err := run(t, dir, args...)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error()+out, "hunter2") {
+			t.Errorf("%v: want an error starting with %q (no password), got %v\n%s", tc.args, tc.want, err, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bin")); err == nil {
+		t.Errorf("bin/ was built")
+	}
+
+	p, err := project.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &runLocalOptions{securePort: freeLoopbackPort(t), kubeconfig: "kubeconfig", datastoreEndpoint: "sqlite://.apiserver-boot/state.db"}
+	kubeconfig, err := o.preflight(dir, p)
+	if err != nil {
+		t.Fatalf("with --datastore-endpoint, the embedded etcd held elsewhere: %v", err)
+	}
+	args := strings.Join(o.apiserverArgs(kubeconfig), " ")
+	if !strings.Contains(args, "--datastore-endpoint sqlite://.apiserver-boot/state.db") || strings.Contains(args, "--etcd-servers") {
+		t.Errorf("apiserver arguments: %s", args)
+	}
+	if r := o.record(); r.Etcd != "sqlite://.apiserver-boot/state.db" {
+		t.Errorf("the record's store is %q", r.Etcd)
 	}
 }

@@ -23,7 +23,9 @@ type Options struct {
 	SecureServing *genericoptions.SecureServingOptionsWithLoopback
 	Etcd          *genericoptions.EtcdOptions
 	EmbeddedEtcd  EmbeddedEtcdOptions
-	Features      *genericoptions.FeatureOptions
+	// Datastore is --datastore-endpoint: SQL through kine instead of etcd.
+	Datastore DatastoreOptions
+	Features  *genericoptions.FeatureOptions
 
 	// Delegated mode, used when aggregated behind kube-apiserver:
 	// authentication (front-proxy request headers, client certificates,
@@ -61,6 +63,7 @@ func NewOptions() *Options {
 		SecureServing:  genericoptions.NewSecureServingOptions().WithLoopback(),
 		Etcd:           genericoptions.NewEtcdOptions(storagebackend.NewDefaultConfig("/registry", nil)),
 		EmbeddedEtcd:   EmbeddedEtcdOptions{DataDir: filepath.Join(private.StateDir, "etcd")},
+		Datastore:      DatastoreOptions{ConnectTimeout: 10 * time.Second, CompactMinRetain: 1000},
 		Features:       genericoptions.NewFeatureOptions(),
 		Authentication: genericoptions.NewDelegatingAuthenticationOptions(),
 		Authorization:  genericoptions.NewDelegatingAuthorizationOptions(),
@@ -86,6 +89,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) (delegatedOnly []string) {
 	o.SecureServing.AddFlags(fs)
 	o.Etcd.AddFlags(fs)
 	o.EmbeddedEtcd.AddFlags(fs)
+	o.Datastore.AddFlags(fs)
 	o.Features.AddFlags(fs)
 	o.Audit.AddFlags(fs)
 	fs.DurationVar(&o.ShutdownDelay, "shutdown-delay-duration", o.ShutdownDelay,
@@ -147,6 +151,11 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.SecureServing.Validate()...)
 	errs = append(errs, o.Features.Validate()...)
 	errs = append(errs, o.Audit.Validate()...)
+	if err := o.Datastore.Validate(); err != nil {
+		errs = append(errs, err)
+	} else if o.Datastore.Endpoint != "" && len(o.Etcd.StorageConfig.Transport.ServerList) > 0 {
+		errs = append(errs, fmt.Errorf("--datastore-endpoint %s and --etcd-servers both given: store in SQL (--datastore-endpoint) or in etcd (--etcd-servers), not both", Redact(o.Datastore.Endpoint)))
+	}
 	if o.ShutdownDelay < 0 {
 		errs = append(errs, errors.New("--shutdown-delay-duration may not be negative"))
 	}
@@ -164,6 +173,13 @@ func (o *Options) Validate() error {
 // validateFlags refuses flags of one mode given in the other, where they
 // would be silently ignored.
 func (o *Options) validateFlags(fs *pflag.FlagSet, delegatedOnly []string) error {
+	if fs.Changed("datastore-endpoint") {
+		for _, name := range []string{"embedded-etcd-data-dir", "embedded-etcd-client-port", "embedded-etcd-peer-port"} {
+			if fs.Changed(name) {
+				return fmt.Errorf("--%s applies to the embedded etcd, which does not run with --datastore-endpoint", name)
+			}
+		}
+	}
 	if o.delegated() {
 		for _, name := range []string{"token-file", "write-kubeconfig"} {
 			if fs.Changed(name) {
@@ -191,6 +207,9 @@ func NewCommand(cfg Config) *cobra.Command {
   apiserver --write-kubeconfig kubeconfig
   # on an external etcd
   apiserver --etcd-servers http://127.0.0.1:2379
+  # on SQL through kine: SQLite (one process only) or Postgres
+  apiserver --datastore-endpoint sqlite://.apiserver-boot/state.db
+  apiserver --datastore-endpoint postgres://crontab:PASSWORD@db.example.com:5432/crontab
   # aggregated behind a kube-apiserver (in a cluster: --delegated-auth, in-cluster configuration)
   apiserver --etcd-servers https://etcd:2379 --tls-cert-file tls.crt --tls-private-key-file tls.key \
     --kubeconfig kubeconfig`,

@@ -1,6 +1,6 @@
 // Package apiserver starts the extension apiserver of a generated project:
 // k8s.io/apiserver's generic server, storing in etcd (embedded unless
-// --etcd-servers is given), secured either standalone (self-signed TLS and a
+// --etcd-servers is given) or in SQL through kine (--datastore-endpoint), secured either standalone (self-signed TLS and a
 // bearer token, for `apiserver-boot run local`) or by delegating
 // authentication and authorization to a kube-apiserver when aggregated.
 package apiserver
@@ -99,7 +99,7 @@ func portInUse(err error) bool {
 // given, then the server's configuration, the server, and its run.
 func Run(ctx context.Context, cfg Config, o *Options) error {
 	o.Complete() // again, for callers that did not: it changes nothing the second time
-	stopEtcd, err := o.startEmbeddedEtcd()
+	stopEtcd, err := o.startStorage(ctx)
 	if err != nil {
 		return err
 	}
@@ -131,9 +131,21 @@ type serverConfig struct {
 	host, certFile     string
 }
 
-// startEmbeddedEtcd starts the embedded etcd unless --etcd-servers is
-// given, and points the storage at it; the returned function stops it.
-func (o *Options) startEmbeddedEtcd() (stop func(), err error) {
+// startStorage starts kine with --datastore-endpoint, else the embedded
+// etcd unless --etcd-servers is given, and points the storage at it; the
+// returned function stops it.
+func (o *Options) startStorage(ctx context.Context) (stop func(), err error) {
+	if o.Datastore.Endpoint != "" {
+		if len(o.Etcd.StorageConfig.Transport.ServerList) > 0 {
+			return nil, fmt.Errorf("--datastore-endpoint %s and --etcd-servers both given: store in SQL (--datastore-endpoint) or in etcd (--etcd-servers), not both", Redact(o.Datastore.Endpoint))
+		}
+		k, err := o.Datastore.StartKine(ctx)
+		if err != nil {
+			return nil, err
+		}
+		o.Etcd.StorageConfig.Transport.ServerList = []string{k.Endpoint}
+		return k.Stop, nil
+	}
 	if len(o.Etcd.StorageConfig.Transport.ServerList) > 0 {
 		return func() {}, nil
 	}

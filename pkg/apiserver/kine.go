@@ -1,0 +1,338 @@
+package apiserver
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/k3s-io/kine/pkg/drivers"
+	"github.com/k3s-io/kine/pkg/drivers/generic"
+	_ "github.com/k3s-io/kine/pkg/drivers/mysql" // registers mysql://
+	_ "github.com/k3s-io/kine/pkg/drivers/pgsql" // registers postgres:// and postgresql://
+	kineserver "github.com/k3s-io/kine/pkg/server"
+	"github.com/sirupsen/logrus"
+	"github.com/spf13/pflag"
+	"go.etcd.io/etcd/server/v3/embed"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/keepalive"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/datastore"
+	"github.com/apiserver-boot/apiserver-boot/internal/private"
+	"github.com/apiserver-boot/apiserver-boot/internal/runlock"
+)
+
+// DatastoreOptions configure kine (github.com/k3s-io/kine): the apiserver's
+// objects in a SQL database instead of etcd. kine runs in this process and
+// speaks the part of etcd's API that k8s.io/apiserver's etcd3 storage uses,
+// on a unix socket in a private (0700) folder: nobody but this process
+// reaches it.
+type DatastoreOptions struct {
+	// Endpoint is --datastore-endpoint: postgres://…, mysql://… or
+	// sqlite://PATH; empty stores in etcd.
+	Endpoint string
+	// ConnectTimeout bounds the check that the database answers and takes
+	// the credentials, before anything starts.
+	ConnectTimeout time.Duration
+	// CompactMinRetain is how many of the latest revisions kine keeps
+	// through a compaction (kine's default, 1000; not a flag): reads and
+	// watches at a compacted revision among them succeed where etcd answers
+	// 410 Gone.
+	CompactMinRetain int64
+}
+
+func (o *DatastoreOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Endpoint, "datastore-endpoint", o.Endpoint,
+		"Store objects in SQL through kine instead of etcd: "+datastore.Forms+" (SQLite: one apiserver process only). "+
+			"Excludes --etcd-servers and the embedded etcd.")
+	fs.DurationVar(&o.ConnectTimeout, "datastore-connect-timeout", o.ConnectTimeout,
+		"How long to wait for the database of --datastore-endpoint to answer at start before giving up.")
+}
+
+// Validate checks the endpoint's form; whether the database answers is
+// checked when it starts.
+func (o *DatastoreOptions) Validate() error {
+	if o.Endpoint == "" {
+		return nil
+	}
+	if err := datastore.Validate(o.Endpoint); err != nil {
+		return err
+	}
+	if o.ConnectTimeout <= 0 {
+		return fmt.Errorf("--datastore-connect-timeout must be positive, e.g. 10s")
+	}
+	return nil
+}
+
+// Redact hides the password of a datastore endpoint, for logs and errors.
+func Redact(endpoint string) string { return datastore.Redact(endpoint) }
+
+// datastoreError names the flag with the endpoint redacted, and scrubs the
+// password from what the driver said.
+func (o *DatastoreOptions) datastoreError(format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if p := datastore.Password(o.Endpoint); len(p) > 0 {
+		msg = strings.ReplaceAll(msg, p, "xxxxx")
+		if u, err := url.PathUnescape(p); err == nil && u != p && u != "" {
+			msg = strings.ReplaceAll(msg, u, "xxxxx")
+		}
+	}
+	return fmt.Errorf("--datastore-endpoint %s: %s", Redact(o.Endpoint), msg)
+}
+
+// Kine is kine running in this process.
+type Kine struct {
+	// Endpoint is the etcd client URL of its private socket (unix:///…).
+	Endpoint string
+	stop     func()
+}
+
+// Stop stops serving, closes the database and removes the socket.
+func (k *Kine) Stop() {
+	if k != nil && k.stop != nil {
+		k.stop()
+		k.stop = nil
+	}
+}
+
+// StartKine checks the database of --datastore-endpoint (it answers within
+// the timeout and takes the credentials; a SQLite file is not in use by
+// another process) and starts kine on it, serving etcd's API on a unix
+// socket in a new private folder. Any failure is returned before anything
+// serves, naming the flag; the password is never in it.
+func (o *DatastoreOptions) StartKine(ctx context.Context) (*Kine, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	scheme, dsn, _ := strings.Cut(o.Endpoint, "://")
+	var release func()
+	var err error
+	switch scheme {
+	case "sqlite":
+		release, err = o.lockSQLite(dsn)
+	case "postgres", "postgresql":
+		err = o.checkPostgres(ctx, dsn)
+	case "mysql":
+		err = o.checkMySQL(ctx, dsn)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if release == nil {
+		release = func() {}
+	}
+	k, err := o.serveKine(ctx)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	stop := k.stop
+	k.stop = func() { stop(); release() }
+	return k, nil
+}
+
+// lockSQLite refuses a database file another process holds: SQLite serves
+// one apiserver process (one replica) only, since kine in each process
+// would poll the file as another writer's. The lock is an exclusive flock(2)
+// on the file, held until release (SQLite's own locks are fcntl ones,
+// independent of it); the kernel drops it when the process ends.
+func (o *DatastoreOptions) lockSQLite(dsn string) (release func(), err error) {
+	path, _, _ := strings.Cut(dsn, "?")
+	if err := private.Dir(filepath.Dir(path)); err != nil {
+		return nil, o.datastoreError("creating the folder of the database: %v", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, o.datastoreError("%v", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			who, _, _ := runlock.HeldBy(path)
+			if who == "" {
+				who = "another process"
+			}
+			return nil, o.datastoreError("%s is in use by %s: SQLite serves one apiserver process only (one replica): stop it, give another file, "+
+				"or for more than one replica use postgres://USER:PASSWORD@HOST:PORT/DATABASE or mysql://USER:PASSWORD@tcp(HOST:PORT)/DATABASE", path, who)
+		}
+		return nil, o.datastoreError("locking %s: %v", path, err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// checkPostgres connects once, bounded by the timeout, as kine will (its
+// default database kubernetes, names in lower case). A database that does
+// not exist is created by kine when the user may create databases.
+func (o *DatastoreOptions) checkPostgres(ctx context.Context, dsn string) error {
+	u, err := url.Parse("postgres://" + dsn)
+	if err != nil {
+		return o.datastoreError("not a URL: use %s", datastore.Forms)
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = "/kubernetes"
+	}
+	u.Path = strings.ToLower(u.Path)
+	cfg, err := pgx.ParseConfig(u.String())
+	if err != nil {
+		return o.datastoreError("%v", err)
+	}
+	cfg.ConnectTimeout = o.ConnectTimeout
+	ctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if pgCode(err) == "3D000" { // invalid_catalog_name: no such database
+		other := cfg.Copy()
+		other.Database = "postgres"
+		if conn, err = pgx.ConnectConfig(ctx, other); err == nil {
+			defer conn.Close(context.Background())
+			var may bool
+			if err := conn.QueryRow(ctx, "SELECT rolcreatedb OR rolsuper FROM pg_roles WHERE rolname = current_user").Scan(&may); err != nil {
+				return o.datastoreError("%v", err)
+			}
+			if !may {
+				return o.datastoreError("database %q does not exist and user %q may not create it: create it (CREATE DATABASE %s OWNER %s) or name one that exists", cfg.Database, cfg.User, cfg.Database, cfg.User)
+			}
+			return nil
+		}
+	}
+	if err != nil {
+		return o.connectError(err, pgCode(err) == "28P01" || pgCode(err) == "28000")
+	}
+	conn.Close(context.Background())
+	return nil
+}
+
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// checkMySQL connects once, bounded by the timeout, without naming the
+// database (kine creates it).
+func (o *DatastoreOptions) checkMySQL(ctx context.Context, dsn string) error {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return o.datastoreError("%v: use %s", err, datastore.Forms)
+	}
+	cfg.DBName = ""
+	cfg.Timeout = o.ConnectTimeout
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return o.datastoreError("%v", err)
+	}
+	db := sql.OpenDB(connector)
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
+	defer cancel()
+	if err := db.PingContext(ctx); err != nil {
+		var me *mysql.MySQLError
+		return o.connectError(err, errors.As(err, &me) && (me.Number == 1045 || me.Number == 1044))
+	}
+	return nil
+}
+
+func (o *DatastoreOptions) connectError(err error, credentials bool) error {
+	if credentials {
+		return o.datastoreError("the database refused the credentials: %v: check user and password (the URL's USER:PASSWORD@)", err)
+	}
+	return o.datastoreError("the database did not answer within %s (--datastore-connect-timeout): %v: check that it runs and that host and port are right", o.ConnectTimeout, err)
+}
+
+// serveKine starts kine's backend on the database and serves etcd's API on
+// a unix socket in a new 0700 folder.
+func (o *DatastoreOptions) serveKine(ctx context.Context) (*Kine, error) {
+	// kine logs with logrus: its warnings and errors only.
+	if logrus.GetLevel() > logrus.WarnLevel {
+		logrus.SetLevel(logrus.WarnLevel)
+	}
+	dir, err := os.MkdirTemp("", "apiserver-kine-")
+	if err != nil {
+		return nil, err
+	}
+	bctx, cancel := context.WithCancel(context.Background())
+	wg := &sync.WaitGroup{}
+	cleanup := func() {
+		cancel()
+		wg.Wait()
+		os.RemoveAll(dir)
+	}
+	cfg := &drivers.Config{
+		Endpoint:             o.Endpoint,
+		ConnectionPoolConfig: generic.ConnectionPoolConfig{MaxIdle: 20, MaxIdleTime: 2 * time.Minute},
+		CompactTimeout:       5 * time.Second,
+		CompactMinRetain:     o.CompactMinRetain,
+		CompactBatchSize:     1000,
+		PollBatchSize:        500,
+		PollInterval:         time.Second,
+	}
+	// The database answered: opening it again is quick. kine retries a
+	// failed open for minutes; past the timeout (or on ctx, a signal) it is
+	// given up.
+	type result struct {
+		backend kineserver.Backend
+		err     error
+	}
+	done := make(chan result, 1)
+	go func() {
+		_, backend, err := drivers.New(bctx, wg, cfg)
+		done <- result{backend, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(o.ConnectTimeout + 30*time.Second):
+		r.err = fmt.Errorf("the database did not open within %s", o.ConnectTimeout+30*time.Second)
+	case <-ctx.Done():
+		r.err = ctx.Err()
+	}
+	if r.err == nil {
+		r.err = r.backend.Start(bctx)
+	}
+	if r.err != nil {
+		cleanup()
+		return nil, o.datastoreError("starting kine: %v", r.err)
+	}
+	g := grpc.NewServer(
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: embed.DefaultGRPCKeepAliveMinTime}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: embed.DefaultGRPCKeepAliveInterval, Timeout: embed.DefaultGRPCKeepAliveTimeout}),
+		grpc.MaxConcurrentStreams(embed.DefaultMaxConcurrentStreams),
+		grpc.MaxRecvMsgSize(int(embed.DefaultMaxRequestBytes)+512*1024),
+	)
+	// kine's defaults: progress notifications every 5s, and the etcd version
+	// k8s.io/apiserver checks for RequestWatchProgress.
+	kineserver.New(r.backend, "unix", 5*time.Second, "3.6.11").Register(g)
+	sock := filepath.Join(dir, "kine.sock")
+	l, err := (&net.ListenConfig{}).Listen(bctx, "unix", sock)
+	if err == nil {
+		err = os.Chmod(sock, 0o600)
+	}
+	if err != nil {
+		cleanup()
+		return nil, o.datastoreError("listening on %s: %v", sock, err)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = g.Serve(l)
+	}()
+	return &Kine{Endpoint: "unix://" + sock, stop: func() {
+		timer := time.AfterFunc(2*time.Second, g.Stop)
+		g.GracefulStop()
+		timer.Stop()
+		cleanup()
+	}}, nil
+}
