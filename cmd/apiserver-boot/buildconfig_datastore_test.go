@@ -15,8 +15,8 @@ import (
 
 // TestBuildConfigDatastore: --datastore-endpoint-secret writes no etcd
 // object (no StatefulSet, no etcd Service, no etcd certificate Secrets)
-// and needs no etcd in go.mod; the apiserver takes --datastore-endpoint
-// from the Secret's key through its environment, with today's replicas;
+// and needs no etcd in go.mod; the apiserver reads --datastore-endpoint
+// from the Secret's key mounted as a file, with today's replicas;
 // the kustomized folder decodes strictly.
 func TestBuildConfigDatastore(t *testing.T) {
 	dir := deployProject(t)
@@ -75,12 +75,11 @@ func TestBuildConfigDatastore(t *testing.T) {
 		t.Fatal("no apiserver Deployment")
 	}
 	c := api.Spec.Template.Spec.Containers[0]
-	if !slices.Contains(c.Args, "--datastore-endpoint=$(DATASTORE_ENDPOINT)") || slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--etcd") }) {
-		t.Errorf("apiserver args %v: want --datastore-endpoint=$(DATASTORE_ENDPOINT) and no --etcd flag", c.Args)
+	if want := "--datastore-endpoint-file=/var/run/apiserver/datastore/endpoint"; !slices.Contains(c.Args, want) || slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--etcd") }) {
+		t.Errorf("apiserver args %v: want %s and no --etcd flag", c.Args, want)
 	}
-	if len(c.Env) != 1 || c.Env[0].Name != "DATASTORE_ENDPOINT" || c.Env[0].ValueFrom == nil || c.Env[0].ValueFrom.SecretKeyRef == nil ||
-		c.Env[0].ValueFrom.SecretKeyRef.Name != "crontab-datastore" || c.Env[0].ValueFrom.SecretKeyRef.Key != "endpoint" {
-		t.Errorf("apiserver env %+v: want DATASTORE_ENDPOINT from key endpoint of the Secret crontab-datastore", c.Env)
+	if len(c.Env) != 0 {
+		t.Errorf("apiserver env %+v: the URL is read from the mounted Secret, not the environment", c.Env)
 	}
 	for _, f := range listFiles(t, filepath.Join(dir, "config")) {
 		b, _ := os.ReadFile(filepath.Join(dir, "config", f))

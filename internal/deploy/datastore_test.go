@@ -27,9 +27,9 @@ func datastoreOptions() *Options {
 }
 
 // TestRenderDatastore: with DatastoreSecret no etcd object, certificate or
-// flag is rendered; the apiserver gets --datastore-endpoint from the
-// Secret's key through its environment (the URL in no flag value and no
-// ConfigMap), the Secret mounted for the files the URL may name, and the
+// flag is rendered; the apiserver reads --datastore-endpoint from the
+// Secret's key mounted as a file (--datastore-endpoint-file: the URL in no
+// flag value, environment or ConfigMap), beside the files the URL may name; the
 // replicas and budget of today. apiserver.yaml is compared with a golden
 // file (go test ./internal/deploy -update rewrites it).
 func TestRenderDatastore(t *testing.T) {
@@ -68,7 +68,7 @@ func TestRenderDatastore(t *testing.T) {
 			api = x
 		case *corev1.ConfigMap:
 			for k, v := range x.Data {
-				if strings.Contains(v, DatastoreEndpointEnv) || strings.Contains(v, o.DatastoreSecret) {
+				if strings.Contains(v, "datastore") || strings.Contains(v, o.DatastoreSecret) {
 					t.Errorf("ConfigMap %s key %s refers to the datastore", x.Name, k)
 				}
 			}
@@ -86,13 +86,11 @@ func TestRenderDatastore(t *testing.T) {
 			storage = append(storage, a)
 		}
 	}
-	if want := []string{"--datastore-endpoint=$(DATASTORE_ENDPOINT)"}; !reflect.DeepEqual(storage, want) {
+	if want := []string{"--datastore-endpoint-file=/var/run/apiserver/datastore/endpoint"}; !reflect.DeepEqual(storage, want) {
 		t.Errorf("storage flags %q, want %q", storage, want)
 	}
-	wantEnv := []corev1.EnvVar{{Name: "DATASTORE_ENDPOINT", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-		LocalObjectReference: corev1.LocalObjectReference{Name: "crontab-datastore"}, Key: "endpoint"}}}}
-	if !reflect.DeepEqual(ctr.Env, wantEnv) {
-		t.Errorf("apiserver env %+v, want %+v", ctr.Env, wantEnv)
+	if len(ctr.Env) > 0 {
+		t.Errorf("apiserver env %+v: the URL is read from the mounted Secret, not the environment", ctr.Env)
 	}
 	mounted := false
 	for _, m := range ctr.VolumeMounts {

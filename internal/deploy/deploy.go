@@ -57,15 +57,13 @@ type Options struct {
 	EtcdMembers int32
 }
 
-// The Secret of --datastore-endpoint-secret: the URL is read from its key
-// DatastoreEndpointKey into the apiserver's environment variable
-// DatastoreEndpointEnv, which its arguments reference (the URL, password
-// included, is in no flag value of the configuration and in no ConfigMap);
-// the whole Secret is also mounted at DatastoreDir, so that the URL may
-// refer to files kept beside it (sslrootcert=DatastoreDir/ca.crt).
+// The Secret of --datastore-endpoint-secret, mounted read-only at
+// DatastoreDir: the apiserver reads the URL from its key DatastoreEndpointKey
+// (--datastore-endpoint-file), so that the URL, password included, is in no
+// flag value, no environment, no ConfigMap and no process's command line;
+// the URL may refer to files kept beside it (sslrootcert=DatastoreDir/ca.crt).
 const (
 	DatastoreEndpointKey = "endpoint"
-	DatastoreEndpointEnv = "DATASTORE_ENDPOINT"
 	DatastoreDir         = "/var/run/apiserver/datastore"
 )
 

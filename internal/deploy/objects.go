@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 
@@ -382,23 +383,14 @@ func (o *Options) apiserverArgs() []string {
 }
 
 // storageArg points the apiserver at its storage: the etcd members, or
-// the SQL database whose URL the Secret holds (expanded by the kubelet from
-// the environment variable, so the URL is in no flag value written here).
+// the SQL database whose URL the mounted Secret holds (read from the file,
+// so that the URL and its password are in no flag value and in no
+// process's command line).
 func (o *Options) storageArg() string {
 	if o.DatastoreSecret != "" {
-		return "--datastore-endpoint=$(" + DatastoreEndpointEnv + ")"
+		return "--datastore-endpoint-file=" + path.Join(DatastoreDir, DatastoreEndpointKey)
 	}
 	return "--etcd-servers=" + strings.Join(o.EtcdURLs(), ",")
-}
-
-// datastoreEnv is the apiserver's environment with a SQL datastore: the
-// URL from the Secret's key.
-func (o *Options) datastoreEnv() []corev1.EnvVar {
-	if o.DatastoreSecret == "" {
-		return nil
-	}
-	return []corev1.EnvVar{{Name: DatastoreEndpointEnv, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-		LocalObjectReference: corev1.LocalObjectReference{Name: o.DatastoreSecret}, Key: DatastoreEndpointKey}}}}
 }
 
 func (o *Options) apiserverDeployment() *appsv1.Deployment {
@@ -443,7 +435,6 @@ func (o *Options) apiserverDeployment() *appsv1.Deployment {
 						Image: o.Image,
 						// The image's entrypoint is /apiserver.
 						Args:           o.apiserverArgs(),
-						Env:            o.datastoreEnv(),
 						Ports:          []corev1.ContainerPort{{Name: "https", ContainerPort: SecurePort, Protocol: corev1.ProtocolTCP}},
 						VolumeMounts:   mounts,
 						StartupProbe:   startup,

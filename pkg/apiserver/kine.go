@@ -42,6 +42,10 @@ type DatastoreOptions struct {
 	// Endpoint is --datastore-endpoint: postgres://…, mysql://… or
 	// sqlite://PATH; empty stores in etcd.
 	Endpoint string
+	// EndpointFile is --datastore-endpoint-file: a file holding the
+	// endpoint (a mounted Secret), so that its password is in no process's
+	// command line; read into Endpoint by ReadEndpointFile.
+	EndpointFile string
 	// ConnectTimeout bounds the check that the database answers and takes
 	// the credentials, before anything starts.
 	ConnectTimeout time.Duration
@@ -56,8 +60,31 @@ func (o *DatastoreOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Endpoint, "datastore-endpoint", o.Endpoint,
 		"Store objects in SQL through kine instead of etcd: "+datastore.Forms+" (SQLite: one apiserver process only). "+
 			"Excludes --etcd-servers and the embedded etcd.")
+	fs.StringVar(&o.EndpointFile, "datastore-endpoint-file", o.EndpointFile,
+		"A file holding the --datastore-endpoint URL (e.g. a mounted Secret's key), which keeps its password out of the command line.")
 	fs.DurationVar(&o.ConnectTimeout, "datastore-connect-timeout", o.ConnectTimeout,
 		"How long to wait for the database of --datastore-endpoint to answer at start before giving up.")
+}
+
+// ReadEndpointFile reads --datastore-endpoint-file into Endpoint; both
+// flags given is an error. Reading again after a first read changes nothing.
+func (o *DatastoreOptions) ReadEndpointFile(fs *pflag.FlagSet) error {
+	if o.EndpointFile == "" {
+		return nil
+	}
+	if fs != nil && fs.Changed("datastore-endpoint") {
+		return errors.New("--datastore-endpoint and --datastore-endpoint-file both given: give the URL one way (the file keeps its password out of the command line)")
+	}
+	b, err := os.ReadFile(o.EndpointFile)
+	if err != nil {
+		return fmt.Errorf("--datastore-endpoint-file: %w", err)
+	}
+	endpoint := strings.TrimSpace(string(b))
+	if endpoint == "" {
+		return fmt.Errorf("--datastore-endpoint-file %s is empty: want one line, %s", o.EndpointFile, datastore.Forms)
+	}
+	o.Endpoint = endpoint
+	return nil
 }
 
 // Validate checks the endpoint's form; whether the database answers is

@@ -17,6 +17,15 @@ import (
 )
 
 func TestDatastoreFlags(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	url, bad, empty := file("url", "postgres://app:hunter2@db/crontab\n"), file("bad", "redis://app:hunter2@cache:6379"), file("empty", "\n")
 	for _, tc := range []struct {
 		args []string
 		err  string
@@ -29,6 +38,14 @@ func TestDatastoreFlags(t *testing.T) {
 		{[]string{"--datastore-endpoint", "sqlite://"}, "--datastore-endpoint sqlite://: no file: use sqlite://PATH"},
 		{[]string{"--datastore-endpoint", "postgres://app:hunter2@db/crontab", "--etcd-servers", "http://127.0.0.1:2379"}, "--datastore-endpoint postgres://app:xxxxx@db/crontab and --etcd-servers both given"},
 		{[]string{"--datastore-endpoint", "sqlite://state.db", "--embedded-etcd-data-dir", "d"}, "--embedded-etcd-data-dir applies to the embedded etcd, which does not run with --datastore-endpoint"},
+		// The URL from a file (a mounted Secret), checked as the flag's.
+		{[]string{"--datastore-endpoint-file", url}, ""},
+		{[]string{"--datastore-endpoint-file", bad}, `--datastore-endpoint redis://app:xxxxx@cache:6379: unknown scheme "redis"`},
+		{[]string{"--datastore-endpoint-file", empty}, "--datastore-endpoint-file " + empty + " is empty: want one line, "},
+		{[]string{"--datastore-endpoint-file", filepath.Join(dir, "missing")}, "--datastore-endpoint-file: open " + filepath.Join(dir, "missing") + ": no such file or directory"},
+		{[]string{"--datastore-endpoint-file", url, "--datastore-endpoint", "sqlite://state.db"}, "--datastore-endpoint and --datastore-endpoint-file both given"},
+		{[]string{"--datastore-endpoint-file", url, "--etcd-servers", "http://127.0.0.1:2379"}, "--datastore-endpoint postgres://app:xxxxx@db/crontab and --etcd-servers both given"},
+		{[]string{"--datastore-endpoint-file", url, "--embedded-etcd-client-port", "2379"}, "--embedded-etcd-client-port applies to the embedded etcd"},
 	} {
 		o, fs, delegatedOnly := parse(t, tc.args...)
 		err := o.validateFlags(fs, delegatedOnly)
@@ -37,6 +54,8 @@ func TestDatastoreFlags(t *testing.T) {
 			err = o.Validate()
 		}
 		switch {
+		case tc.err == "" && err == nil && strings.Contains(tc.args[0], "file") && o.Datastore.Endpoint != "postgres://app:hunter2@db/crontab":
+			t.Errorf("%v: endpoint %q, want the file's line", tc.args, o.Datastore.Endpoint)
 		case tc.err == "" && err != nil:
 			t.Errorf("%v: %v", tc.args, err)
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):

@@ -173,7 +173,10 @@ func (o *Options) Validate() error {
 // validateFlags refuses flags of one mode given in the other, where they
 // would be silently ignored.
 func (o *Options) validateFlags(fs *pflag.FlagSet, delegatedOnly []string) error {
-	if fs.Changed("datastore-endpoint") {
+	if err := o.Datastore.ReadEndpointFile(fs); err != nil {
+		return err
+	}
+	if o.Datastore.Endpoint != "" {
 		for _, name := range []string{"embedded-etcd-data-dir", "embedded-etcd-client-port", "embedded-etcd-peer-port"} {
 			if fs.Changed(name) {
 				return fmt.Errorf("--%s applies to the embedded etcd, which does not run with --datastore-endpoint", name)
