@@ -140,29 +140,9 @@ func main() {
 }
 
 func run(ctx context.Context, only string, runs int, out string, keep, profile bool, kas string) error {
-	repo, err := os.Getwd()
+	b, err := newBench(ctx, runs, profile, kas)
 	if err != nil {
 		return err
-	}
-	gomod, err := os.ReadFile(filepath.Join(repo, "go.mod"))
-	if err != nil {
-		return fmt.Errorf("run from the apiserver-boot checkout (make bench): %w", err)
-	}
-	mf, err := modfile.ParseLax("go.mod", gomod, nil)
-	if err != nil {
-		return err
-	}
-	b := &bench{ctx: ctx, repo: repo, runs: max(runs, 1), profile: profile, goFlags: os.Getenv("GOFLAGS"), log: os.Stderr, notes: map[string][]string{}}
-	for _, r := range mf.Require {
-		if r.Mod.Path == "k8s.io/apimachinery" {
-			b.k8s = r.Mod.Version
-		}
-	}
-	if b.kas = kas; !filepath.IsAbs(kas) {
-		b.kas = filepath.Join(repo, kas)
-	}
-	if b.k8s == "" {
-		return fmt.Errorf("go.mod does not require k8s.io/apimachinery")
 	}
 	if b.tmp, err = os.MkdirTemp("", "apiserver-boot-bench-"); err != nil {
 		return err
@@ -178,14 +158,64 @@ func run(ctx context.Context, only string, runs int, out string, keep, profile b
 	machine := describeMachine()
 	b.logf("machine: %s", machine.oneLine())
 	b.cli = filepath.Join(b.tmp, "apiserver-boot")
-	if _, err := proc.Command(ctx, repo, nil, "go", "build", "-o", b.cli, "./cmd/apiserver-boot"); err != nil {
+	if _, err := proc.Command(ctx, b.repo, nil, "go", "build", "-o", b.cli, "./cmd/apiserver-boot"); err != nil {
 		return err
 	}
+	ran, err := b.runItems(only)
+	if err != nil {
+		return err
+	}
+	machine.loadAfter = proc.LoadAvg()
+	fmt.Println()
+	fmt.Println(b.table())
+	for _, id := range ran {
+		for _, n := range b.notes[id] {
+			fmt.Printf("(%s) %s\n", id, n)
+		}
+	}
+	if out == "" {
+		return nil
+	}
+	return b.writeResults(out, machine, ran, time.Since(started))
+}
+
+// newBench reads the checkout's go.mod (the Kubernetes version it pins) in
+// the working directory.
+func newBench(ctx context.Context, runs int, profile bool, kas string) (*bench, error) {
+	repo, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	gomod, err := os.ReadFile(filepath.Join(repo, "go.mod"))
+	if err != nil {
+		return nil, fmt.Errorf("run from the apiserver-boot checkout (make bench): %w", err)
+	}
+	mf, err := modfile.ParseLax("go.mod", gomod, nil)
+	if err != nil {
+		return nil, err
+	}
+	b := &bench{ctx: ctx, repo: repo, runs: max(runs, 1), profile: profile, goFlags: os.Getenv("GOFLAGS"), log: os.Stderr, notes: map[string][]string{}}
+	for _, r := range mf.Require {
+		if r.Mod.Path == "k8s.io/apimachinery" {
+			b.k8s = r.Mod.Version
+		}
+	}
+	if b.kas = kas; !filepath.IsAbs(kas) {
+		b.kas = filepath.Join(repo, kas)
+	}
+	if b.k8s == "" {
+		return nil, fmt.Errorf("go.mod does not require k8s.io/apimachinery")
+	}
+	return b, nil
+}
+
+// runItems runs the items listed in only (comma-separated ids); an item
+// that fails gets a failed row and a note, and the others still run.
+func (b *bench) runItems(only string) (ran []string, err error) {
 	want := map[string]bool{}
 	for _, id := range strings.Split(only, ",") {
 		want[strings.TrimSpace(id)] = true
 	}
-	var ran []string
 	for _, it := range items {
 		if !want[it.id] {
 			continue
@@ -195,40 +225,34 @@ func run(ctx context.Context, only string, runs int, out string, keep, profile b
 		err := it.run(b)
 		b.note(it.id, "load average (1, 5, 15 min) before this item: %s, after: %s", loadBefore, proc.LoadAvg())
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
+			if b.ctx.Err() != nil {
+				return nil, b.ctx.Err()
 			}
 			b.note(it.id, "FAILED: %v", err)
 			b.add(row{Item: it.id, Measure: it.name, Value: "failed", Ref: "-", Ratio: "-", Met: "no"})
 		}
 		ran = append(ran, it.id)
 	}
-	machine.loadAfter = proc.LoadAvg()
-	table := b.table()
-	fmt.Println()
-	fmt.Println(table)
-	for _, id := range ran {
-		for _, n := range b.notes[id] {
-			fmt.Printf("(%s) %s\n", id, n)
+	return ran, nil
+}
+
+// writeResults writes the results document to out (relative to the
+// checkout), keeping a hand-written analysis at the end of the previous file.
+func (b *bench) writeResults(out string, machine machineInfo, ran []string, took time.Duration) error {
+	path := out
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(b.repo, path)
+	}
+	doc := b.document(machine, ran, took)
+	if prev, err := os.ReadFile(path); err == nil {
+		if i := strings.Index(string(prev), analysisHeading); i >= 0 {
+			doc += "\n" + string(prev[i:])
 		}
 	}
-	if out != "" {
-		path := out
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(repo, path)
-		}
-		doc := b.document(machine, ran, time.Since(started))
-		// A hand-written analysis at the end of the previous file is kept.
-		if prev, err := os.ReadFile(path); err == nil {
-			if i := strings.Index(string(prev), analysisHeading); i >= 0 {
-				doc += "\n" + string(prev[i:])
-			}
-		}
-		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
-			return err
-		}
-		fmt.Println("\nwrote", out)
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		return err
 	}
+	fmt.Println("\nwrote", out)
 	return nil
 }
 
