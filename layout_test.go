@@ -49,6 +49,9 @@ var layers = map[string][]string{
 	"bench":                      {"bench/internal/proc", "generators/protobuf", "internal/freeport"},
 	"bench/internal/proc":        {"internal/freeport"},
 	"test/harness":               {"internal/freeport"},
+	"test/fixtures":              {},
+	"test/fixtures/timer/v1":     {},
+	"test/fixtures/widgets/v1":   {},
 }
 
 type listedPackage struct {
