@@ -273,14 +273,9 @@ func (b *bench) editRestart(p *editProject, i int, field string, into *editSerie
 	// kubectl polls once run local says it is ready, as the CRD loop
 	// polls once kubectl apply returned: polls during the build would
 	// take CPU from it.
-	err = b.waitLog(p.rl, "\nReady.", 10*time.Minute)
-	var done time.Time
-	if err == nil {
-		done, err = b.pollExplain(p.kubeconfig, field, 2*time.Minute)
-	}
-	seen, log := lw.stop()
+	done, seen, log, err := b.explainAfter(p, field, b.waitLog(p.rl, "\nReady.", 10*time.Minute), lw)
 	if err != nil {
-		return fmt.Errorf("%w\n%s", err, p.rl.LogTail())
+		return err
 	}
 	d := done.Sub(t0)
 	detail := fmt.Sprintf("%s (stop %s", secs(d), secs(stopped.Sub(t0)))
@@ -293,6 +288,22 @@ func (b *bench) editRestart(p *editProject, i int, field string, into *editSerie
 	}
 	into.add(d, detail+", "+readyToExplain("Ready line", seen["\nReady."], done)+")")
 	return nil
+}
+
+// explainAfter polls kubectl explain until it shows field, unless waited
+// (run local's wait for its line saying it is done) failed, then stops lw:
+// when explain showed the field, and what run local logged when.
+func (b *bench) explainAfter(p *editProject, field string, waited error, lw *logWatch) (time.Time, map[string]time.Time, string, error) {
+	var done time.Time
+	err := waited
+	if err == nil {
+		done, err = b.pollExplain(p.kubeconfig, field, 2*time.Minute)
+	}
+	seen, log := lw.stop()
+	if err != nil {
+		return done, seen, log, fmt.Errorf("%w\n%s", err, p.rl.LogTail())
+	}
+	return done, seen, log, nil
 }
 
 // startEditWatch replaces the running run local by run local --watch (not timed).
@@ -319,14 +330,9 @@ func (b *bench) editWatched(p *editProject, i int, field string, into *editSerie
 		return err
 	}
 	// As in the restarts: kubectl polls once run local says it reloaded.
-	err := b.waitReload(p.rl, offset)
-	var done time.Time
-	if err == nil {
-		done, err = b.pollExplain(p.kubeconfig, field, 2*time.Minute)
-	}
-	seen, log := lw.stop()
+	done, seen, log, err := b.explainAfter(p, field, b.waitReload(p.rl, offset), lw)
 	if err != nil {
-		return fmt.Errorf("%w\n%s", err, p.rl.LogTail())
+		return err
 	}
 	d := done.Sub(t0)
 	detail := fmt.Sprintf("%s (change seen, after the %s debounce, %s", secs(d), "200 ms", since(t0, seen["Changed:"]))
