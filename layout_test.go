@@ -52,6 +52,9 @@ var layers = map[string][]string{
 	"bench/internal/proc":        {"internal/freeport"},
 	"test/harness":               {"internal/freeport"},
 	"test/kinestorage":           {"pkg/apiserver"},
+	"test/fixtures":              {},
+	"test/fixtures/timer/v1":     {},
+	"test/fixtures/widgets/v1":   {},
 }
 
 type listedPackage struct {

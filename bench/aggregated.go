@@ -90,67 +90,23 @@ func (b *bench) kubeAPIServer(bin, etcdURL, prefix string, mode kasMode) (_ *kub
 		return nil, err
 	}
 	k := &kubeAPI{dir: dir}
-	tokenBytes := make([]byte, 16)
-	if _, err := rand.Read(tokenBytes); err != nil {
-		return nil, err
-	}
-	token := hex.EncodeToString(tokenBytes)
-	userBytes := make([]byte, 16)
-	if _, err := rand.Read(userBytes); err != nil {
-		return nil, err
-	}
-	userToken := hex.EncodeToString(userBytes)
-	tokens := filepath.Join(dir, "tokens.csv")
-	if err := os.WriteFile(tokens, []byte(token+",admin,admin-uid,system:masters\n"+userToken+",bench-user,bench-user-uid,bench-users\n"), 0o600); err != nil {
-		return nil, err
-	}
-	key, err := keyutil.MakeEllipticPrivateKeyPEM()
+	cred, err := writeKASCredentials(dir)
 	if err != nil {
-		return nil, err
-	}
-	saKey := filepath.Join(dir, "sa.key")
-	if err := os.WriteFile(saKey, key, 0o600); err != nil {
 		return nil, err
 	}
 	port, err := freeport.Port()
 	if err != nil {
 		return nil, err
 	}
-	switch mode {
-	case kasCluster:
-		k.caCert, k.caSigner, k.ca, err = newCA(dir, "ca")
-		if err != nil {
-			return nil, err
-		}
-		fpCA, fpKey, fpCAFile, err := newCA(dir, "front-proxy-ca")
-		if err != nil {
-			return nil, err
-		}
-		fpCert, fpCertKey, err := signCert(dir, "front-proxy-client", fpCA, fpKey, "front-proxy-client")
-		if err != nil {
-			return nil, err
-		}
-		k.flags = []string{"--authorization-mode", "Node,RBAC",
-			"--requestheader-client-ca-file", fpCAFile, "--requestheader-allowed-names", "front-proxy-client",
-			"--requestheader-username-headers", "X-Remote-User", "--requestheader-group-headers", "X-Remote-Group",
-			"--requestheader-extra-headers-prefix", "X-Remote-Extra-",
-			"--proxy-client-cert-file", fpCert, "--proxy-client-key-file", fpCertKey,
-			"--enable-aggregator-routing=false"}
-	case kasComparable:
-		plugins, err := b.defaultAdmissionPlugins(bin)
-		if err != nil {
-			return nil, err
-		}
-		plugins = slices.DeleteFunc(plugins, func(p string) bool { return p == "NamespaceLifecycle" })
-		k.flags = []string{"--authorization-mode", "AlwaysAllow", "--enable-priority-and-fairness=false",
-			"--disable-admission-plugins", strings.Join(plugins, ",")}
+	if err := b.kasModeFlags(k, bin, mode); err != nil {
+		return nil, err
 	}
 	args := append([]string{"--etcd-servers", etcdURL, "--etcd-prefix", prefix,
 		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", fmt.Sprint(port),
 		"--cert-dir", filepath.Join(dir, "certs"),
-		"--token-auth-file", tokens,
+		"--token-auth-file", cred.tokens,
 		"--service-account-issuer", "https://kubernetes.default.svc",
-		"--service-account-key-file", saKey, "--service-account-signing-key-file", saKey,
+		"--service-account-key-file", cred.saKey, "--service-account-signing-key-file", cred.saKey,
 		"--service-cluster-ip-range", "10.0.0.0/24",
 		// The kubernetes Service's endpoints would hold the loopback address, which endpoints refuse.
 		"--endpoint-reconciler-type", "none"}, k.flags...)
@@ -164,16 +120,94 @@ func (b *bench) kubeAPIServer(bin, etcdURL, prefix string, mode kasMode) (_ *kub
 			s.Stop(15 * time.Second)
 		}
 	}()
-	cfg := &rest.Config{Host: fmt.Sprintf("https://127.0.0.1:%d", port), BearerToken: token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+	cfg := &rest.Config{Host: fmt.Sprintf("https://127.0.0.1:%d", port), BearerToken: cred.admin, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+	return k, b.kasTargets(k, s, cfg, mode, cred.user)
+}
+
+// kasCredentials are kube-apiserver's tokens file (an admin's and an
+// ordinary user's bearer tokens) and its service account key.
+type kasCredentials struct {
+	admin, user   string // the tokens
+	tokens, saKey string // the files
+}
+
+func randomToken() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// writeKASCredentials writes fresh tokens and a service account key to dir.
+func writeKASCredentials(dir string) (c kasCredentials, err error) {
+	if c.admin, err = randomToken(); err != nil {
+		return c, err
+	}
+	if c.user, err = randomToken(); err != nil {
+		return c, err
+	}
+	c.tokens = filepath.Join(dir, "tokens.csv")
+	if err := os.WriteFile(c.tokens, []byte(c.admin+",admin,admin-uid,system:masters\n"+c.user+",bench-user,bench-user-uid,bench-users\n"), 0o600); err != nil {
+		return c, err
+	}
+	key, err := keyutil.MakeEllipticPrivateKeyPEM()
+	if err != nil {
+		return c, err
+	}
+	c.saKey = filepath.Join(dir, "sa.key")
+	return c, os.WriteFile(c.saKey, key, 0o600)
+}
+
+// kasModeFlags sets the flags of mode on k: a cluster's (RBAC, a client CA
+// and the front proxy's certificates, written to k.dir) or the comparable
+// settings (AlwaysAllow, no priority and fairness, every default admission
+// plugin off but NamespaceLifecycle).
+func (b *bench) kasModeFlags(k *kubeAPI, bin string, mode kasMode) (err error) {
+	switch mode {
+	case kasCluster:
+		k.caCert, k.caSigner, k.ca, err = newCA(k.dir, "ca")
+		if err != nil {
+			return err
+		}
+		fpCA, fpKey, fpCAFile, err := newCA(k.dir, "front-proxy-ca")
+		if err != nil {
+			return err
+		}
+		fpCert, fpCertKey, err := signCert(k.dir, "front-proxy-client", fpCA, fpKey, "front-proxy-client")
+		if err != nil {
+			return err
+		}
+		k.flags = []string{"--authorization-mode", "Node,RBAC",
+			"--requestheader-client-ca-file", fpCAFile, "--requestheader-allowed-names", "front-proxy-client",
+			"--requestheader-username-headers", "X-Remote-User", "--requestheader-group-headers", "X-Remote-Group",
+			"--requestheader-extra-headers-prefix", "X-Remote-Extra-",
+			"--proxy-client-cert-file", fpCert, "--proxy-client-key-file", fpCertKey,
+			"--enable-aggregator-routing=false"}
+	case kasComparable:
+		plugins, err := b.defaultAdmissionPlugins(bin)
+		if err != nil {
+			return err
+		}
+		plugins = slices.DeleteFunc(plugins, func(p string) bool { return p == "NamespaceLifecycle" })
+		k.flags = []string{"--authorization-mode", "AlwaysAllow", "--enable-priority-and-fairness=false",
+			"--disable-admission-plugins", strings.Join(plugins, ",")}
+	}
+	return nil
+}
+
+// kasTargets waits for kube-apiserver to serve its admin, and sets k's
+// targets: the admin and the load's user.
+func (b *bench) kasTargets(k *kubeAPI, s *proc.Server, cfg *rest.Config, mode kasMode, userToken string) (err error) {
 	what := "CRD on kube-apiserver"
 	if mode == kasComparable {
 		what = "CRD on kube-apiserver (comparable settings)"
 	}
-	if k.admin, err = newTarget(what+", admin", s, cfg, crdWidgets, dir); err != nil {
-		return nil, err
+	if k.admin, err = newTarget(what+", admin", s, cfg, crdWidgets, k.dir); err != nil {
+		return err
 	}
 	if err = k.admin.ready(b.ctx, 3*time.Minute); err != nil {
-		return nil, err
+		return err
 	}
 	// The load's user: with cluster settings an ordinary user whose
 	// requests RBAC authorizes (the generated apiserver asks by
@@ -183,13 +217,13 @@ func (b *bench) kubeAPIServer(bin, etcdURL, prefix string, mode kasMode) (_ *kub
 	load := cfg
 	if mode == kasCluster {
 		if err = k.admin.grantWidgets(b.ctx, "bench-users"); err != nil {
-			return nil, err
+			return err
 		}
 		load = rest.CopyConfig(cfg)
 		load.BearerToken = userToken
 	}
-	k.target, err = newTarget(what, s, load, crdWidgets, dir)
-	return k, err
+	k.target, err = newTarget(what, s, load, crdWidgets, k.dir)
+	return err
 }
 
 // grantWidgets lets group do anything with Widgets of both groups (RBAC).
@@ -216,30 +250,8 @@ func (t *target) grantWidgets(ctx context.Context, group string) error {
 // the target reaching it through kube-apiserver.
 func (b *bench) delegatedServer(p *servingProject, etcdURL string, k *kubeAPI) (_ *target, err error) {
 	const ns, svc = "bench-system", "widget-apiserver"
-	host := svc + "." + ns + ".svc"
 	dir := filepath.Join(b.tmp, "delegated")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	cert, key, err := signCert(dir, "serving", k.caCert, k.caSigner, host, host)
-	if err != nil {
-		return nil, err
-	}
-	// Its identity: the admin of the bench's kube-apiserver (a cluster gives
-	// it a ServiceAccount with the RBAC that build config writes).
-	kubeconfig := filepath.Join(dir, "kube-apiserver.kubeconfig")
-	if err := writeKubeconfig(kubeconfig, k.admin.cfg); err != nil {
-		return nil, err
-	}
-	port, err := freeport.Port()
-	if err != nil {
-		return nil, err
-	}
-	s, err := proc.StartServer(dir, b.tmp, "serve-apiserver-delegated", filepath.Join(p.dir, "bin", "apiserver"), nil,
-		"--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1",
-		"--tls-cert-file", cert, "--tls-private-key-file", key,
-		"--etcd-servers", etcdURL, "--etcd-prefix", "/apiserver-boot-aggregated",
-		"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig, "--kubeconfig", kubeconfig)
+	s, port, err := b.startDelegated(p, etcdURL, k, dir, svc+"."+ns+".svc")
 	if err != nil {
 		return nil, err
 	}
@@ -248,23 +260,79 @@ func (b *bench) delegatedServer(p *servingProject, etcdURL string, k *kubeAPI) (
 			s.Stop(15 * time.Second)
 		}
 	}()
+	if err := b.registerAPIService(k, ns, svc, port); err != nil {
+		return nil, err
+	}
+	t, err := newTarget("apiserver-boot through kube-apiserver", s, k.cfg, widgets, dir)
+	if err != nil {
+		return nil, err
+	}
+	t.cpu = []*proc.Server{s, k.srv} // the proxying is part of the cost
+	// Its /debug/pprof, straight (kube-apiserver proxies only API groups).
+	directCfg := rest.CopyConfig(k.admin.cfg)
+	directCfg.Host = fmt.Sprintf("https://127.0.0.1:%d", port)
+	if t.direct, err = newTarget("apiserver-boot, delegated", s, directCfg, widgets, dir); err != nil {
+		return nil, err
+	}
+	// Available, and a create goes through.
+	return t, waitFor(b.ctx, s, 2*time.Minute, func() bool {
+		_, err := t.client.Resource(widgets).Namespace("default").Create(b.ctx, widget(widgets.Group, "probe"), metav1.CreateOptions{})
+		return err == nil
+	})
+}
+
+// startDelegated starts the delegated apiserver with a serving certificate
+// for host signed by kube-apiserver's CA, and waits for its /readyz.
+func (b *bench) startDelegated(p *servingProject, etcdURL string, k *kubeAPI, dir, host string) (_ *proc.Server, port int, err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, 0, err
+	}
+	cert, key, err := signCert(dir, "serving", k.caCert, k.caSigner, host, host)
+	if err != nil {
+		return nil, 0, err
+	}
+	// Its identity: the admin of the bench's kube-apiserver (a cluster gives
+	// it a ServiceAccount with the RBAC that build config writes).
+	kubeconfig := filepath.Join(dir, "kube-apiserver.kubeconfig")
+	if err := writeKubeconfig(kubeconfig, k.admin.cfg); err != nil {
+		return nil, 0, err
+	}
+	if port, err = freeport.Port(); err != nil {
+		return nil, 0, err
+	}
+	s, err := proc.StartServer(dir, b.tmp, "serve-apiserver-delegated", filepath.Join(p.dir, "bin", "apiserver"), nil,
+		"--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1",
+		"--tls-cert-file", cert, "--tls-private-key-file", key,
+		"--etcd-servers", etcdURL, "--etcd-prefix", "/apiserver-boot-aggregated",
+		"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig, "--kubeconfig", kubeconfig)
+	if err != nil {
+		return nil, 0, err
+	}
 	direct := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: 5 * time.Second}
-	if err := waitFor(b.ctx, s, 2*time.Minute, func() bool {
+	err = waitFor(b.ctx, s, 2*time.Minute, func() bool {
 		resp, err := direct.Get(fmt.Sprintf("https://127.0.0.1:%d/readyz", port))
 		if err != nil {
 			return false
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
-	}); err != nil {
-		return nil, err
+	})
+	if err != nil {
+		s.Stop(15 * time.Second)
+		return nil, 0, err
 	}
+	return s, port, nil
+}
+
+// registerAPIService registers the delegated apiserver on port with
+// kube-apiserver: a namespace, an ExternalName Service and the APIService.
+// With aggregator routing off, kube-apiserver dials the ExternalName
+// (localhost) and verifies the serving certificate for <svc>.<ns>.svc.
+func (b *bench) registerAPIService(k *kubeAPI, ns, svc string, port int) error {
 	caPEM, err := os.ReadFile(k.ca)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	// With aggregator routing off, kube-apiserver dials the ExternalName
-	// (localhost) and verifies the serving certificate for <svc>.<ns>.svc.
 	for _, obj := range []map[string]any{
 		{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}},
 		{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": svc, "namespace": ns},
@@ -284,25 +352,10 @@ func (b *bench) delegatedServer(p *servingProject, etcdURL string, k *kubeAPI) (
 			_, err = r.Create(b.ctx, u, metav1.CreateOptions{})
 		}
 		if err != nil {
-			return nil, fmt.Errorf("registering the generated apiserver: %s %s: %w", u.GetKind(), u.GetName(), err)
+			return fmt.Errorf("registering the generated apiserver: %s %s: %w", u.GetKind(), u.GetName(), err)
 		}
 	}
-	t, err := newTarget("apiserver-boot through kube-apiserver", s, k.cfg, widgets, dir)
-	if err != nil {
-		return nil, err
-	}
-	t.cpu = []*proc.Server{s, k.srv} // the proxying is part of the cost
-	// Its /debug/pprof, straight (kube-apiserver proxies only API groups).
-	directCfg := rest.CopyConfig(k.admin.cfg)
-	directCfg.Host = fmt.Sprintf("https://127.0.0.1:%d", port)
-	if t.direct, err = newTarget("apiserver-boot, delegated", s, directCfg, widgets, dir); err != nil {
-		return nil, err
-	}
-	// Available, and a create goes through.
-	return t, waitFor(b.ctx, s, 2*time.Minute, func() bool {
-		_, err := t.client.Resource(widgets).Namespace("default").Create(b.ctx, widget(widgets.Group, "probe"), metav1.CreateOptions{})
-		return err == nil
-	})
+	return nil
 }
 
 // newCA writes a self-signed CA (client-go's cert utilities) to dir/name.crt.

@@ -325,88 +325,117 @@ func (b *bench) codegen() error {
 		b.add(row{Item: "1", Measure: "generate, wardle API (full run)", Value: "generate fails (notes)", Ref: "-", Ratio: "-", Target: "≥5x faster", Met: "no"})
 		return nil
 	}
-
-	// The reference: sample-apiserver's own codegen on a writable copy of its tree.
-	sa := filepath.Join(b.tmp, "sample-apiserver")
-	if _, err := proc.Command(b.ctx, b.tmp, nil, "cp", "-r", w.sample, sa); err != nil {
+	c, err := b.codegenSetup(w)
+	if err != nil {
 		return err
 	}
-	if _, err := proc.Command(b.ctx, b.tmp, nil, "chmod", "-R", "u+w", sa); err != nil {
+	if err := b.codegenRuns(w, c); err != nil {
 		return err
+	}
+	w.full = append(w.full, c.ours...)
+	b.logf("go build ./... in both trees")
+	_, c.oursBuildErr = proc.Command(b.ctx, w.dir, nil, "go", "build", "./...")
+	_, c.theirsBuildErr = proc.Command(b.ctx, c.sample, nil, "go", "build", "./...")
+	b.reportCodegen(c)
+	return nil
+}
+
+// codegenRun is item 1's comparison: apiserver-boot on the wardle project
+// (with the go/packages driver's cache warm and cold) against
+// sample-apiserver's own codegen on a writable copy of its tree.
+type codegenRun struct {
+	sample, gocache              string
+	kc                           *kubeCodegen
+	scriptEnv                    []string
+	ours, theirs, cold           []time.Duration
+	coldErr                      error
+	oursBuildErr, theirsBuildErr error
+}
+
+// codegenSetup copies sample-apiserver to a writable folder and installs
+// kube_codegen.sh's generators.
+func (b *bench) codegenSetup(w *wardleProject) (*codegenRun, error) {
+	c := &codegenRun{sample: filepath.Join(b.tmp, "sample-apiserver")}
+	if _, err := proc.Command(b.ctx, b.tmp, nil, "cp", "-r", w.sample, c.sample); err != nil {
+		return nil, err
+	}
+	if _, err := proc.Command(b.ctx, b.tmp, nil, "chmod", "-R", "u+w", c.sample); err != nil {
+		return nil, err
 	}
 	kc, err := b.kubeCodegen(w.sample)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	c.kc = kc
 	viol := filepath.Join(b.tmp, "api-violations")
 	if err := os.MkdirAll(viol, 0o755); err != nil {
-		return err
+		return nil, err
 	}
-	scriptEnv := kc.scriptEnv(viol)
-	// The cold runs below move only the go/packages driver's cache of
-	// bodyless files (os.UserCacheDir, i.e. XDG_CACHE_HOME) to a fresh folder;
-	// Go's build cache, whose default also lives there, stays where it is.
+	c.scriptEnv = kc.scriptEnv(viol)
+	// The cold runs move only the go/packages driver's cache of bodyless
+	// files (os.UserCacheDir, i.e. XDG_CACHE_HOME) to a fresh folder; Go's
+	// build cache, whose default also lives there, stays where it is.
 	gocache, err := proc.Command(b.ctx, b.tmp, nil, "go", "env", "GOCACHE")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	gocache = strings.TrimSpace(gocache)
+	c.gocache = strings.TrimSpace(gocache)
+	return c, nil
+}
 
-	// Alternate the two so that both see the same contention.
-	var ours, theirs, cold []time.Duration
-	var coldErr error
+// codegenRuns alternates the two so that both see the same contention.
+func (b *bench) codegenRuns(w *wardleProject, c *codegenRun) error {
 	for i := 0; i < b.runs; i++ {
 		b.logf("run %d/%d: apiserver-boot generate --force", i+1, b.runs)
 		d, _, err := b.fullGenerate(w.dir)
 		if err != nil {
 			return err
 		}
-		ours = append(ours, d)
+		c.ours = append(c.ours, d)
 		b.logf("run %d/%d: sample-apiserver hack/update-codegen.sh", i+1, b.runs)
-		d, _, err = proc.TimedCommand(b.ctx, sa, scriptEnv, "bash", "hack/update-codegen.sh")
+		d, _, err = proc.TimedCommand(b.ctx, c.sample, c.scriptEnv, "bash", "hack/update-codegen.sh")
 		if err != nil {
 			return err
 		}
-		theirs = append(theirs, d)
+		c.theirs = append(c.theirs, d)
 		b.logf("run %d/%d: apiserver-boot generate --force, driver cache cold", i+1, b.runs)
 		xdg := filepath.Join(b.tmp, fmt.Sprintf("xdg-cache-%d", i))
 		if err := os.MkdirAll(xdg, 0o755); err != nil {
 			return err
 		}
-		if coldErr == nil {
-			d, _, coldErr = b.fullGenerateEnv(w.dir, []string{"XDG_CACHE_HOME=" + xdg, "GOCACHE=" + gocache})
-			if coldErr == nil {
-				cold = append(cold, d)
+		if c.coldErr == nil {
+			d, _, c.coldErr = b.fullGenerateEnv(w.dir, []string{"XDG_CACHE_HOME=" + xdg, "GOCACHE=" + c.gocache})
+			if c.coldErr == nil {
+				c.cold = append(c.cold, d)
 			}
 		}
 	}
-	w.full = append(w.full, ours...)
-	b.logf("go build ./... in both trees")
-	_, oursBuildErr := proc.Command(b.ctx, w.dir, nil, "go", "build", "./...")
-	_, theirsBuildErr := proc.Command(b.ctx, sa, nil, "go", "build", "./...")
+	return nil
+}
 
-	mo, mt := median(ours), median(theirs)
+// reportCodegen adds item 1's rows and notes.
+func (b *bench) reportCodegen(c *codegenRun) {
+	mo, mt := median(c.ours), median(c.theirs)
 	b.add(row{Item: "1", Measure: "full generate, wardle API", Value: secs(mo), Ref: secs(mt) + " (kube_codegen.sh)",
 		Ratio: fmt.Sprintf("%.2f (%.1fx faster)", ratio(mo, mt), ratio(mt, mo)), Target: "≥5x faster", Met: yesNo(mt >= 5*mo)})
-	if coldErr != nil {
+	if c.coldErr != nil {
 		b.add(row{Item: "1", Measure: "full generate, wardle API, driver cache cold", Value: "failed (notes)", Ref: secs(mo) + " (warm driver cache)", Ratio: "-"})
-		b.note("1", "generate with a cold driver cache failed:\n```\n%s\n```", proc.Head(coldErr.Error(), 12))
+		b.note("1", "generate with a cold driver cache failed:\n```\n%s\n```", proc.Head(c.coldErr.Error(), 12))
 	} else {
-		mc := median(cold)
+		mc := median(c.cold)
 		b.add(row{Item: "1", Measure: "full generate, wardle API, driver cache cold", Value: secs(mc), Ref: secs(mo) + " (warm driver cache)",
 			Ratio: fmt.Sprintf("%.2f", ratio(mc, mo))})
 	}
 	b.add(row{Item: "1", Measure: "kube_codegen.sh generator install (one time, excluded above)", Value: "-",
-		Ref: fmt.Sprintf("%s (%d of 9 binaries were already installed)", secs(kc.install), kc.present), Ratio: "-"})
-	b.add(row{Item: "1", Measure: "`go build ./...` after generation", Value: okText(oursBuildErr), Ref: okText(theirsBuildErr), Ratio: "-", Target: "both build", Met: yesNo(oursBuildErr == nil && theirsBuildErr == nil)})
-	b.note("1", "apiserver-boot runs: %s; kube_codegen.sh runs: %s; apiserver-boot runs with a cold driver cache: %s (XDG_CACHE_HOME a fresh folder per run, GOCACHE pinned to %s)", durations(ours), durations(theirs), durations(cold), gocache)
-	if oursBuildErr != nil {
-		b.note("1", "apiserver-boot's wardle project does not build:\n```\n%s\n```", proc.Head(oursBuildErr.Error(), 12))
+		Ref: fmt.Sprintf("%s (%d of 9 binaries were already installed)", secs(c.kc.install), c.kc.present), Ratio: "-"})
+	b.add(row{Item: "1", Measure: "`go build ./...` after generation", Value: okText(c.oursBuildErr), Ref: okText(c.theirsBuildErr), Ratio: "-", Target: "both build", Met: yesNo(c.oursBuildErr == nil && c.theirsBuildErr == nil)})
+	b.note("1", "apiserver-boot runs: %s; kube_codegen.sh runs: %s; apiserver-boot runs with a cold driver cache: %s (XDG_CACHE_HOME a fresh folder per run, GOCACHE pinned to %s)", durations(c.ours), durations(c.theirs), durations(c.cold), c.gocache)
+	if c.oursBuildErr != nil {
+		b.note("1", "apiserver-boot's wardle project does not build:\n```\n%s\n```", proc.Head(c.oursBuildErr.Error(), 12))
 	}
-	if theirsBuildErr != nil {
-		b.note("1", "sample-apiserver does not build after kube_codegen.sh:\n```\n%s\n```", proc.Head(theirsBuildErr.Error(), 12))
+	if c.theirsBuildErr != nil {
+		b.note("1", "sample-apiserver does not build after kube_codegen.sh:\n```\n%s\n```", proc.Head(c.theirsBuildErr.Error(), 12))
 	}
-	return nil
 }
 
 // kubeCodegen is k8s.io/code-generator's kube_codegen.sh, in the version

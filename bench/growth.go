@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -54,15 +53,10 @@ type growthTree struct {
 	lastCreate time.Duration
 }
 
-// growthSpec is the text of a kind's spec, nested type and status, the same
-// in both trees and in the internal version of the kube_codegen.sh tree.
-func growthSpec(kind string) string {
-	return strings.NewReplacer("KIND", kind).Replace(`// KINDSpec is the desired state of a KIND.
-type KINDSpec struct {
-	// Replicas is the desired number of instances.
-	// +optional
-	Replicas int32 ` + "`json:\"replicas,omitempty\"`" + `
-	// Image is the container image to run.
+// growthSpecFields are the fields item 7 adds to the spec of each
+// scaffolded kind, after its Replicas: six of other shapes.
+func growthSpecFields(kind string) string {
+	return strings.NewReplacer("KIND", kind).Replace(`	// Image is the container image to run.
 	Image string ` + "`json:\"image\"`" + `
 	// Description is free text for humans.
 	// +optional
@@ -80,9 +74,12 @@ type KINDSpec struct {
 	// TimeoutSeconds bounds each attempt; unset means no bound.
 	// +optional
 	TimeoutSeconds *int64 ` + "`json:\"timeoutSeconds,omitempty\"`" + `
+`)
 }
 
-// KINDEndpoint is a network endpoint of a KIND.
+// growthEndpoint is the type of the spec's nested field.
+func growthEndpoint(kind string) string {
+	return strings.NewReplacer("KIND", kind).Replace(`// KINDEndpoint is a network endpoint of a KIND.
 type KINDEndpoint struct {
 	// Host is a DNS name or an IP address.
 	Host string ` + "`json:\"host\"`" + `
@@ -92,45 +89,26 @@ type KINDEndpoint struct {
 	// +optional
 	Path *string ` + "`json:\"path,omitempty\"`" + `
 }
-
-// KINDStatus is the observed state of a KIND, written by its controller.
-type KINDStatus struct {
-	// Replicas is the observed number of instances.
-	// +optional
-	Replicas int32 ` + "`json:\"replicas,omitempty\"`" + `
-	// ObservedGeneration is the metadata.generation the status describes.
-	// +optional
-	ObservedGeneration int64 ` + "`json:\"observedGeneration,omitempty\"`" + `
-	// Conditions are the latest observations of the object's state.
-	// +optional
-	// +listType=map
-	// +listMapKey=type
-	Conditions []metav1.Condition ` + "`json:\"conditions,omitempty\"`" + `
-}
 `)
 }
 
-// growthObject is the kind and its list, with markers before each.
-func growthObject(kind, kindMarkers, listMarkers string) string {
-	return strings.NewReplacer("KIND", kind, "KMARK", kindMarkers, "LMARK", listMarkers).Replace(`// KIND is a kind of the growth benchmark.
-//
-KMARKtype KIND struct {
-	metav1.TypeMeta   ` + "`json:\",inline\"`" + `
-	metav1.ObjectMeta ` + "`json:\"metadata,omitempty\"`" + `
-
-	Spec   KINDSpec   ` + "`json:\"spec,omitempty\"`" + `
-	Status KINDStatus ` + "`json:\"status,omitempty\"`" + `
-}
-
-// KINDList is a list of KIND objects.
-//
-LMARKtype KINDList struct {
-	metav1.TypeMeta ` + "`json:\",inline\"`" + `
-	metav1.ListMeta ` + "`json:\"metadata,omitempty\"`" + `
-
-	Items []KIND ` + "`json:\"items\"`" + `
-}
-`)
+// growthEdit makes a scaffolded kind item 7's: the spec's added fields and
+// their nested type, and the status's conditions a map list keyed by type.
+func growthEdit(path, kind string) error {
+	k, err := readKind(path)
+	if err != nil {
+		return err
+	}
+	if err := k.addFields(kind+"Spec", growthSpecFields(kind)); err != nil {
+		return err
+	}
+	if err := k.addDecl(kind+"Spec", growthEndpoint(kind)); err != nil {
+		return err
+	}
+	if err := k.addFieldMarkers(kind+"Status", "Conditions", "+listType=map", "+listMapKey=type"); err != nil {
+		return err
+	}
+	return k.write()
 }
 
 // each calls f for every group, version and kind of the size, the versions
@@ -150,8 +128,8 @@ func (s growthSize) each(f func(group, version, kind string) error) error {
 
 // growthBoot scaffolds the apiserver-boot project: init repo, then one
 // `create group version resource` per kind and version (each ends with a
-// generate, as for a user), then each kind's spec and status replaced by the
-// benchmark's in the scaffolded <kind>_types.go.
+// generate, as for a user), then each scaffolded <kind>_types.go edited by
+// growthEdit.
 func (b *bench) growthBoot(t *growthTree) error {
 	if err := os.MkdirAll(t.boot, 0o755); err != nil {
 		return err
@@ -169,41 +147,18 @@ func (b *bench) growthBoot(t *growthTree) error {
 		return err
 	}
 	return t.size.each(func(g, v, kind string) error {
-		path := filepath.Join(t.boot, "pkg", "apis", g, v, strings.ToLower(kind)+"_types.go")
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		// The scaffolded spec and status, from their doc comments to the list's.
-		re := regexp.MustCompile(`(?s)// ` + kind + `Spec is the desired state.*?\n(// ` + kind + `List is)`)
-		if !re.Match(src) {
-			return fmt.Errorf("%s: no scaffolded %sSpec and %sStatus found", path, kind, kind)
-		}
-		out := re.ReplaceAllLiteralString(string(src), growthSpec(kind)+"\n// "+kind+"List is")
-		return os.WriteFile(path, []byte(out), 0o644)
+		return growthEdit(kindTypesFile(t.boot, g, v, kind), kind)
 	})
 }
 
 // growthKube writes the same types as a sample-apiserver style tree: its
 // go.mod, go.sum, hack/update-codegen.sh and models-schema command with the
-// module path changed, an internal version per group and the versioned types
-// with the tags sample-apiserver's carry.
+// module path changed, an internal version per group and the versioned
+// types: each kind's types file of the apiserver-boot project, edited, with
+// the tags sample-apiserver's types carry instead of apiserver-boot's.
 func (b *bench) growthKube(t *growthTree, sample string) error {
-	copyEdited := func(from, to string) error {
-		src, err := os.ReadFile(filepath.Join(sample, from))
-		if err != nil {
-			return err
-		}
-		s := string(src)
-		if strings.HasSuffix(from, "go.mod") {
-			s = strings.Replace(s, "\nmodule k8s.io/sample-apiserver\n", "\nmodule "+t.module+"\n", 1)
-		} else {
-			s = strings.ReplaceAll(s, "k8s.io/sample-apiserver", t.module)
-		}
-		return writeFile(filepath.Join(t.kube, to), s)
-	}
 	for _, f := range []string{"go.mod", "go.sum", "hack/boilerplate.go.txt", "hack/update-codegen.sh", "pkg/generated/openapi/cmd/models-schema/main.go"} {
-		if err := copyEdited(f, f); err != nil {
+		if err := t.copySample(sample, f); err != nil {
 			return err
 		}
 	}
@@ -224,11 +179,96 @@ func (b *bench) growthKube(t *growthTree, sample string) error {
 		}
 		return nil
 	})
-	deepcopy := "// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object\n"
 	for _, g := range growthGroups[:t.size.groups] {
-		dir := filepath.Join(t.kube, "pkg", "apis", g)
-		doc := fmt.Sprintf("%s\n// +k8s:deepcopy-gen=package\n// +groupName=%s.example.com\n\n// Package %s is the internal version of the API.\npackage %s\n", header, g, g, g)
-		reg := fmt.Sprintf(`%s
+		if err := t.kubeInternal(string(header), g, kinds[g]); err != nil {
+			return err
+		}
+	}
+	for _, key := range order {
+		g, v, _ := strings.Cut(key, "/")
+		if err := t.kubeVersion(string(header), g, v, kinds[key]); err != nil {
+			return err
+		}
+	}
+	return os.MkdirAll(t.viol, 0o755)
+}
+
+// copySample copies a file of sample-apiserver into the kube_codegen.sh
+// tree, with its module path changed.
+func (t *growthTree) copySample(sample, name string) error {
+	src, err := os.ReadFile(filepath.Join(sample, name))
+	if err != nil {
+		return err
+	}
+	s := string(src)
+	if strings.HasSuffix(name, "go.mod") {
+		s = strings.Replace(s, "\nmodule k8s.io/sample-apiserver\n", "\nmodule "+t.module+"\n", 1)
+	} else {
+		s = strings.ReplaceAll(s, "k8s.io/sample-apiserver", t.module)
+	}
+	return writeFile(filepath.Join(t.kube, name), s)
+}
+
+// kubeKind writes a kind's types to the kube_codegen.sh tree's package
+// folder dir (package pkg): the apiserver-boot project's types file of the
+// kind in version, without apiserver-boot's resource markers, with markers
+// added to the kind.
+func (t *growthTree) kubeKind(g, version, kind, dir, pkg string, markers ...string) error {
+	k, err := readKind(kindTypesFile(t.boot, g, version, kind))
+	if err != nil {
+		return err
+	}
+	k.dropMarkers("+resource:", "+subresource:")
+	if err := k.setPackage(pkg); err != nil {
+		return err
+	}
+	if err := k.addTypeMarkers(kind, markers...); err != nil {
+		return err
+	}
+	return k.writeTo(filepath.Join(dir, strings.ToLower(kind)+"_types.go"))
+}
+
+// kubeInternal writes the internal version of group g: doc.go, register.go
+// and the kinds of its first version.
+func (t *growthTree) kubeInternal(header, g string, kinds []string) error {
+	dir := filepath.Join(t.kube, "pkg", "apis", g)
+	doc := fmt.Sprintf("%s\n// +k8s:deepcopy-gen=package\n// +groupName=%s.example.com\n\n// Package %s is the internal version of the API.\npackage %s\n", header, g, g, g)
+	reg := fmt.Sprintf(kubeInternalRegister, header, g, g, knownTypes(kinds))
+	for name, s := range map[string]string{"doc.go": doc, "register.go": reg} {
+		if err := writeFile(filepath.Join(dir, name), s); err != nil {
+			return err
+		}
+	}
+	for _, k := range kinds {
+		if err := t.kubeKind(g, growthVersions[0], k, dir, g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// kubeVersion writes version v of group g: doc.go with sample-apiserver's
+// package tags, register.go and the kinds, each a +genclient.
+func (t *growthTree) kubeVersion(header, g, v string, kinds []string) error {
+	dir := filepath.Join(t.kube, "pkg", "apis", g, v)
+	doc := fmt.Sprintf(kubeVersionDoc, header, t.module, g, g, filepath.Base(t.module), g, v, v, v, v)
+	reg := fmt.Sprintf(kubeVersionRegister, header, v, g, v, knownTypes(kinds))
+	for name, s := range map[string]string{"doc.go": doc, "register.go": reg} {
+		if err := writeFile(filepath.Join(dir, name), s); err != nil {
+			return err
+		}
+	}
+	for _, k := range kinds {
+		if err := t.kubeKind(g, v, k, dir, v, "+genclient"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// kubeInternalRegister is register.go of an internal version, as
+// sample-apiserver's: header, package, group, known types.
+const kubeInternalRegister = `%s
 package %s
 
 import (
@@ -265,21 +305,12 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 %s	)
 	return nil
 }
-`, header, g, g, knownTypes(kinds[g]))
-		types := fmt.Sprintf("%s\npackage %s\n\nimport metav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"\n", header, g)
-		for _, k := range kinds[g] {
-			types += "\n" + growthObject(k, deepcopy, deepcopy) + "\n" + growthSpec(k)
-		}
-		for name, s := range map[string]string{"doc.go": doc, "register.go": reg, "types.go": types} {
-			if err := writeFile(filepath.Join(dir, name), s); err != nil {
-				return err
-			}
-		}
-	}
-	for _, key := range order {
-		g, v, _ := strings.Cut(key, "/")
-		dir := filepath.Join(t.kube, "pkg", "apis", g, v)
-		doc := fmt.Sprintf(`%s
+`
+
+// kubeVersionDoc is doc.go of a version, with sample-apiserver's tags:
+// header, module, group, group, module base, group, version, version,
+// version, version.
+const kubeVersionDoc = `%s
 // +k8s:openapi-gen=true
 // +k8s:deepcopy-gen=package
 // +k8s:conversion-gen=%s/pkg/apis/%s
@@ -289,8 +320,11 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 
 // Package %s is the %s version of the API.
 package %s
-`, header, t.module, g, g, filepath.Base(t.module), g, v, v, v, v)
-		reg := fmt.Sprintf(`%s
+`
+
+// kubeVersionRegister is register.go of a version, as sample-apiserver's:
+// header, package, group, version, known types.
+const kubeVersionRegister = `%s
 package %s
 
 import (
@@ -330,19 +364,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 func Resource(resource string) schema.GroupResource {
 	return SchemeGroupVersion.WithResource(resource).GroupResource()
 }
-`, header, v, g, v, knownTypes(kinds[key]))
-		types := fmt.Sprintf("%s\npackage %s\n\nimport metav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"\n", header, v)
-		for _, k := range kinds[key] {
-			types += "\n" + growthObject(k, "// +genclient\n"+deepcopy, deepcopy) + "\n" + growthSpec(k)
-		}
-		for name, s := range map[string]string{"doc.go": doc, "register.go": reg, "types.go": types} {
-			if err := writeFile(filepath.Join(dir, name), s); err != nil {
-				return err
-			}
-		}
-	}
-	return os.MkdirAll(t.viol, 0o755)
-}
+`
 
 func knownTypes(kinds []string) string {
 	var sb strings.Builder
@@ -376,26 +398,45 @@ func (b *bench) growth() error {
 		t := &growthTree{size: s, module: fmt.Sprintf("example.com/growth%d", n),
 			boot: filepath.Join(base, "boot"), kube: filepath.Join(base, "kube"), viol: filepath.Join(base, "api-violations")}
 		trees = append(trees, t)
-
-		b.logf("%d kind%s: scaffolding the apiserver-boot project (%d group%s, %d version%s)", n, plural(n), s.groups, plural(s.groups), s.versions, plural(s.versions))
-		start := time.Now()
-		t.bootErr = b.growthBoot(t)
-		t.setup = time.Since(start)
-		if t.bootErr == nil {
-			// Untimed: the first generate of the benchmark's types.
-			_, _, t.bootErr = b.fullGenerate(t.boot)
-		}
-		b.logf("%d kind%s: writing the kube_codegen.sh tree", n, plural(n))
-		if t.kubeErr = b.growthKube(t, sample); t.kubeErr == nil {
-			// Untimed, as above (it also builds models-schema once).
-			_, _, t.kubeErr = proc.TimedCommand(b.ctx, t.kube, kc.scriptEnv(t.viol), "bash", "hack/update-codegen.sh")
-		}
-		if b.ctx.Err() != nil {
-			return b.ctx.Err()
+		if err := b.growthSetup(t, sample, kc); err != nil {
+			return err
 		}
 	}
+	if err := b.growthRuns(trees, kc); err != nil {
+		return err
+	}
+	b.growthBuilds(trees)
+	b.reportGrowthTimes(trees)
+	b.reportGrowthBuilds(trees)
+	b.growthNotes(trees, kc)
+	return nil
+}
 
-	// Alternate the two tools, run by run, size by size.
+// growthSetup scaffolds and edits the apiserver-boot project of a size,
+// writes the kube_codegen.sh tree from its types, and runs each tool once
+// (untimed: the first generate of the benchmark's types; kube_codegen.sh
+// also builds models-schema once). A failure is kept in the tree; only a
+// cancelled run is an error.
+func (b *bench) growthSetup(t *growthTree, sample string, kc *kubeCodegen) error {
+	n, s := t.size.kinds(), t.size
+	b.logf("%d kind%s: scaffolding the apiserver-boot project (%d group%s, %d version%s)", n, plural(n), s.groups, plural(s.groups), s.versions, plural(s.versions))
+	start := time.Now()
+	scaffoldErr := b.growthBoot(t)
+	t.setup = time.Since(start)
+	if t.bootErr = scaffoldErr; t.bootErr == nil {
+		_, _, t.bootErr = b.fullGenerate(t.boot)
+	}
+	b.logf("%d kind%s: writing the kube_codegen.sh tree", n, plural(n))
+	if scaffoldErr != nil {
+		t.kubeErr = fmt.Errorf("no types to copy, the apiserver-boot project's scaffolding failed: %w", scaffoldErr)
+	} else if t.kubeErr = b.growthKube(t, sample); t.kubeErr == nil {
+		_, _, t.kubeErr = proc.TimedCommand(b.ctx, t.kube, kc.scriptEnv(t.viol), "bash", "hack/update-codegen.sh")
+	}
+	return b.ctx.Err()
+}
+
+// growthRuns alternates the two tools, run by run, size by size.
+func (b *bench) growthRuns(trees []*growthTree, kc *kubeCodegen) error {
 	for i := 0; i < b.runs; i++ {
 		for _, t := range trees {
 			n := t.size.kinds()
@@ -422,6 +463,11 @@ func (b *bench) growth() error {
 			}
 		}
 	}
+	return nil
+}
+
+// growthBuilds runs go build ./... in both trees of each size.
+func (b *bench) growthBuilds(trees []*growthTree) {
 	for _, t := range trees {
 		b.logf("%d kind%s: go build ./... in both trees", t.size.kinds(), plural(t.size.kinds()))
 		if t.bootErr == nil {
@@ -431,7 +477,21 @@ func (b *bench) growth() error {
 			_, t.buildOK[1] = proc.Command(b.ctx, t.kube, nil, "go", "build", "./...")
 		}
 	}
+}
 
+// growthOf is how many times longer z's median is than a's, as a figure and text.
+func growthOf(a, z []time.Duration, aErr, zErr error) (float64, string) {
+	if aErr != nil || zErr != nil {
+		return 0, "failed (notes)"
+	}
+	g := ratio(median(z), median(a))
+	return g, fmt.Sprintf("%.2fx", g)
+}
+
+// reportGrowthTimes adds a row per size (apiserver-boot's full generate
+// against kube_codegen.sh's) and the growth row: the largest size over the
+// smallest, with the middle size in a note.
+func (b *bench) reportGrowthTimes(trees []*growthTree) {
 	figure := func(ds []time.Duration, err error) string {
 		if err != nil {
 			return "failed (notes)"
@@ -449,13 +509,6 @@ func (b *bench) growth() error {
 		b.add(r)
 	}
 	first, last := trees[0], trees[len(trees)-1]
-	growthOf := func(a, z []time.Duration, aErr, zErr error) (float64, string) {
-		if aErr != nil || zErr != nil {
-			return 0, "failed (notes)"
-		}
-		g := ratio(median(z), median(a))
-		return g, fmt.Sprintf("%.2fx", g)
-	}
 	og, ogText := growthOf(first.ours, last.ours, first.bootErr, last.bootErr)
 	_, tgText := growthOf(first.theirs, last.theirs, first.kubeErr, last.kubeErr)
 	met := "no"
@@ -464,13 +517,16 @@ func (b *bench) growth() error {
 	}
 	b.add(row{Item: "7", Measure: fmt.Sprintf("growth: %d kinds over %d kind", last.size.kinds(), first.size.kinds()), Value: ogText,
 		Ref: tgText + " (kube_codegen.sh)", Ratio: "-", Target: "≤3x", Met: met})
-
-	if mid := trees[1]; len(trees) == 3 {
+	if len(trees) == 3 {
+		mid := trees[1]
 		_, o := growthOf(first.ours, mid.ours, first.bootErr, mid.bootErr)
 		_, k := growthOf(first.theirs, mid.theirs, first.kubeErr, mid.kubeErr)
 		b.note("7", "growth, %d kinds over %d kind: apiserver-boot %s, kube_codegen.sh %s", mid.size.kinds(), first.size.kinds(), o, k)
 	}
+}
 
+// reportGrowthBuilds adds the row of whether both trees of every size build.
+func (b *bench) reportGrowthBuilds(trees []*growthTree) {
 	var built []string
 	allBuild := true
 	for _, t := range trees {
@@ -491,29 +547,36 @@ func (b *bench) growth() error {
 	}
 	b.add(row{Item: "7", Measure: "`go build ./...` after generation (kinds: apiserver-boot / kube_codegen.sh)", Value: strings.Join(built, "; "),
 		Ref: "-", Ratio: "-", Target: "all build", Met: yesNo(allBuild)})
+}
 
-	b.note("7", "types: each kind a spec of seven fields (int32, two strings, []string, map[string]string, a nested struct with a *string, *int64) and a status with replicas, observedGeneration and []metav1.Condition; the same text in both trees. Groups %s; versions %s; kinds %s…",
+// growthNotes notes the types, each size's runs and setup, and failures.
+func (b *bench) growthNotes(trees []*growthTree, kc *kubeCodegen) {
+	b.note("7", "types: each kind scaffolded by `create group version resource`, its spec given six fields more than the scaffolded replicas (two strings, []string, map[string]string, a nested struct with a *string, *int64) and the status's conditions +listType=map; the kube_codegen.sh tree gets each edited types file with sample-apiserver's tags instead of apiserver-boot's. Groups %s; versions %s; kinds %s…",
 		strings.Join(growthGroups, ", "), strings.Join(growthVersions, ", "), strings.Join([]string{growthKind("fleet", 0), growthKind("fleet", 1), growthKind("billing", 0)}, ", "))
 	for _, t := range trees {
 		n := t.size.kinds()
 		b.note("7", "%d kind%s (%d group%s × %d version%s × %d kind%s per version): apiserver-boot runs: %s; kube_codegen.sh runs: %s. Scaffolding the apiserver-boot project (init repo and %d `create group version resource`, each ending with a generate) took %s, the last create %s (not timed above)",
 			n, plural(n), t.size.groups, plural(t.size.groups), t.size.versions, plural(t.size.versions), t.size.perVersion, plural(t.size.perVersion),
 			orNone(durations(t.ours)), orNone(durations(t.theirs)), t.creates, secs(t.setup), secs(t.lastCreate))
-		if t.bootErr != nil {
-			b.note("7", "%d kind%s: apiserver-boot failed:\n```\n%s\n```", n, plural(n), proc.Head(strings.TrimSpace(t.bootErr.Error()), 16))
-		}
-		if t.kubeErr != nil {
-			b.note("7", "%d kind%s: kube_codegen.sh failed:\n```\n%s\n```", n, plural(n), proc.Head(strings.TrimSpace(t.kubeErr.Error()), 16))
-		}
-		if t.buildOK[0] != nil {
-			b.note("7", "%d kind%s: the apiserver-boot project does not build:\n```\n%s\n```", n, plural(n), proc.Head(t.buildOK[0].Error(), 12))
-		}
-		if t.buildOK[1] != nil {
-			b.note("7", "%d kind%s: the kube_codegen.sh tree does not build:\n```\n%s\n```", n, plural(n), proc.Head(t.buildOK[1].Error(), 12))
-		}
+		t.failureNotes(b, n)
 	}
 	b.note("7", "kube_codegen.sh's generators were installed once per bench run before any timed run (%s, %d of 9 already there; excluded)", secs(kc.install), kc.present)
-	return nil
+}
+
+// failureNotes notes how a size's trees failed, if they did.
+func (t *growthTree) failureNotes(b *bench, n int) {
+	if t.bootErr != nil {
+		b.note("7", "%d kind%s: apiserver-boot failed:\n```\n%s\n```", n, plural(n), proc.Head(strings.TrimSpace(t.bootErr.Error()), 16))
+	}
+	if t.kubeErr != nil {
+		b.note("7", "%d kind%s: kube_codegen.sh failed:\n```\n%s\n```", n, plural(n), proc.Head(strings.TrimSpace(t.kubeErr.Error()), 16))
+	}
+	if t.buildOK[0] != nil {
+		b.note("7", "%d kind%s: the apiserver-boot project does not build:\n```\n%s\n```", n, plural(n), proc.Head(t.buildOK[0].Error(), 12))
+	}
+	if t.buildOK[1] != nil {
+		b.note("7", "%d kind%s: the kube_codegen.sh tree does not build:\n```\n%s\n```", n, plural(n), proc.Head(t.buildOK[1].Error(), 12))
+	}
 }
 
 func plural(n int) string {

@@ -140,29 +140,9 @@ func main() {
 }
 
 func run(ctx context.Context, only string, runs int, out string, keep, profile bool, kas string) error {
-	repo, err := os.Getwd()
+	b, err := newBench(ctx, runs, profile, kas)
 	if err != nil {
 		return err
-	}
-	gomod, err := os.ReadFile(filepath.Join(repo, "go.mod"))
-	if err != nil {
-		return fmt.Errorf("run from the apiserver-boot checkout (make bench): %w", err)
-	}
-	mf, err := modfile.ParseLax("go.mod", gomod, nil)
-	if err != nil {
-		return err
-	}
-	b := &bench{ctx: ctx, repo: repo, runs: max(runs, 1), profile: profile, goFlags: os.Getenv("GOFLAGS"), log: os.Stderr, notes: map[string][]string{}}
-	for _, r := range mf.Require {
-		if r.Mod.Path == "k8s.io/apimachinery" {
-			b.k8s = r.Mod.Version
-		}
-	}
-	if b.kas = kas; !filepath.IsAbs(kas) {
-		b.kas = filepath.Join(repo, kas)
-	}
-	if b.k8s == "" {
-		return fmt.Errorf("go.mod does not require k8s.io/apimachinery")
 	}
 	if b.tmp, err = os.MkdirTemp("", "apiserver-boot-bench-"); err != nil {
 		return err
@@ -178,14 +158,64 @@ func run(ctx context.Context, only string, runs int, out string, keep, profile b
 	machine := describeMachine()
 	b.logf("machine: %s", machine.oneLine())
 	b.cli = filepath.Join(b.tmp, "apiserver-boot")
-	if _, err := proc.Command(ctx, repo, nil, "go", "build", "-o", b.cli, "./cmd/apiserver-boot"); err != nil {
+	if _, err := proc.Command(ctx, b.repo, nil, "go", "build", "-o", b.cli, "./cmd/apiserver-boot"); err != nil {
 		return err
 	}
+	ran, err := b.runItems(only)
+	if err != nil {
+		return err
+	}
+	machine.loadAfter = proc.LoadAvg()
+	fmt.Println()
+	fmt.Println(b.table())
+	for _, id := range ran {
+		for _, n := range b.notes[id] {
+			fmt.Printf("(%s) %s\n", id, n)
+		}
+	}
+	if out == "" {
+		return nil
+	}
+	return b.writeResults(out, machine, ran, time.Since(started))
+}
+
+// newBench reads the checkout's go.mod (the Kubernetes version it pins) in
+// the working directory.
+func newBench(ctx context.Context, runs int, profile bool, kas string) (*bench, error) {
+	repo, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	gomod, err := os.ReadFile(filepath.Join(repo, "go.mod"))
+	if err != nil {
+		return nil, fmt.Errorf("run from the apiserver-boot checkout (make bench): %w", err)
+	}
+	mf, err := modfile.ParseLax("go.mod", gomod, nil)
+	if err != nil {
+		return nil, err
+	}
+	b := &bench{ctx: ctx, repo: repo, runs: max(runs, 1), profile: profile, goFlags: os.Getenv("GOFLAGS"), log: os.Stderr, notes: map[string][]string{}}
+	for _, r := range mf.Require {
+		if r.Mod.Path == "k8s.io/apimachinery" {
+			b.k8s = r.Mod.Version
+		}
+	}
+	if b.kas = kas; !filepath.IsAbs(kas) {
+		b.kas = filepath.Join(repo, kas)
+	}
+	if b.k8s == "" {
+		return nil, fmt.Errorf("go.mod does not require k8s.io/apimachinery")
+	}
+	return b, nil
+}
+
+// runItems runs the items listed in only (comma-separated ids); an item
+// that fails gets a failed row and a note, and the others still run.
+func (b *bench) runItems(only string) (ran []string, err error) {
 	want := map[string]bool{}
 	for _, id := range strings.Split(only, ",") {
 		want[strings.TrimSpace(id)] = true
 	}
-	var ran []string
 	for _, it := range items {
 		if !want[it.id] {
 			continue
@@ -195,40 +225,34 @@ func run(ctx context.Context, only string, runs int, out string, keep, profile b
 		err := it.run(b)
 		b.note(it.id, "load average (1, 5, 15 min) before this item: %s, after: %s", loadBefore, proc.LoadAvg())
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
+			if b.ctx.Err() != nil {
+				return nil, b.ctx.Err()
 			}
 			b.note(it.id, "FAILED: %v", err)
 			b.add(row{Item: it.id, Measure: it.name, Value: "failed", Ref: "-", Ratio: "-", Met: "no"})
 		}
 		ran = append(ran, it.id)
 	}
-	machine.loadAfter = proc.LoadAvg()
-	table := b.table()
-	fmt.Println()
-	fmt.Println(table)
-	for _, id := range ran {
-		for _, n := range b.notes[id] {
-			fmt.Printf("(%s) %s\n", id, n)
+	return ran, nil
+}
+
+// writeResults writes the results document to out (relative to the
+// checkout), keeping a hand-written analysis at the end of the previous file.
+func (b *bench) writeResults(out string, machine machineInfo, ran []string, took time.Duration) error {
+	path := out
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(b.repo, path)
+	}
+	doc := b.document(machine, ran, took)
+	if prev, err := os.ReadFile(path); err == nil {
+		if i := strings.Index(string(prev), analysisHeading); i >= 0 {
+			doc += "\n" + string(prev[i:])
 		}
 	}
-	if out != "" {
-		path := out
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(repo, path)
-		}
-		doc := b.document(machine, ran, time.Since(started))
-		// A hand-written analysis at the end of the previous file is kept.
-		if prev, err := os.ReadFile(path); err == nil {
-			if i := strings.Index(string(prev), analysisHeading); i >= 0 {
-				doc += "\n" + string(prev[i:])
-			}
-		}
-		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
-			return err
-		}
-		fmt.Println("\nwrote", out)
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		return err
 	}
+	fmt.Println("\nwrote", out)
 	return nil
 }
 
@@ -383,23 +407,26 @@ const methodText = `## How each figure is measured
    sites of its heap at 100,000 objects.
 5. **run local.** ` + "`apiserver-boot run local`" + ` in the project of item 4, already built once (warm build cache, generate
    cache filled): from start to the "Ready." line, which is printed once the kubeconfig is written and /readyz answers.
-6. **CEL rules.** One scaffolded project serves two kinds of the same 20-field spec (10 integers, 10 strings with a
-   MaxLength), Plain and Ruled; Ruled adds 50 ` + "`+kubebuilder:validation:XValidation`" + ` rules on its spec (bounds, lengths,
+6. **CEL rules.** One project serves two kinds scaffolded by ` + "`create group version resource`" + ` (` + "`--controller=false`" + `),
+   Plain and Ruled, whose specs get the same 20 fields added to the scaffolded replicas (10 integers, 10 strings with a
+   MaxLength); Ruled adds 50 ` + "`+kubebuilder:validation:XValidation`" + ` rules on its spec type (bounds, lengths,
    prefixes, sums of two fields). Its apiserver runs on the etcd of item 4's kind; after 50 warm-up creates of each,
    1,000 creates of each kind with C = 1 and 8, in four chunks alternating between the kinds. Reported: the time
    per create of Ruled next to Plain's; both go through the same custom resource validation, so the ratio is what
    the rules cost.
 7. **Codegen growth.** The same API at 1 kind (one group, v1), 10 kinds (5 groups × v1 and v2 × 1 kind) and 50 kinds
    (5 groups × v1 and v2 × 5 kinds), as an apiserver-boot project and as a sample-apiserver style tree for
-   kube_codegen.sh. Every kind has the same Go text in both: a spec of seven fields (int32, two strings, a
-   ` + "`[]string`" + `, a ` + "`map[string]string`" + `, a nested struct with a pointer, an ` + "`*int64`" + `) and a status with observedGeneration
-   and ` + "`[]metav1.Condition`" + `; v2 of a kind has v1's shape (conversion is generated). The apiserver-boot project is what a
+   kube_codegen.sh. Every kind has the same Go types in both: the scaffolded ones (` + "`create group version resource`" + `),
+   the spec given six fields beside its int32 replicas (two strings, a ` + "`[]string`" + `, a ` + "`map[string]string`" + `, a nested
+   struct with a pointer, an ` + "`*int64`" + `), the status (replicas, observedGeneration, ` + "`[]metav1.Condition`" + `) its conditions
+   marked a map list; v2 of a kind has v1's shape (conversion is generated). The apiserver-boot project is what a
    user gets: ` + "`init repo`" + `, then one ` + "`create group version resource`" + ` per kind and version (each ends with a generate;
-   v1 becomes the storage version), then the scaffolded spec and status replaced by the benchmark's; this scaffolding is
+   v1 becomes the storage version), then the fields added to each scaffolded ` + "`<kind>_types.go`" + `; this scaffolding is
    not timed (notes). The kube_codegen.sh tree has sample-apiserver's go.mod, go.sum, ` + "`hack/update-codegen.sh`" + ` and
-   models-schema command with the module path changed, an internal version per group (` + "`pkg/apis/<group>/types.go`" + `) and
-   versioned packages with sample-apiserver's tags (` + "`+genclient`" + `, deepcopy, conversion to the internal version, defaulter,
-   openapi, groupName, openapi model package); the script runs as in item 1 (gen_helpers, gen_openapi, gen_client).
+   models-schema command with the module path changed, an internal version per group (` + "`pkg/apis/<group>`" + `, the kinds
+   of v1) and versioned packages with sample-apiserver's tags (` + "`+genclient`" + `, deepcopy, conversion to the internal version, defaulter,
+   openapi, groupName, openapi model package), each kind the apiserver-boot project's edited types file with these
+   tags in place of apiserver-boot's ` + "`+resource`" + ` and ` + "`+subresource`" + `; the script runs as in item 1 (gen_helpers, gen_openapi, gen_client).
    After one untimed run of each tool per size, ` + "`generate --force`" + ` and the script alternate, size after size, for the
    number of repetitions (medians). The growth row divides each tool's 50-kind median by its 1-kind median; the target
    (≤3x) is apiserver-boot's. All six trees must then pass ` + "`go build ./...`" + ` (reported, not timed).
@@ -413,8 +440,8 @@ const methodText = `## How each figure is measured
    its process group) and started again, which generates, builds and starts the apiserver; (b) one
    ` + "`run local --watch`" + `, which notices the write, waits 200 ms for more, regenerates and rebuilds while the old
    apiserver serves, then restarts it on the same etcd data and kubeconfig. The reference: a kubebuilder-style
-   module (` + "`api/v1`" + ` with ` + "`+groupName`" + `, ` + "`+kubebuilder:object:root=true`" + `, ` + "`+kubebuilder:subresource:status`" + `,
-   the same spec and status) gets the same edit, then
+   module (` + "`api/v1`" + ` with ` + "`+groupName`" + `; its ` + "`widget_types.go`" + ` the project's scaffolded one with ` + "`+kubebuilder:object:root=true`" + `
+   and ` + "`+kubebuilder:subresource:status`" + ` in place of apiserver-boot's markers, so the same spec and status) gets the same edit, then
    ` + "`controller-gen crd paths=./api/... output:crd:dir=config/crd`" + ` (controller-gen at the version go.mod pins,
    installed once into .cache/bin, not timed) and ` + "`kubectl apply -f`" + ` of the CRD file to kube-apiserver (cluster
    settings as in item 4, started once on item 4's etcd, the CRD applied once before timing). Each apiserver-boot run alternates with a CRD loop

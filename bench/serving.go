@@ -867,20 +867,15 @@ func (b *bench) standalonePairing(p *servingProject, etcdURL string, etcd *proc.
 	defer ours.srv.Stop(15 * time.Second)
 	pr := pairing{label: "standalone", ours: ours, createTarget: 2}
 	if haveKAS {
-		kas, err := b.kubeAPIServer(b.kas, etcdURL, "/kube-apiserver", kasComparable)
+		kas, err := b.standaloneReference(etcdURL)
 		if err != nil {
 			return err
 		}
 		defer kas.srv.Stop(15 * time.Second)
-		if err := kas.admin.installCRD(b.ctx, benchNamespaces()); err != nil {
-			return err
-		}
 		pr.ref = kas.target
-		b.note("4", "standalone: kube-apiserver runs %s; what it still does that the standalone generated apiserver does not: its aggregator and built-in APIs in front of the CRD handler, its controllers (in the background), and the CRD's pruning of unknown fields", strings.Join(kas.flags, " "))
 	}
-	targets := pr.targets()
 	idle := map[*target]float64{}
-	for _, t := range targets {
+	for _, t := range pr.targets() {
 		idle[t], _ = proc.RSSMB(t.srv.Pid())
 	}
 	// Growth: the points at 1,000 and 10,000 stored objects come first (the
@@ -891,7 +886,51 @@ func (b *bench) standalonePairing(p *servingProject, etcdURL string, etcd *proc.
 			return err
 		}
 	}
+	if err := b.createLevelsAndCeiling(pr, etcdURL, etcd); err != nil {
+		return err
+	}
+	if err := b.listRows(pr, true); err != nil {
+		return err
+	}
+	if err := b.typedRows(p, pr); err != nil {
+		return err
+	}
+	// Growth: 100,000 stored objects.
+	if err := b.growthPoint(pr, &points[2]); err != nil {
+		return err
+	}
+	if b.profile {
+		b.heapTop(ours, fmt.Sprintf("standalone at %s objects", thousands(points[len(points)-1].stored)), filepath.Join(p.dir, "bin", "apiserver"))
+	}
+	b.growthRows(pr, points)
+	b.standaloneRSSRows(pr, points, idle)
+	// Where the generated apiserver spends its time under create and list
+	// load (last: its creates would count as stored objects above).
+	if b.profile {
+		b.profiles(p, ours)
+	}
+	return nil
+}
 
+// standaloneReference starts kube-apiserver with the comparable settings
+// and installs the Widget CRD on it.
+func (b *bench) standaloneReference(etcdURL string) (_ *kubeAPI, err error) {
+	kas, err := b.kubeAPIServer(b.kas, etcdURL, "/kube-apiserver", kasComparable)
+	if err != nil {
+		return nil, err
+	}
+	if err := kas.admin.installCRD(b.ctx, benchNamespaces()); err != nil {
+		kas.srv.Stop(15 * time.Second)
+		return nil, err
+	}
+	b.note("4", "standalone: kube-apiserver runs %s; what it still does that the standalone generated apiserver does not: its aggregator and built-in APIs in front of the CRD handler, its controllers (in the background), and the CRD's pruning of unknown fields", strings.Join(kas.flags, " "))
+	return kas, nil
+}
+
+// createLevelsAndCeiling runs the create levels, each followed by the
+// ceiling at its concurrency, and adds their rows, the CPU row and etcd's
+// CPU per create.
+func (b *bench) createLevelsAndCeiling(pr pairing, etcdURL string, etcd *proc.Server) error {
 	var ceilings []row
 	etcdCPU := time.Duration(0)
 	var e0 time.Duration
@@ -920,26 +959,18 @@ func (b *bench) standalonePairing(p *servingProject, etcdURL string, etcd *proc.
 	}
 	b.note("4", "the ceiling: etcd's own client (go.etcd.io/etcd/client/v3, one connection) writing %d values per level, each a transaction that puts the key if it does not exist, as the apiserver's storage does for a create, with values of the size the generated apiserver stored for a Widget; same etcd, same concurrency, right after the apiserver's creates", perLevel)
 	b.cpuRow(pr, cpu, []string{"generated apiserver"}, "kube-apiserver")
-	b.note("4", "standalone: etcd CPU during the creates of the levels (both servers' when kube-apiserver runs): %.2f ms per create", float64(etcdCPU.Microseconds())/1000/float64(len(targets)*len(levels)*perLevel))
-	if err := b.listRows(pr, true); err != nil {
-		return err
-	}
-	if err := b.typedRows(p, pr); err != nil {
-		return err
-	}
+	b.note("4", "standalone: etcd CPU during the creates of the levels (both servers' when kube-apiserver runs): %.2f ms per create", float64(etcdCPU.Microseconds())/1000/float64(len(pr.targets())*len(levels)*perLevel))
+	return nil
+}
 
-	// Growth: 100,000 stored objects.
-	if err := b.growthPoint(pr, &points[2]); err != nil {
-		return err
-	}
+// standaloneRSSRows adds the RSS rows: at 10,000 and 100,000 stored
+// objects against their targets, and idle before the load.
+func (b *bench) standaloneRSSRows(pr pairing, points []growthPoint, idle map[*target]float64) {
+	ours := pr.ours
 	rss, held := map[int]map[*target]float64{}, map[int]int{}
 	for _, p := range points[1:] {
 		rss[p.stored], held[p.stored] = p.rss, p.actual
 	}
-	if b.profile {
-		b.heapTop(ours, fmt.Sprintf("standalone at %s objects", thousands(points[len(points)-1].stored)), filepath.Join(p.dir, "bin", "apiserver"))
-	}
-	b.growthRows(pr, points)
 	for _, m := range []struct {
 		stored int
 		target string
@@ -971,12 +1002,6 @@ func (b *bench) standalonePairing(p *servingProject, etcdURL string, etcd *proc.
 		r.Ref = "skipped"
 	}
 	b.add(r)
-	// Where the generated apiserver spends its time under create and list
-	// load (last: its creates would count as stored objects above).
-	if b.profile {
-		b.profiles(p, ours)
-	}
-	return nil
 }
 
 // profileCreates profiles the generated apiserver during d of creates

@@ -223,22 +223,15 @@ func acceptedChanges(api *State) (map[string]string, error) {
 		if group == "" {
 			group = d.Name()
 		}
-		for i, line := range strings.Split(string(src), "\n") {
-			text := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "//"))
-			if !strings.HasPrefix(text, "+"+model.AcceptMarker) {
-				continue
-			}
-			rel, _ := filepath.Rel(api.Root, path)
-			pos := fmt.Sprintf("%s:%d", rel, i+1)
-			def := model.Registry.Lookup(text, markers.DescribesPackage)
-			if def == nil {
-				return nil, fmt.Errorf("%s: %s: want +%s=<id>, the id generate printed", pos, text, model.AcceptMarker)
-			}
-			v, err := def.Parse(text)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %s: %w", pos, text, err)
-			}
-			out[group+" "+string(v.(model.AcceptBreakingChange))] = pos
+		rel, _ := filepath.Rel(api.Root, path)
+		vals, err := model.FileMarkers(rel, src, markers.DescribesPackage)
+		if err != nil && strings.Contains(err.Error(), "+"+model.AcceptMarker) {
+			return nil, fmt.Errorf("%w: want +%s=<id>, the id generate printed", err, model.AcceptMarker)
+		} else if err != nil {
+			return nil, err
+		}
+		for _, v := range vals[model.AcceptMarker] {
+			out[group+" "+string(v.Value.(model.AcceptBreakingChange))] = fmt.Sprintf("%s:%d", rel, v.Pos.Line)
 		}
 	}
 	return out, nil

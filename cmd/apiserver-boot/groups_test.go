@@ -5,51 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/apiserver-boot/apiserver-boot/test/fixtures"
 )
-
-// widgetGo declares a kind in a file not named *_types.go, with a type of
-// its own (Size) the internal package needs too.
-const widgetGo = `package v1
-
-import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-// Size is a widget's size.
-// +kubebuilder:validation:Enum=S;M;L
-type Size string
-
-const SizeSmall Size = "S"
-
-// +kubebuilder:object:root=true
-// +kubebuilder:subresource:status
-
-// Widget is declared in widget.go.
-type Widget struct {
-	metav1.TypeMeta   ` + "`json:\",inline\"`" + `
-	metav1.ObjectMeta ` + "`json:\"metadata,omitempty\"`" + `
-
-	Spec   WidgetSpec   ` + "`json:\"spec,omitempty\"`" + `
-	Status WidgetStatus ` + "`json:\"status,omitempty\"`" + `
-}
-
-type WidgetSpec struct {
-	// +optional
-	Dimension Size ` + "`json:\"size,omitempty\"`" + `
-}
-
-type WidgetStatus struct {
-	// +optional
-	Ready bool ` + "`json:\"ready,omitempty\"`" + `
-}
-
-// +kubebuilder:object:root=true
-
-// WidgetList is a list of Widgets.
-type WidgetList struct {
-	metav1.TypeMeta ` + "`json:\",inline\"`" + `
-	metav1.ListMeta ` + "`json:\"metadata,omitempty\"`" + `
-	Items           []Widget ` + "`json:\"items\"`" + `
-}
-`
 
 // TestDomainWithoutDot: Kubernetes asks the dot of the group, not of the
 // domain: init repo --domain sh works and --group widgets is widgets.sh; a
@@ -121,7 +79,7 @@ func TestAnyAPIGroupAndKindInAnyFile(t *testing.T) {
 	}
 
 	widget := filepath.Join(dir, "pkg", "apis", "acme", "v1", "widget.go")
-	os.WriteFile(widget, []byte(widgetGo), 0o644)
+	os.WriteFile(widget, []byte(fixtures.WidgetGo), 0o644)
 	mustRun(t, dir, "generate")
 	for path, want := range map[string]string{
 		"pkg/apis/acme/zz_generated.register.go":                                       `const GroupName = "acme.sh"`,

@@ -139,6 +139,9 @@ func markerValues(fset *token.FileSet, target markers.TargetType, groups ...*ast
 				continue
 			}
 			def := Registry.Lookup(text, target)
+			if def == nil && strings.HasPrefix(text, "+"+ownMarkers) {
+				return nil, fmt.Errorf("%s: marker %s: apiserver-boot has no such marker here", fset.Position(c.Pos()), text)
+			}
 			if def == nil {
 				continue
 			}
@@ -150,6 +153,24 @@ func markerValues(fset *token.FileSet, target markers.TargetType, groups ...*ast
 		}
 	}
 	return out, nil
+}
+
+// ownMarkers is the prefix of apiserver-boot's namespaced markers: one of
+// them that the registry does not know, for the place it is written, is a
+// mistake rather than another generator's marker.
+const ownMarkers = "apiserver-boot:"
+
+// FileMarkers reads the known markers of target in every // comment of a Go
+// file, not only in its doc comment: a group's doc.go may carry its
+// +apiserver-boot:accept-breaking-change markers after the package clause.
+// path names the file in errors and positions.
+func FileMarkers(path string, src []byte, target markers.TargetType) (MarkerValues, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, src, parser.ParseComments|parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	return markerValues(fset, target, f.Comments...)
 }
 
 // KindFile is the hand-written file of a version package declaring a type,

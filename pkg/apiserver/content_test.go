@@ -17,54 +17,12 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	timerv1 "github.com/apiserver-boot/apiserver-boot/test/fixtures/timer/v1"
 )
 
-// rawDuration is a duration with its own JSON encoding, as operators
-// write them: it may be Never, it marshals back the bytes it was read from,
-// and its ToUnstructured hands those bytes over as they are ([]byte, not
-// the string they encode).
-type rawDuration struct {
-	*time.Duration
-	Raw []byte
-}
-
-func (d *rawDuration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	d.Raw = append([]byte(nil), b...)
-	d.Duration = nil
-	if s == "Never" {
-		return nil
-	}
-	p, err := time.ParseDuration(s)
-	if err != nil {
-		return err
-	}
-	d.Duration = &p
-	return nil
-}
-
-func (d rawDuration) MarshalJSON() ([]byte, error) {
-	if d.Raw != nil {
-		return d.Raw, nil
-	}
-	if d.Duration != nil {
-		return json.Marshal(d.Duration.String())
-	}
-	return json.Marshal("Never")
-}
-
-func (d rawDuration) ToUnstructured() interface{} {
-	if d.Raw != nil {
-		return d.Raw
-	}
-	if d.Duration != nil {
-		return d.Duration.String()
-	}
-	return "Never"
-}
+// rawDuration is a duration with its own JSON encoding, as operators write
+// them (the one the e2e tier serves in a generated project).
+type rawDuration = timerv1.Duration
 
 type timerSpec struct {
 	Interval rawDuration `json:"interval"`
@@ -127,7 +85,7 @@ func timerScheme(t *testing.T) *runtime.Scheme {
 	if err := scheme.AddConversionFunc((*internalTimer)(nil), (*timer)(nil), func(a, b interface{}, _ conversion.Scope) error {
 		in, out := a.(*internalTimer), b.(*timer)
 		out.ObjectMeta, out.Spec.Count = in.ObjectMeta, in.Spec.Count
-		out.Spec.Interval = rawDuration{in.Spec.Interval.Duration, in.Spec.Interval.Raw}
+		out.Spec.Interval = rawDuration{Duration: in.Spec.Interval.Duration, Raw: in.Spec.Interval.Raw}
 		return nil
 	}); err != nil {
 		t.Fatal(err)

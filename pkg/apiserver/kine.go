@@ -306,32 +306,10 @@ func (o *DatastoreOptions) serveKine(ctx context.Context) (*Kine, error) {
 		PollBatchSize:        500,
 		PollInterval:         time.Second,
 	}
-	// The database answered: opening it again is quick. kine retries a
-	// failed open for minutes; past the timeout (or on ctx, a signal) it is
-	// given up.
-	type result struct {
-		backend kineserver.Backend
-		err     error
-	}
-	done := make(chan result, 1)
-	go func() {
-		_, backend, err := drivers.New(bctx, wg, cfg)
-		done <- result{backend, err}
-	}()
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(o.ConnectTimeout + 30*time.Second):
-		r.err = fmt.Errorf("the database did not open within %s", o.ConnectTimeout+30*time.Second)
-	case <-ctx.Done():
-		r.err = ctx.Err()
-	}
-	if r.err == nil {
-		r.err = r.backend.Start(bctx)
-	}
-	if r.err != nil {
+	backend, err := o.openBackend(ctx, bctx, wg, cfg)
+	if err != nil {
 		cleanup()
-		return nil, o.datastoreError("starting kine: %v", r.err)
+		return nil, o.datastoreError("starting kine: %v", err)
 	}
 	g := grpc.NewServer(
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: embed.DefaultGRPCKeepAliveMinTime}),
@@ -341,7 +319,7 @@ func (o *DatastoreOptions) serveKine(ctx context.Context) (*Kine, error) {
 	)
 	// kine's defaults: progress notifications every 5s, and the etcd version
 	// k8s.io/apiserver checks for RequestWatchProgress.
-	kineserver.New(r.backend, "unix", 5*time.Second, "3.6.11").Register(g)
+	kineserver.New(backend, "unix", 5*time.Second, "3.6.11").Register(g)
 	sock := filepath.Join(dir, "kine.sock")
 	l, err := (&net.ListenConfig{}).Listen(bctx, "unix", sock)
 	if err == nil {
@@ -362,4 +340,32 @@ func (o *DatastoreOptions) serveKine(ctx context.Context) (*Kine, error) {
 		timer.Stop()
 		cleanup()
 	}}, nil
+}
+
+// openBackend opens kine's backend on the database and starts it. The
+// database answered the check before: opening it again is quick. kine
+// retries a failed open for minutes; past the timeout (or on ctx, a
+// signal) it is given up.
+func (o *DatastoreOptions) openBackend(ctx, bctx context.Context, wg *sync.WaitGroup, cfg *drivers.Config) (kineserver.Backend, error) {
+	type result struct {
+		backend kineserver.Backend
+		err     error
+	}
+	done := make(chan result, 1)
+	go func() {
+		_, backend, err := drivers.New(bctx, wg, cfg)
+		done <- result{backend, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(o.ConnectTimeout + 30*time.Second):
+		r.err = fmt.Errorf("the database did not open within %s", o.ConnectTimeout+30*time.Second)
+	case <-ctx.Done():
+		r.err = ctx.Err()
+	}
+	if r.err == nil {
+		r.err = r.backend.Start(bctx)
+	}
+	return r.backend, r.err
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/test/fixtures"
 	"github.com/apiserver-boot/apiserver-boot/test/harness"
 )
 
@@ -38,17 +39,13 @@ type Condition struct {
 `,
 }
 
-// timerTypes are written for a CRD, kubebuilder's way: a duration type with
-// its own JSON encoding (it may be Never, it marshals back the bytes it was
-// read from, and its ToUnstructured hands those bytes over as they are), an
-// immutable spec, a printer column and a selectable field on the duration,
+// timerTypes are written for a CRD, kubebuilder's way: an immutable spec
+// whose interval is a Duration (fixtures.TimerDurationGo, written beside it
+// as duration.go), a printer column and a selectable field on the duration,
 // and conditions of the helper library's type.
 const timerTypes = `package v1
 
 import (
-	"encoding/json"
-	"time"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"example.com/conditions/status"
@@ -96,56 +93,6 @@ type TimerList struct {
 	metav1.ListMeta ` + "`json:\"metadata,omitempty\"`" + `
 
 	Items []Timer ` + "`json:\"items\"`" + `
-}
-
-// Duration is a duration that may be Never; it marshals back the bytes it
-// was read from.
-type Duration struct {
-	*time.Duration
-
-	// Raw is what the duration was read from.
-	Raw []byte
-}
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	d.Raw = append([]byte(nil), b...)
-	d.Duration = nil
-	if s == "Never" {
-		return nil
-	}
-	p, err := time.ParseDuration(s)
-	if err != nil {
-		return err
-	}
-	d.Duration = &p
-	return nil
-}
-
-// MarshalJSON implements json.Marshaler.
-func (d Duration) MarshalJSON() ([]byte, error) {
-	if d.Raw != nil {
-		return d.Raw, nil
-	}
-	if d.Duration != nil {
-		return json.Marshal(d.Duration.String())
-	}
-	return json.Marshal("Never")
-}
-
-// ToUnstructured implements value.UnstructuredConverter.
-func (d Duration) ToUnstructured() interface{} {
-	if d.Raw != nil {
-		return d.Raw
-	}
-	if d.Duration != nil {
-		return d.Duration.String()
-	}
-	return "Never"
 }
 `
 
@@ -201,6 +148,7 @@ func TestCustomJSONTypesSideBySide(t *testing.T) {
 	}
 	os.MkdirAll(filepath.Join(p, "pkg", "apis", "timing", "v1"), 0o755)
 	writeFile(t, filepath.Join(p, "pkg", "apis", "timing", "v1", "timer_types.go"), []byte(timerTypes))
+	writeFile(t, filepath.Join(p, "pkg", "apis", "timing", "v1", "duration.go"), []byte(fixtures.TimerDurationGo))
 	if err := timed("custom JSON types: generate, build", func() error {
 		if out, err := harness.Sh(p, cli, "generate"); err != nil {
 			return fmt.Errorf("%v\n%s", err, out)

@@ -7,49 +7,6 @@ import (
 	"testing"
 )
 
-// widgetGo declares kind Widget of group widgets.sh in widget.go, as a
-// kubebuilder API may, with a type of its own the internal package needs.
-const widgetGo = `package v1
-
-import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-// Size is a widget's size.
-// +kubebuilder:validation:Enum=S;M;L
-type Size string
-
-// +kubebuilder:object:root=true
-// +kubebuilder:subresource:status
-// +kubebuilder:printcolumn:name="Size",type=string,JSONPath=".spec.size"
-
-// Widget is declared in widget.go.
-type Widget struct {
-	metav1.TypeMeta   ` + "`json:\",inline\"`" + `
-	metav1.ObjectMeta ` + "`json:\"metadata,omitempty\"`" + `
-
-	Spec   WidgetSpec   ` + "`json:\"spec,omitempty\"`" + `
-	Status WidgetStatus ` + "`json:\"status,omitempty\"`" + `
-}
-
-type WidgetSpec struct {
-	// +optional
-	Dimension Size ` + "`json:\"size,omitempty\"`" + `
-}
-
-type WidgetStatus struct {
-	// +optional
-	Ready bool ` + "`json:\"ready,omitempty\"`" + `
-}
-
-// +kubebuilder:object:root=true
-
-// WidgetList is a list of Widgets.
-type WidgetList struct {
-	metav1.TypeMeta ` + "`json:\",inline\"`" + `
-	metav1.ListMeta ` + "`json:\"metadata,omitempty\"`" + `
-	Items           []Widget ` + "`json:\"items\"`" + `
-}
-`
-
 // TestAnyGroupAndKindInAnyFile: the shared project serves a group outside
 // its domain (widgets.sh, a .sh group as a CRD may have) whose kind is
 // declared in widget.go, a group that is the domain itself (example.com),

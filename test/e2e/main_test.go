@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/test/fixtures"
 	"github.com/apiserver-boot/apiserver-boot/test/harness"
 )
 
@@ -115,7 +116,7 @@ func setup(m *testing.M) (int, error) {
 		return 0, err
 	}
 	// A kind declared in a file not named *_types.go.
-	if err := os.WriteFile(filepath.Join(proj, "pkg", "apis", "widgets", "v1", "widget.go"), []byte(widgetGo), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(proj, "pkg", "apis", "widgets", "v1", "widget.go"), []byte(fixtures.WidgetGo), 0o644); err != nil {
 		return 0, err
 	}
 	if err := os.WriteFile(filepath.Join(proj, "pkg", "apis", "stable", "v1", "protobuf_client_test.go"), []byte(protobufClientTest), 0o644); err != nil {
