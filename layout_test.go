@@ -51,7 +51,7 @@ var layers = map[string][]string{
 	"bench":                      {"bench/internal/proc", "generators/protobuf", "internal/freeport"},
 	"bench/internal/proc":        {"internal/freeport"},
 	"test/harness":               {"internal/freeport"},
-	"test/kinestorage":           {"pkg/apiserver"},
+	"test/kinestorage":           {"internal/testpg", "pkg/apiserver"},
 	"test/fixtures":              {},
 	"test/fixtures/timer/v1":     {},
 	"test/fixtures/widgets/v1":   {},

@@ -14,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/freeport"
+	"github.com/apiserver-boot/apiserver-boot/internal/testpg"
 )
 
 func TestDatastoreFlags(t *testing.T) {
@@ -168,6 +169,52 @@ func refusedPassword(t *testing.T, userinfo string) {
 		}
 	default:
 		t.Error("the server got no password")
+	}
+}
+
+// TestKinePostgres starts kine on a real PostgreSQL (Debian's, started on
+// loopback): a key stored through kine's socket is read back after a
+// restart; a wrong password and a database the user may not create are
+// refused before anything serves, naming the flag, without the password.
+func TestKinePostgres(t *testing.T) {
+	pg := testpg.Start(t)
+	o := DatastoreOptions{Endpoint: pg.URL, ConnectTimeout: 5 * time.Second, CompactMinRetain: 1000}
+	for i := 0; i < 2; i++ {
+		k, err := o.StartKine(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := clientv3.New(clientv3.Config{Endpoints: []string{k.Endpoint}, DialTimeout: 5 * time.Second})
+		if err != nil {
+			k.Stop()
+			t.Fatal(err)
+		}
+		if i == 0 {
+			_, err = c.Put(t.Context(), "/registry/crontabs/default/a", "stored")
+		}
+		resp, gerr := c.Get(t.Context(), "/registry/crontabs/default/a")
+		c.Close()
+		k.Stop()
+		if err != nil || gerr != nil {
+			t.Fatalf("put %v, get %v", err, gerr)
+		}
+		if len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != "stored" {
+			t.Fatalf("run %d: got %v, want the stored key", i, resp.Kvs)
+		}
+	}
+
+	wrong := strings.Replace(pg.URL, ":"+pg.Password+"@", ":hunter2@", 1)
+	err := startKineErr(t, wrong, 10*time.Second)
+	if want := "--datastore-endpoint " + Redact(wrong) + ": the database refused the credentials: "; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("wrong password: %v\nwant it to start with %s", err, want)
+	}
+	missing := strings.Replace(pg.URL, "/"+testpg.Database+"?", "/nosuchdb?", 1)
+	err = startKineErr(t, missing, 10*time.Second)
+	if want := `database "nosuchdb" does not exist and user "` + testpg.User + `" may not create it`; !strings.Contains(err.Error(), want) {
+		t.Errorf("missing database: %v\nwant %q", err, want)
+	}
+	if strings.Contains(err.Error(), pg.Password) {
+		t.Errorf("the password is in the error: %v", err)
 	}
 }
 

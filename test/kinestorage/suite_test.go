@@ -8,11 +8,27 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/testpg"
 )
 
 // TestSQLite runs the suite on kine and SQLite, a new file per test.
 func TestSQLite(t *testing.T) {
 	Run(t, func(t *testing.T) string { return "sqlite://" + filepath.Join(t.TempDir(), "state.db") })
+}
+
+// TestPostgres runs the suite on kine and a real PostgreSQL (Debian's,
+// started on loopback by the test), a new database per test.
+func TestPostgres(t *testing.T) {
+	pg := testpg.Start(t)
+	var n atomic.Int64
+	Run(t, func(t *testing.T) string {
+		url, err := pg.CreateDatabase(fmt.Sprintf("kinestorage_%d", n.Add(1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return url
+	})
 }
 
 // TestEndpoint runs the suite on the Postgres server of
