@@ -11,26 +11,58 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/testpg"
 	"github.com/apiserver-boot/apiserver-boot/test/harness"
 )
 
-// TestRunLocalDatastoreSQLite: run local --datastore-endpoint sqlite://…
-// serves the project's kinds from SQLite through kine, without etcd:
-// create, get, list, watch and delete; a restart keeps the objects; a
-// second apiserver on the same file is refused (SQLite: one process).
-func TestRunLocalDatastoreSQLite(t *testing.T) {
-	// The embedded etcd's database held by another process: run local and
-	// the apiserver would refuse to start on it, and do not need it.
+// holdEmbeddedEtcd holds the embedded etcd's database, as another process
+// would, until the test ends: run local and the apiserver would refuse to
+// start on it, and with --datastore-endpoint they do not need it.
+func holdEmbeddedEtcd(t *testing.T) {
 	etcdDB := filepath.Join(proj, ".apiserver-boot", "etcd", "member", "snap", "db")
 	os.MkdirAll(filepath.Dir(etcdDB), 0o700)
 	f, err := os.OpenFile(etcdDB, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestRunLocalDatastorePostgres: the whole CronTab walk of run local
+// (cronTabWalk: CRUD, validation, label and field selectors, status,
+// server-side apply, finalizers, watch, a restart keeps the objects) on a
+// real PostgreSQL through kine, with the embedded etcd out of reach.
+func TestRunLocalDatastorePostgres(t *testing.T) {
+	pg := testpg.Start(t)
+	holdEmbeddedEtcd(t)
+	cronTabWalk(t, "--datastore-endpoint", pg.URL)
+	var n int
+	if err := pgCount(t, pg.URL, &n); err != nil || n == 0 {
+		t.Errorf("rows in Postgres' kine table: %d, %v: want the objects stored there", n, err)
+	}
+}
+
+// pgCount counts the rows of kine's table.
+func pgCount(t *testing.T, url string, n *int) error {
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(t.Context())
+	return conn.QueryRow(t.Context(), "SELECT count(*) FROM kine WHERE name LIKE '/registry/stable.example.com/crontabs/%'").Scan(n)
+}
+
+// TestRunLocalDatastoreSQLite: run local --datastore-endpoint sqlite://…
+// serves the project's kinds from SQLite through kine, without etcd:
+// create, get, list, watch and delete; a restart keeps the objects; a
+// second apiserver on the same file is refused (SQLite: one process).
+func TestRunLocalDatastoreSQLite(t *testing.T) {
+	holdEmbeddedEtcd(t)
 
 	db := filepath.Join(t.TempDir(), "state.db")
 	endpoint := "sqlite://" + db

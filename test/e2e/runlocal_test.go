@@ -39,8 +39,17 @@ status:
 `
 
 func TestRunLocalWithKubectl(t *testing.T) {
+	cronTabWalk(t)
+}
+
+// cronTabWalk drives a run local on the given store flags (none: the
+// embedded etcd) with kubectl: discovery, create, validation, list with
+// label and field selectors, update, status, edit, server-side apply,
+// finalizers, delete, watch, anonymous access, and a restart that keeps
+// the objects. The store must hold no CronTab or Calendar yet.
+func cronTabWalk(t *testing.T, store ...string) {
 	// Without the controller-manager, so nothing but these requests writes status.
-	rl, port := runLocal(t, "--controller-manager=false")
+	rl, port := runLocal(t, append([]string{"--controller-manager=false"}, store...)...)
 
 	// Discovery, OpenAPI (explain) and /version work for kubectl.
 	res := mustKubectl(t, "api-resources", "--api-group", "stable.example.com")
@@ -126,13 +135,40 @@ func TestRunLocalWithKubectl(t *testing.T) {
 		t.Errorf("cluster-scoped list: %q", got)
 	}
 
+	// Server-side apply: created, then changed by the same manager; a field
+	// another manager owns is a conflict.
+	ssa := func(replicas int, manager string) result {
+		return kubectlApplyStdinArgs(t, fmt.Sprintf(cronTab, "delta", "d", replicas), "apply", "--server-side", "--field-manager", manager)
+	}
+	for _, n := range []int{2, 4} {
+		if r := ssa(n, "walk"); r.err != nil {
+			t.Fatalf("server-side apply: %v %s", r.err, r.stderr)
+		}
+	}
+	if got := mustKubectl(t, "get", "crontab", "delta", "-o", `jsonpath={.spec.replicas} {.metadata.managedFields[?(@.manager=="walk")].operation}`); got != "4 Apply" {
+		t.Errorf("after server-side apply: %q, want %q", got, "4 Apply")
+	}
+	if r := ssa(3, "other"); r.err == nil || !strings.Contains(r.stderr, "conflict") {
+		t.Errorf("a second manager's apply of an owned field: %v %s, want a conflict", r.err, r.stderr)
+	}
+	// Finalizers: a delete marks the object; removing the finalizer ends it.
+	mustKubectl(t, "patch", "crontab", "delta", "--type", "merge", "-p", `{"metadata":{"finalizers":["example.com/hold"]}}`)
+	mustKubectl(t, "delete", "crontab", "delta", "--wait=false")
+	if got := mustKubectl(t, "get", "crontab", "delta", "-o", "jsonpath={.metadata.finalizers[0]} {.metadata.deletionTimestamp}"); !strings.HasPrefix(got, "example.com/hold 20") {
+		t.Errorf("deleted with a finalizer: %q, want the finalizer and a deletionTimestamp", got)
+	}
+	mustKubectl(t, "patch", "crontab", "delta", "--type", "json", "-p", `[{"op":"remove","path":"/metadata/finalizers"}]`)
+	if r := kubectl("get", "crontab", "delta"); r.err == nil || !strings.Contains(r.stderr, "NotFound") {
+		t.Errorf("finalizer removed, object still there: %v %s", r.err, r.stderr)
+	}
+
 	// Delete.
 	mustKubectl(t, "delete", "crontab", "beta")
 	if r := kubectl("get", "crontab", "beta"); r.err == nil || !strings.Contains(r.stderr, "NotFound") {
 		t.Errorf("deleted object still readable: %v %s", r.err, r.stderr)
 	}
 	time.Sleep(time.Second)
-	for _, want := range []string{"ADDED alpha", "ADDED beta", "MODIFIED alpha", "DELETED beta"} {
+	for _, want := range []string{"ADDED alpha", "ADDED beta", "MODIFIED alpha", "ADDED delta", "DELETED delta", "DELETED beta"} {
 		if !strings.Contains(watch.Out.String(), want) {
 			t.Errorf("watch did not show %q:\n%s", want, watch.Out.String())
 		}
@@ -157,8 +193,8 @@ func TestRunLocalWithKubectl(t *testing.T) {
 		t.Fatalf("processes left after stop: %v", left)
 	}
 
-	// Objects survive a restart of the embedded etcd.
-	rl, _ = runLocal(t, "--generate=false", "--controller-manager=false")
+	// Objects survive a restart of the store.
+	rl, _ = runLocal(t, append([]string{"--generate=false", "--controller-manager=false"}, store...)...)
 	if got := mustKubectl(t, "get", "crontab", "alpha", "-o", "jsonpath={.spec.replicas}"); got != "6" {
 		t.Errorf("after restart: replicas = %q, want 6", got)
 	}
