@@ -72,22 +72,27 @@ func TestRunLocalRefusedWhileAnotherRuns(t *testing.T) {
 	}
 }
 
-// TestRunLocalEmbeddedEtcdInUse: another process holding the embedded
-// etcd's database (an apiserver left running) is named at once, before
-// anything is built.
-func TestRunLocalEmbeddedEtcdInUse(t *testing.T) {
-	dir := deployProject(t)
+// holdEmbeddedEtcd holds the embedded etcd's database of the project in
+// dir until the test ends, as etcd's bbolt holds it in a running apiserver.
+func holdEmbeddedEtcd(t *testing.T, dir string) {
 	db := filepath.Join(dir, private.StateDir, "etcd", "member", "snap", "db")
 	os.MkdirAll(filepath.Dir(db), 0o700)
 	f, err := os.OpenFile(db, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	// As etcd's bbolt holds its database.
+	t.Cleanup(func() { f.Close() })
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestRunLocalEmbeddedEtcdInUse: another process holding the embedded
+// etcd's database (an apiserver left running) is named at once, before
+// anything is built.
+func TestRunLocalEmbeddedEtcdInUse(t *testing.T) {
+	dir := deployProject(t)
+	holdEmbeddedEtcd(t, dir)
 	out, err := run(t, dir, "run", "local", "--secure-port", fmt.Sprint(freeLoopbackPort(t)), "--controller-manager=false", "--generate=false")
 	want := fmt.Sprintf("the embedded etcd's data .apiserver-boot/etcd is in use by process %d (", os.Getpid())
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--etcd-servers") {
@@ -184,16 +189,7 @@ func TestQuietHoldsNoProgress(t *testing.T) {
 // redacted.
 func TestRunLocalDatastoreEndpoint(t *testing.T) {
 	dir := deployProject(t)
-	db := filepath.Join(dir, private.StateDir, "etcd", "member", "snap", "db")
-	os.MkdirAll(filepath.Dir(db), 0o700)
-	f, err := os.OpenFile(db, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		t.Fatal(err)
-	}
+	holdEmbeddedEtcd(t, dir)
 	for _, tc := range []struct {
 		args []string
 		want string
