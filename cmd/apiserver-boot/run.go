@@ -25,6 +25,7 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/internal/datastore"
+	"github.com/apiserver-boot/apiserver-boot/internal/files"
 	ownkubeconfig "github.com/apiserver-boot/apiserver-boot/internal/kubeconfig"
 	"github.com/apiserver-boot/apiserver-boot/internal/private"
 	"github.com/apiserver-boot/apiserver-boot/internal/progress"
@@ -48,6 +49,10 @@ type runLocalOptions struct {
 	etcdServers string
 	// datastoreEndpoint stores in SQL through kine instead of etcd.
 	datastoreEndpoint string
+	// datastoreEndpointFile holds the endpoint (given, or written by run
+	// local into the state folder): the apiserver reads it from there, so
+	// that the URL's password is in no command line of the apiserver.
+	datastoreEndpointFile string
 	kubeconfig        string
 	controllerManager bool
 	// controllerManagerAddress serves its /healthz, /readyz and /metrics.
@@ -98,6 +103,7 @@ results, warnings, errors and the servers' logs.`,
 	f.IntVar(&o.securePort, "secure-port", o.securePort, "Loopback HTTPS port of the apiserver")
 	f.StringVar(&o.etcdServers, "etcd-servers", "", "External etcd client URLs (comma separated); empty runs an embedded etcd")
 	f.StringVar(&o.datastoreEndpoint, "datastore-endpoint", "", "Store in SQL through kine instead of etcd: "+datastore.Forms+" (a relative PATH is in the project root); no etcd runs")
+	f.StringVar(&o.datastoreEndpointFile, "datastore-endpoint-file", "", "A file holding the --datastore-endpoint URL, which keeps its password out of every command line")
 	f.StringVar(&o.kubeconfig, "kubeconfig", o.kubeconfig, "Where to write the kubeconfig for kubectl, relative to the project root (a kubeconfig of another cluster there is refused, not overwritten)")
 	f.BoolVar(&o.controllerManager, "controller-manager", o.controllerManager, "Also run the controller-manager")
 	f.StringVar(&o.controllerManagerAddress, "controller-manager-address", o.controllerManagerAddress, "Address (host:port) of the controller-manager's /healthz, /readyz and /metrics; empty turns them off")
@@ -154,6 +160,9 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 	con := newConsole(cmd)
 	out, info := io.Writer(con), con.Info()
 
+	if err := o.readDatastoreFile(); err != nil {
+		return err
+	}
 	// One run local per project, before anything is touched (bin/, the
 	// kubeconfig, etcd's data): another one is refused, naming this one.
 	lock, err := runlock.Acquire(filepath.Join(root, private.StateDir), o.record())
@@ -163,6 +172,9 @@ func (o *runLocalOptions) run(cmd *cobra.Command) error {
 	defer lock.Release()
 	kubeconfig, err := o.preflight(root, p)
 	if err != nil {
+		return err
+	}
+	if err := o.writeDatastoreFile(root); err != nil {
 		return err
 	}
 	if o.generate {
@@ -256,8 +268,8 @@ func (o *runLocalOptions) apiserverArgs(kubeconfig string) []string {
 	if o.etcdServers != "" {
 		args = append(args, "--etcd-servers", o.etcdServers)
 	}
-	if o.datastoreEndpoint != "" {
-		args = append(args, "--datastore-endpoint", o.datastoreEndpoint)
+	if o.datastoreEndpointFile != "" {
+		args = append(args, "--datastore-endpoint-file", o.datastoreEndpointFile)
 	}
 	if o.auditPolicy != "" {
 		args = append(args, "--audit-policy-file", o.auditPolicy)
@@ -266,6 +278,46 @@ func (o *runLocalOptions) apiserverArgs(kubeconfig string) []string {
 		args = append(args, "--audit-log-path", o.auditLog)
 	}
 	return args
+}
+
+// readDatastoreFile reads --datastore-endpoint-file, for the checks and the
+// record; the apiserver reads the same file.
+func (o *runLocalOptions) readDatastoreFile() error {
+	if o.datastoreEndpointFile == "" {
+		return nil
+	}
+	if o.datastoreEndpoint != "" {
+		return errors.New("--datastore-endpoint and --datastore-endpoint-file both given: give the URL one way (the file keeps its password out of every command line)")
+	}
+	b, err := os.ReadFile(o.datastoreEndpointFile)
+	if err != nil {
+		return fmt.Errorf("--datastore-endpoint-file: %w", err)
+	}
+	if o.datastoreEndpoint = strings.TrimSpace(string(b)); o.datastoreEndpoint == "" {
+		return fmt.Errorf("--datastore-endpoint-file %s is empty: want one line, %s", o.datastoreEndpointFile, datastore.Forms)
+	}
+	abs, err := filepath.Abs(o.datastoreEndpointFile)
+	o.datastoreEndpointFile = abs
+	return err
+}
+
+// writeDatastoreFile writes a --datastore-endpoint given on the command
+// line into the state folder (0600) for the apiserver to read, so that the
+// URL is not in the apiserver's command line too.
+func (o *runLocalOptions) writeDatastoreFile(root string) error {
+	if o.datastoreEndpoint == "" || o.datastoreEndpointFile != "" {
+		return nil
+	}
+	dir := filepath.Join(root, private.StateDir)
+	if err := private.Dir(dir); err != nil {
+		return err
+	}
+	file := filepath.Join(dir, "datastore-endpoint")
+	if err := files.WriteAtomic(file, []byte(o.datastoreEndpoint+"\n"), 0o600); err != nil {
+		return err
+	}
+	o.datastoreEndpointFile = file
+	return nil
 }
 
 // record is what this run local says about itself to another one.

@@ -211,16 +211,41 @@ func TestRunLocalDatastoreEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &runLocalOptions{securePort: freeLoopbackPort(t), kubeconfig: "kubeconfig", datastoreEndpoint: "sqlite://.apiserver-boot/state.db"}
-	kubeconfig, err := o.preflight(dir, p)
-	if err != nil {
-		t.Fatalf("with --datastore-endpoint, the embedded etcd held elsewhere: %v", err)
+	// The URL given on the command line is handed to the apiserver in a
+	// private file; one given in a file is passed as that file: the
+	// password is in no command line of the apiserver.
+	const url = "postgres://app:hunter2@127.0.0.1:5432/crontab"
+	given := filepath.Join(t.TempDir(), "endpoint")
+	if err := os.WriteFile(given, []byte(url+"\n"), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	args := strings.Join(o.apiserverArgs(kubeconfig), " ")
-	if !strings.Contains(args, "--datastore-endpoint sqlite://.apiserver-boot/state.db") || strings.Contains(args, "--etcd-servers") {
-		t.Errorf("apiserver arguments: %s", args)
+	for _, o := range []*runLocalOptions{{datastoreEndpoint: url}, {datastoreEndpointFile: given}} {
+		o.securePort, o.kubeconfig = freeLoopbackPort(t), "kubeconfig"
+		if err := o.readDatastoreFile(); err != nil {
+			t.Fatal(err)
+		}
+		kubeconfig, err := o.preflight(dir, p)
+		if err != nil {
+			t.Fatalf("with --datastore-endpoint, the embedded etcd held elsewhere: %v", err)
+		}
+		if err := o.writeDatastoreFile(dir); err != nil {
+			t.Fatal(err)
+		}
+		args := o.apiserverArgs(kubeconfig)
+		i := slices.Index(args, "--datastore-endpoint-file")
+		if i < 0 || strings.Contains(strings.Join(args, " "), "hunter2") || slices.Contains(args, "--etcd-servers") {
+			t.Fatalf("apiserver arguments: %s", args)
+		}
+		b, err := os.ReadFile(args[i+1])
+		if st, serr := os.Stat(args[i+1]); err != nil || serr != nil || strings.TrimSpace(string(b)) != url || st.Mode().Perm() != 0o600 {
+			t.Errorf("the endpoint file %s: %q %v %v", args[i+1], b, err, serr)
+		}
+		if r := o.record(); r.Etcd != "postgres://app:xxxxx@127.0.0.1:5432/crontab" {
+			t.Errorf("the record's store is %q", r.Etcd)
+		}
 	}
-	if r := o.record(); r.Etcd != "sqlite://.apiserver-boot/state.db" {
-		t.Errorf("the record's store is %q", r.Etcd)
+	both := &runLocalOptions{datastoreEndpoint: url, datastoreEndpointFile: given}
+	if err := both.readDatastoreFile(); err == nil || !strings.Contains(err.Error(), "--datastore-endpoint and --datastore-endpoint-file both given") {
+		t.Errorf("both given: %v", err)
 	}
 }

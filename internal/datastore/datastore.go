@@ -34,21 +34,28 @@ func Validate(endpoint string) error {
 	return nil
 }
 
-// Redact hides the password of a datastore endpoint (USER:PASSWORD@ and a
-// password= parameter), for logs and errors.
+// Redact hides the password of a datastore endpoint (USER:PASSWORD@, and
+// the password= and sslpassword= parameters), for logs and errors.
 func Redact(endpoint string) string {
 	scheme, rest, ok := strings.Cut(endpoint, "://")
 	if !ok {
-		return redactParams(endpoint)
+		scheme, rest = "", endpoint // a mistake without a scheme may still hold one
 	}
-	// The user information ends at the last @ before the path (a password
-	// may hold @ and /; mysql's host is tcp(HOST:PORT)).
-	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		if user, _, hasPassword := strings.Cut(rest[:at], ":"); hasPassword {
-			rest = user + ":xxxxx" + rest[at:]
+	// The user information ends at the last @ before the parameters (a
+	// password may hold @ and /; mysql's host is tcp(HOST:PORT)).
+	hostPart, params, hasParams := strings.Cut(rest, "?")
+	if at := strings.LastIndex(hostPart, "@"); at >= 0 {
+		if user, _, hasPassword := strings.Cut(hostPart[:at], ":"); hasPassword {
+			hostPart = user + ":xxxxx" + hostPart[at:]
 		}
 	}
-	return scheme + "://" + redactParams(rest)
+	if hasParams {
+		hostPart = redactParams(hostPart + "?" + params)
+	}
+	if !ok {
+		return hostPart
+	}
+	return scheme + "://" + hostPart
 }
 
 func redactParams(s string) string {
@@ -58,7 +65,7 @@ func redactParams(s string) string {
 	}
 	var out []string
 	for _, p := range strings.Split(params, "&") {
-		if k, _, _ := strings.Cut(p, "="); strings.EqualFold(k, "password") {
+		if k, _, _ := strings.Cut(p, "="); secretParam(k) {
 			p = k + "=xxxxx"
 		}
 		out = append(out, p)
@@ -66,19 +73,27 @@ func redactParams(s string) string {
 	return path + "?" + strings.Join(out, "&")
 }
 
-// Password is the endpoint's password, to scrub from driver errors.
-func Password(endpoint string) string {
+// Secrets are the endpoint's password and the parameters that hold one
+// (password=, sslpassword=), to scrub from driver errors.
+func Secrets(endpoint string) []string {
 	_, rest, _ := strings.Cut(endpoint, "://")
-	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		if _, p, ok := strings.Cut(rest[:at], ":"); ok {
-			return p
+	hostPart, params, _ := strings.Cut(rest, "?")
+	var out []string
+	if at := strings.LastIndex(hostPart, "@"); at >= 0 {
+		if _, p, ok := strings.Cut(hostPart[:at], ":"); ok && p != "" {
+			out = append(out, p)
 		}
 	}
-	_, params, _ := strings.Cut(rest, "?")
 	for _, p := range strings.Split(params, "&") {
-		if k, v, _ := strings.Cut(p, "="); strings.EqualFold(k, "password") {
-			return v
+		if k, v, _ := strings.Cut(p, "="); secretParam(k) && v != "" {
+			out = append(out, v)
 		}
 	}
-	return ""
+	return out
+}
+
+// secretParam tells a URL parameter that holds a password: the
+// database's, or the client key's passphrase.
+func secretParam(k string) bool {
+	return strings.EqualFold(k, "password") || strings.EqualFold(k, "sslpassword")
 }

@@ -109,7 +109,7 @@ func Redact(endpoint string) string { return datastore.Redact(endpoint) }
 // password from what the driver said.
 func (o *DatastoreOptions) datastoreError(format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
-	if p := datastore.Password(o.Endpoint); len(p) > 0 {
+	for _, p := range datastore.Secrets(o.Endpoint) {
 		msg = strings.ReplaceAll(msg, p, "xxxxx")
 		if u, err := url.PathUnescape(p); err == nil && u != p && u != "" {
 			msg = strings.ReplaceAll(msg, u, "xxxxx")
@@ -306,7 +306,7 @@ func (o *DatastoreOptions) serveKine(ctx context.Context) (*Kine, error) {
 		PollBatchSize:        500,
 		PollInterval:         time.Second,
 	}
-	backend, err := o.openBackend(ctx, bctx, wg, cfg)
+	backend, err := o.openBackend(ctx, bctx, cancel, wg, cfg)
 	if err != nil {
 		cleanup()
 		return nil, o.datastoreError("starting kine: %v", err)
@@ -345,8 +345,10 @@ func (o *DatastoreOptions) serveKine(ctx context.Context) (*Kine, error) {
 // openBackend opens kine's backend on the database and starts it. The
 // database answered the check before: opening it again is quick. kine
 // retries a failed open for minutes; past the timeout (or on ctx, a
-// signal) it is given up.
-func (o *DatastoreOptions) openBackend(ctx, bctx context.Context, wg *sync.WaitGroup, cfg *drivers.Config) (kineserver.Backend, error) {
+// signal) it is given up: bctx is cancelled and the open awaited (kine's
+// retries end on it), so that no database handle outlives the error (the
+// SQLite file's lock is released after it).
+func (o *DatastoreOptions) openBackend(ctx, bctx context.Context, cancel context.CancelFunc, wg *sync.WaitGroup, cfg *drivers.Config) (kineserver.Backend, error) {
 	type result struct {
 		backend kineserver.Backend
 		err     error
@@ -363,6 +365,16 @@ func (o *DatastoreOptions) openBackend(ctx, bctx context.Context, wg *sync.WaitG
 		r.err = fmt.Errorf("the database did not open within %s", o.ConnectTimeout+30*time.Second)
 	case <-ctx.Done():
 		r.err = ctx.Err()
+	}
+	if r.err != nil && r.backend == nil {
+		// Given up: the open ends on bctx (a backend opened just now too;
+		// its goroutines are counted in wg, which the caller awaits).
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+		}
+		return nil, r.err
 	}
 	if r.err == nil {
 		r.err = r.backend.Start(bctx)

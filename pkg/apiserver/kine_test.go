@@ -39,6 +39,7 @@ func TestDatastoreFlags(t *testing.T) {
 		{[]string{"--datastore-endpoint", "sqlite://"}, "--datastore-endpoint sqlite://: no file: use sqlite://PATH"},
 		{[]string{"--datastore-endpoint", "postgres://app:hunter2@db/crontab", "--etcd-servers", "http://127.0.0.1:2379"}, "--datastore-endpoint postgres://app:xxxxx@db/crontab and --etcd-servers both given"},
 		{[]string{"--datastore-endpoint", "sqlite://state.db", "--embedded-etcd-data-dir", "d"}, "--embedded-etcd-data-dir applies to the embedded etcd, which does not run with --datastore-endpoint"},
+		{[]string{"--datastore-endpoint", "sqlite://state.db", "--etcd-certfile", "c.crt"}, "--etcd-certfile applies to an etcd given by --etcd-servers, not to --datastore-endpoint"},
 		// The URL from a file (a mounted Secret), checked as the flag's.
 		{[]string{"--datastore-endpoint-file", url}, ""},
 		{[]string{"--datastore-endpoint-file", bad}, `--datastore-endpoint redis://app:xxxxx@cache:6379: unknown scheme "redis"`},

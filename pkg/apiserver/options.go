@@ -182,6 +182,13 @@ func (o *Options) validateFlags(fs *pflag.FlagSet, delegatedOnly []string) error
 				return fmt.Errorf("--%s applies to the embedded etcd, which does not run with --datastore-endpoint", name)
 			}
 		}
+		// kine's socket is private and plain: TLS to an etcd would fail
+		// later with a timeout that names nothing.
+		for _, name := range []string{"etcd-cafile", "etcd-certfile", "etcd-keyfile", "etcd-servers-overrides"} {
+			if fs.Changed(name) {
+				return fmt.Errorf("--%s applies to an etcd given by --etcd-servers, not to --datastore-endpoint (kine in this process, on a private socket): drop it", name)
+			}
+		}
 	}
 	if o.delegated() {
 		for _, name := range []string{"token-file", "write-kubeconfig"} {
