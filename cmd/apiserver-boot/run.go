@@ -53,8 +53,8 @@ type runLocalOptions struct {
 	// local into the state folder): the apiserver reads it from there, so
 	// that the URL's password is in no command line of the apiserver.
 	datastoreEndpointFile string
-	kubeconfig        string
-	controllerManager bool
+	kubeconfig            string
+	controllerManager     bool
 	// controllerManagerAddress serves its /healthz, /readyz and /metrics.
 	controllerManagerAddress string
 	generate                 bool
