@@ -45,7 +45,7 @@ func TestFaultsPostgres(t *testing.T) {
 		figures = append(figures, killReplica(t, a, b, "pg-", keep))
 	})
 	t.Run("PostgreSQL stopped (fast shutdown) and started", func(t *testing.T) {
-		figures = append(figures, databaseOutage(t, a, b, "pg-stop", "PostgreSQL stopped (pg_ctl's fast shutdown), started again 5 s later", pg.Stop, pg.Start, keep))
+		figures = append(figures, databaseOutage(t, a, b, "pg-stop", "PostgreSQL stopped (SIGINT, its fast shutdown), started again 5 s later", pg.Stop, pg.Start, keep))
 	})
 	t.Run("PostgreSQL killed (kill -9) and started", func(t *testing.T) {
 		figures = append(figures, databaseOutage(t, a, b, "pg-kill", "PostgreSQL kill -9 (crash recovery on start), started again 5 s later", pg.Kill, pg.Start, keep))
@@ -67,8 +67,7 @@ one PostgreSQL (Debian's, started by the test on loopback: internal/testpg) inst
 	table(&doc, figures)
 	fmt.Fprintf(&doc, "\nA watch on b, resumed from its last resourceVersion after every interruption (on a while b was down) through all three faults: %s.\n", exactness)
 	fmt.Fprintf(&doc, "\nFrom a write acknowledged by a to its ADDED event on a watch on b: %s. "+
-		"kine in b learns of another process's writes by polling the database (about once a second); "+
-		"in a, the writer's own process, it is told at once.\n", latency)
+		"kine in b learns of another process's writes by polling the database (about once a second).\n", latency)
 	doc.WriteString(`
 While PostgreSQL is down, writes fail (their HTTP status and the first message, kine's, are in
 the table) and both replicas fail ` + "`/readyz`" + `; they keep running and take writes again,
@@ -163,7 +162,7 @@ func databaseOutage(t *testing.T, a, b *replica, prefix, fault string, down, up 
 	if len(missing) > 0 {
 		t.Errorf("%d acknowledged writes lost: %v", len(missing), first(missing))
 	}
-	t.Logf("%s: %d acknowledged, %d while down, failures %s; replicas unready while down: %v; database accepting connections %.1f s after its start, first write %.1f s after it",
+	t.Logf("%s: %d acknowledged, %d while down, failures %s; replicas unready while down: %v; database accepting connections %.1f s after its start, first write %.1f s after its start",
 		fault, len(l.acked), during, l.failed(), unready, accepting.Seconds(), took.Seconds())
 	return figure{fault: fault, acked: len(l.acked), lost: len(missing), server5xx: l.server["a"] + l.server["b"],
 		otherFailures: fmt.Sprintf("%d failed writes (%s); %d answered in the 5 s it was down; both replicas unready meanwhile: %v",
