@@ -19,7 +19,7 @@ test-unit: vet ## Fast tests: naming, templates, markers, generators (goldens), 
 test-e2e: test-tools ## Slow tier: scaffold, build and run a project; drive it with kubectl on embedded and external etcd, and aggregated behind kube-apiserver.
 	$(GO) test -tags e2e -count=1 -v -timeout 60m ./test/e2e/
 
-test-faults: ## Fault tier: two apiserver replicas on a 3-member etcd on loopback, under writing clients, while processes are killed; writes docs/reliability.md.
+test-faults: ## Fault tier: two apiserver replicas on a 3-member etcd, then on PostgreSQL through kine, on loopback, under writing clients, while processes are killed; writes docs/reliability.md.
 	$(GO) test -tags faults -count=1 -v -timeout 30m ./test/faults/
 
 soak: ## Not in CI: 32 clients of mixed CRUD and 8 watches on two replicas for 10 minutes (SOAK_DURATION, SOAK_CLIENTS, SOAK_WATCHES); no 5xx, no RSS or goroutine growth; writes its part of docs/reliability.md.

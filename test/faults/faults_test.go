@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,7 +21,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 )
 
@@ -84,12 +84,14 @@ type load struct {
 	times    []time.Time    // when each write was acknowledged
 	failures map[string]int // per replica
 	server   map[string]int // 5xx per replica
+	codes    map[string]int // failures by HTTP status ("no answer": none)
+	firstErr string         // the first failure's message
 	stop     chan struct{}
 	wg       sync.WaitGroup
 }
 
 func newLoad() *load {
-	return &load{acked: map[string]bool{}, failures: map[string]int{}, server: map[string]int{}, stop: make(chan struct{})}
+	return &load{acked: map[string]bool{}, failures: map[string]int{}, server: map[string]int{}, codes: map[string]int{}, stop: make(chan struct{})}
 }
 
 // write runs a writer named id on r until stop, for at most max objects.
@@ -134,10 +136,38 @@ func (l *load) record(who, name string, err error) {
 		return
 	}
 	l.failures[who]++
+	if l.firstErr == "" {
+		l.firstErr = err.Error()
+	}
 	var status apierrors.APIStatus
-	if errors.As(err, &status) && status.Status().Code >= 500 {
+	if !errors.As(err, &status) {
+		l.codes["no answer"]++
+		return
+	}
+	l.codes[fmt.Sprint(status.Status().Code)]++
+	if status.Status().Code >= 500 {
 		l.server[who]++
 	}
+}
+
+// failed says how the writes failed: how many by HTTP status, and the
+// first failure's message.
+func (l *load) failed() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.codes) == 0 {
+		return "none"
+	}
+	var parts []string
+	for code, n := range l.codes {
+		parts = append(parts, fmt.Sprintf("%d × %s", n, code))
+	}
+	sort.Strings(parts)
+	msg := l.firstErr
+	if len(msg) > 160 {
+		msg = msg[:160] + "…"
+	}
+	return strings.Join(parts, ", ") + "; the first: `" + strings.ReplaceAll(msg, "|", "/") + "`"
 }
 
 func (l *load) finish() {
@@ -206,8 +236,8 @@ func TestFaults(t *testing.T) {
 		t.Fatalf("etcd cluster not formed:\n%s", etcd[0].Out.String())
 	}
 	state := t.TempDir()
-	a := startReplica(t, "a", apiserverBin, state, etcd)
-	b := startReplica(t, "b", apiserverBin, state, etcd)
+	a := startReplica(t, "a", apiserverBin, state, onEtcd(etcd))
+	b := startReplica(t, "b", apiserverBin, state, onEtcd(etcd))
 	var figures []figure
 	all := map[string]bool{}
 	keep := func(l *load) {
@@ -217,29 +247,7 @@ func TestFaults(t *testing.T) {
 	}
 
 	t.Run("kill -9 of one apiserver replica", func(t *testing.T) {
-		l := newLoad()
-		l.write(t, a, "a1", 20000)
-		l.write(t, a, "a2", 20000)
-		l.write(t, b, "b1", 20000)
-		l.write(t, b, "b2", 20000)
-		time.Sleep(2 * time.Second)
-		b.Kill(syscall.SIGKILL)
-		time.Sleep(3 * time.Second)
-		restarted := time.Now()
-		b.Restart(t)
-		if !harness.WaitUntil(time.Minute, b.ready) {
-			t.Fatalf("b not ready after restart:\n%s", b.Out.String())
-		}
-		recovered := time.Since(restarted)
-		l.finish()
-		keep(l)
-		missing := lost(t, a, l.acked)
-		if len(missing) > 0 || l.failures["a"] > 0 {
-			t.Errorf("%d acknowledged writes lost (%v); clients of the other replica saw %d errors", len(missing), first(missing), l.failures["a"])
-		}
-		figures = append(figures, figure{fault: "kill -9 of one apiserver replica (b), restarted", acked: len(l.acked), lost: len(missing),
-			server5xx: l.server["a"] + l.server["b"], otherFailures: fmt.Sprintf("%d on a (its clients); %d on b (down)", l.failures["a"], l.failures["b"]),
-			recovered: recovered, recoveredWhat: "b ready after its restart"})
+		figures = append(figures, killReplica(t, a, b, "", keep))
 	})
 
 	for _, which := range []string{"follower", "leader"} {
@@ -304,63 +312,7 @@ func TestFaults(t *testing.T) {
 	}
 
 	t.Run("all of etcd stopped and started: replicas unready meanwhile, a resumed watch sees every event once", func(t *testing.T) {
-		client := dynamic.NewForConfigOrDie(b.config).Resource(tasks).Namespace("default")
-		list, err := client.List(context.Background(), metav1.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The watch: from the list's resourceVersion, resumed from the last
-		// event's after every interruption, as an informer does.
-		var (
-			mu     sync.Mutex
-			seen   = map[string]int{}
-			order  []string
-			resume = 0
-		)
-		watchDone := make(chan struct{})
-		stopWatch := make(chan struct{})
-		go func() {
-			defer close(watchDone)
-			rv := list.GetResourceVersion()
-			for {
-				select {
-				case <-stopWatch:
-					return
-				default:
-				}
-				w, err := client.Watch(context.Background(), metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
-				if err != nil {
-					time.Sleep(200 * time.Millisecond)
-					continue
-				}
-				mu.Lock()
-				resume++
-				mu.Unlock()
-			events:
-				for {
-					select {
-					case <-stopWatch:
-						w.Stop()
-						return
-					case ev, ok := <-w.ResultChan():
-						if !ok {
-							break events
-						}
-						obj, isObj := ev.Object.(*unstructured.Unstructured)
-						if !isObj {
-							break events // an error event: resume
-						}
-						rv = obj.GetResourceVersion()
-						if ev.Type == watch.Added {
-							mu.Lock()
-							seen[obj.GetName()]++
-							order = append(order, obj.GetName())
-							mu.Unlock()
-						}
-					}
-				}
-			}
-		}()
+		w := startWatch(t, b)
 		l := newLoad()
 		l.write(t, a, "all-a", 20000)
 		l.write(t, b, "all-b", 20000)
@@ -388,42 +340,12 @@ func TestFaults(t *testing.T) {
 		if len(missing) > 0 {
 			t.Errorf("%d acknowledged writes lost: %v", len(missing), first(missing))
 		}
-		// Every object written meanwhile (acknowledged or not, it is in the
-		// list) reaches the watch exactly once.
-		final, err := client.List(context.Background(), metav1.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		before := map[string]bool{}
-		for _, o := range list.Items {
-			before[o.GetName()] = true
-		}
-		var want []string
-		for _, o := range final.Items {
-			if !before[o.GetName()] {
-				want = append(want, o.GetName())
-			}
-		}
-		harness.WaitUntil(30*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(order) >= len(want) })
-		close(stopWatch)
-		<-watchDone
-		var twice, never []string
-		for _, name := range want {
-			switch seen[name] {
-			case 0:
-				never = append(never, name)
-			case 1:
-			default:
-				twice = append(twice, name)
-			}
-		}
-		if len(never) > 0 || len(twice) > 0 || len(order) != len(want) {
-			t.Errorf("the resumed watch: %d objects created, %d events; never seen %v, seen more than once %v", len(want), len(order), first(never), first(twice))
-		}
+		// Every object written meanwhile reaches the watch exactly once.
+		exactness := w.check(t, b)
 		figures = append(figures, figure{fault: "all 3 etcd members kill -9, then started", acked: len(l.acked), lost: len(missing),
 			server5xx: l.server["a"] + l.server["b"], otherFailures: fmt.Sprintf("%d failed requests while etcd was down; both replicas unready: %v", l.failures["a"]+l.failures["b"], unready),
 			recovered: recovered, recoveredWhat: "both replicas ready, not restarted",
-			exactness: fmt.Sprintf("%d objects, %d ADDED events after %d watch (re)starts: each once", len(want), len(order), resume)})
+			exactness: exactness})
 	})
 
 	t.Run("SIGTERM of a replica under load: no failed request for a client that retries elsewhere", func(t *testing.T) {
@@ -457,6 +379,35 @@ func TestFaults(t *testing.T) {
 		t.Errorf("at the end, %d acknowledged writes are missing: %v", len(missing), first(missing))
 	}
 	report(t, figures)
+}
+
+// killReplica kills b (SIGKILL) while clients write through a and b, and
+// restarts it: a's clients must see no error and nothing acknowledged may
+// be lost. prefix sets the objects' names apart.
+func killReplica(t *testing.T, a, b *replica, prefix string, keep func(*load)) figure {
+	l := newLoad()
+	l.write(t, a, prefix+"a1", 20000)
+	l.write(t, a, prefix+"a2", 20000)
+	l.write(t, b, prefix+"b1", 20000)
+	l.write(t, b, prefix+"b2", 20000)
+	time.Sleep(2 * time.Second)
+	b.Kill(syscall.SIGKILL)
+	time.Sleep(3 * time.Second)
+	restarted := time.Now()
+	b.Restart(t)
+	if !harness.WaitUntil(time.Minute, b.ready) {
+		t.Fatalf("b not ready after restart:\n%s", b.Out.String())
+	}
+	recovered := time.Since(restarted)
+	l.finish()
+	keep(l)
+	missing := lost(t, a, l.acked)
+	if len(missing) > 0 || l.failures["a"] > 0 {
+		t.Errorf("%d acknowledged writes lost (%v); clients of the other replica saw %d errors", len(missing), first(missing), l.failures["a"])
+	}
+	return figure{fault: "kill -9 of one apiserver replica (b), restarted", acked: len(l.acked), lost: len(missing),
+		server5xx: l.server["a"] + l.server["b"], otherFailures: fmt.Sprintf("%d on a (its clients); %d on b (down)", l.failures["a"], l.failures["b"]),
+		recovered: recovered, recoveredWhat: "b ready after its restart"}
 }
 
 // failoverWriter creates objects through the first ready replica of
@@ -526,12 +477,8 @@ fault is injected while they write; afterwards every acknowledged write is looke
 
 Reproduce: ` + "`make test-faults`" + ` (it rewrites this file).
 
-| fault | writes acknowledged | acknowledged and lost | 5xx | failed requests | recovery |
-| --- | --- | --- | --- | --- | --- |
 `)
-	for _, f := range figures {
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %s | %.1f s (%s) |\n", f.fault, f.acked, f.lost, f.server5xx, f.otherFailures, f.recovered.Seconds(), f.recoveredWhat)
-	}
+	table(&b, figures)
 	for _, f := range figures {
 		if f.exactness != "" {
 			fmt.Fprintf(&b, "\nThe watch through the etcd outage: %s.\n", f.exactness)
@@ -564,6 +511,14 @@ traffic, not in CI.
 	writeSection(t, "faults", b.String())
 }
 
+// table writes the figures as a Markdown table.
+func table(b *strings.Builder, figures []figure) {
+	b.WriteString("| fault | writes acknowledged | acknowledged and lost | 5xx | failed requests | recovery |\n| --- | --- | --- | --- | --- | --- |\n")
+	for _, f := range figures {
+		fmt.Fprintf(b, "| %s | %d | %d | %d | %s | %.1f s (%s) |\n", f.fault, f.acked, f.lost, f.server5xx, f.otherFailures, f.recovered.Seconds(), f.recoveredWhat)
+	}
+}
+
 // writeSection replaces one tier's part of docs/reliability.md (the fault
 // tier's, the soak's), keeping the other's.
 func writeSection(t *testing.T, name, text string) {
@@ -576,6 +531,9 @@ func writeSection(t *testing.T, name, text string) {
 		doc = doc[:i] + section + doc[j+len(end):]
 	} else if name == "faults" {
 		doc = section + doc
+	} else if k := strings.Index(doc, "<!-- /faults -->\n"); k >= 0 && name != "soak" {
+		k += len("<!-- /faults -->\n") // another fault scenario's: after the fault tier's
+		doc = doc[:k] + "\n" + section + doc[k:]
 	} else {
 		doc += "\n" + section
 	}

@@ -89,21 +89,28 @@ func (r *replica) ready() bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// startReplica runs the project's apiserver on the etcd cluster, in
-// standalone mode with the token the replicas share.
-func startReplica(t *testing.T, name, bin, state string, etcd []*member) *replica {
-	t.Helper()
+// onEtcd is the storage flag of a replica on the etcd cluster.
+func onEtcd(etcd []*member) []string {
 	var urls []string
 	for _, m := range etcd {
 		urls = append(urls, m.client)
 	}
+	return []string{"--etcd-servers", strings.Join(urls, ",")}
+}
+
+// startReplica runs the project's apiserver on the storage the flags
+// storage name (onEtcd, or --datastore-endpoint), in standalone mode with
+// the token the replicas share.
+func startReplica(t *testing.T, name, bin, state string, storage []string) *replica {
+	t.Helper()
 	kubeconfig := filepath.Join(state, name+".kubeconfig")
 	os.Remove(kubeconfig)
-	p := harness.Start(t, state, bin,
-		"--secure-port", fmt.Sprint(harness.FreePort(t)), "--etcd-servers", strings.Join(urls, ","),
+	args := append([]string{"--secure-port", fmt.Sprint(harness.FreePort(t))}, storage...)
+	args = append(args,
 		"--token-file", filepath.Join(state, "token"), "--cert-dir", filepath.Join(state, name+"-certs"),
 		"--write-kubeconfig", kubeconfig,
 		"--shutdown-delay-duration", "2s", "--shutdown-send-retry-after")
+	p := harness.Start(t, state, bin, args...)
 	r := &replica{Process: p, name: name}
 	if !harness.WaitUntil(2*time.Minute, func() bool {
 		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)

@@ -42,7 +42,7 @@ func TestSoak(t *testing.T) {
 		t.Fatal("etcd cluster not formed")
 	}
 	state := t.TempDir()
-	replicas := []*replica{startReplica(t, "a", apiserverBin, state, etcd), startReplica(t, "b", apiserverBin, state, etcd)}
+	replicas := []*replica{startReplica(t, "a", apiserverBin, state, onEtcd(etcd)), startReplica(t, "b", apiserverBin, state, onEtcd(etcd))}
 
 	var ops, server5xx, other atomic.Int64
 	var firstErr atomic.Value
