@@ -111,10 +111,11 @@ var items = []struct {
 	{"7", "code generation growth: 1, 10 and 50 kinds", (*bench).growth},
 	{"8", "the edit loop vs the CRD loop", (*bench).editLoop},
 	{"9", "what validating what the client sent costs a create", (*bench).validation},
+	{"10", "storage: the embedded etcd, kine+SQLite and kine+Postgres; what kine costs a build", (*bench).storage},
 }
 
 func main() {
-	only := flag.String("items", "1,2,3,4,5,6,7,8,9", "Items to run, comma separated")
+	only := flag.String("items", "1,2,3,4,5,6,7,8,9,10", "Items to run, comma separated")
 	runs := flag.Int("runs", 3, "Repetitions of each timed command (the median is reported)")
 	out := flag.String("out", "docs/benchmarks.md", "Write the results here (relative to the checkout; empty: do not write; a run of some -items writes only when -out is given)")
 	keep := flag.Bool("keep", false, "Keep the temporary folder (projects, server logs, profiles)")
