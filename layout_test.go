@@ -48,7 +48,7 @@ var layers = map[string][]string{
 	"pkg/testenv":                {"pkg/apiserver"},
 	"templates":                  {},
 	"boilerplate":                {},
-	"bench":                      {"bench/internal/proc", "generators/protobuf", "internal/freeport"},
+	"bench":                      {"bench/internal/proc", "generators/protobuf", "internal/freeport", "internal/testpg"},
 	"bench/internal/proc":        {"internal/freeport"},
 	"test/harness":               {"internal/freeport"},
 	"test/kinestorage":           {"internal/testpg", "pkg/apiserver"},

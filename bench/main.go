@@ -18,7 +18,11 @@
 //     --watch`, against controller-gen + `kubectl apply` of a CRD on
 //     kube-apiserver;
 //  9. what validating what the client sent (the request body kept and
-//     read back) costs the schema validation of a create, in process.
+//     read back) costs the schema validation of a create, in process;
+//  10. storage: the generated apiserver of item 4's project on kine+SQLite
+//     and on kine+Postgres (--datastore-endpoint) beside the same binary on
+//     its embedded etcd: creates/s at C=1/8/32, LIST 1,000 and watch
+//     latency; its binary size and build time with and without kine.
 //
 // Every figure is measured in the same run as its reference, on whatever
 // machine runs it: nothing here asserts a time. The results table is printed
@@ -111,10 +115,11 @@ var items = []struct {
 	{"7", "code generation growth: 1, 10 and 50 kinds", (*bench).growth},
 	{"8", "the edit loop vs the CRD loop", (*bench).editLoop},
 	{"9", "what validating what the client sent costs a create", (*bench).validation},
+	{"10", "storage: the embedded etcd, kine+SQLite and kine+Postgres; what kine costs a build", (*bench).storage},
 }
 
 func main() {
-	only := flag.String("items", "1,2,3,4,5,6,7,8,9", "Items to run, comma separated")
+	only := flag.String("items", "1,2,3,4,5,6,7,8,9,10", "Items to run, comma separated")
 	runs := flag.Int("runs", 3, "Repetitions of each timed command (the median is reported)")
 	out := flag.String("out", "docs/benchmarks.md", "Write the results here (relative to the checkout; empty: do not write; a run of some -items writes only when -out is given)")
 	keep := flag.Bool("keep", false, "Keep the temporary folder (projects, server logs, profiles)")
@@ -447,4 +452,29 @@ const methodText = `## How each figure is measured
    settings as in item 4, started once on item 4's etcd, the CRD applied once before timing). Each apiserver-boot run alternates with a CRD loop
    run; each row's reference is the median of the CRD runs that alternated with it. The notes break each run down
    from run local's own output lines.
+10. **Storage.** The project of item 4, its apiserver binary built once, started three times standalone and
+   running at once: on its embedded etcd (no storage flag; ` + "`--embedded-etcd-data-dir`" + ` and ` + "`--cert-dir`" + ` in the run's
+   temporary folder: the store ` + "`run local`" + ` uses), with ` + "`--datastore-endpoint sqlite://PATH`" + ` (a new file in that folder)
+   and with ` + "`--datastore-endpoint postgres://…`" + ` on a new database of a PostgreSQL server started on loopback by
+   internal/testpg (Debian's package, ` + "`initdb`" + ` into a temporary folder, default settings; the kine+Postgres rows are
+   skipped, with a note, where PostgreSQL is not installed). kine runs in the apiserver's process in both cases.
+   After 50 untimed creates on each, the client of item 4 creates 1,000 Widgets per server with C = 1, 8 and 32
+   workers, in four chunks of 250 alternating between the three servers; then LISTs the 1,000 objects of the C=1
+   namespace five times per server after one untimed LIST, alternating (JSON, time to the last byte, median).
+   Watch latency, one server after the other: a watch on an empty namespace of the server, then 10 untimed and
+   200 timed creates one at a time on the same server, each after the ADDED event of the one before; each
+   figure is the time from sending the create to its event arriving on the watch, median and p99 of the 200.
+   The time from the create's answer to the event is in the notes: many events arrive before the answer does
+   (the notes count them), which makes that figure mostly 0. This is one apiserver process: kine hands its own writes
+   to its watches at once and polls the table only for other writers, so the latency between two apiservers on
+   one Postgres (about a second's poll) is not here; the fault tier measures it (docs/reliability.md). Rows give
+   each kine store against the embedded etcd of the same run; ratios are kine's figure over etcd's (above 1:
+   more creates/s, slower LISTs and watches). **Build**: ` + "`go build ./cmd/apiserver`" + ` in that project as generated, and
+   the same build with ` + "`go build -overlay`" + ` replacing the framework's pkg/apiserver/kine.go by a copy reduced to
+   its options, flags and endpoint checks (` + "`StartKine`" + ` returning an error) and leaving out kine_sqlite.go, since
+   pkg/apiserver imports kine unconditionally; ` + "`go version -m`" + ` must show github.com/k3s-io/kine in the first
+   binary only. One untimed round of both, then both alternating for the repetitions (median): with every
+   package in the build cache, so the times are what kine adds to a rebuild (mostly the link), not to a first
+   build with an empty cache (docs/storage.md gives that, measured by hand). Run alone with
+   ` + "`go run ./bench -items 10`" + ` (about two minutes once item 4's project is built).
 `

@@ -195,13 +195,30 @@ func (t *target) ready(ctx context.Context, timeout time.Duration) error {
 
 // generatedServer starts the serving project's apiserver standalone on etcd.
 func (b *bench) generatedServer(p *servingProject, etcdURL string) (_ *target, err error) {
+	t, err := b.startGenerated(p, filepath.Base(p.dir), "apiserver-boot", "--etcd-servers", etcdURL, "--etcd-prefix", "/apiserver-boot")
+	if err != nil {
+		return t, err
+	}
+	// The standalone apiserver serves namespaces and, as a cluster, refuses
+	// objects in one that does not exist.
+	if err := t.createNamespaces(b.ctx, benchNamespaces()); err != nil {
+		t.srv.Stop(15 * time.Second)
+		return nil, err
+	}
+	return t, nil
+}
+
+// startGenerated starts the serving project's apiserver standalone with the
+// storage flags given, as the target called name; id names its log and
+// kubeconfig (one per server: a server refuses another's).
+func (b *bench) startGenerated(p *servingProject, id, name string, storage ...string) (_ *target, err error) {
 	port, err := freeport.Port()
 	if err != nil {
 		return nil, err
 	}
-	kubeconfig := filepath.Join(b.tmp, filepath.Base(p.dir)+".kubeconfig") // one per project: a server refuses another's
-	s, err := proc.StartServer(p.dir, b.tmp, filepath.Base(p.dir)+"-apiserver", filepath.Join(p.dir, "bin", "apiserver"), nil,
-		"--etcd-servers", etcdURL, "--etcd-prefix", "/apiserver-boot", "--secure-port", fmt.Sprint(port), "--write-kubeconfig", kubeconfig)
+	kubeconfig := filepath.Join(b.tmp, id+".kubeconfig")
+	args := append([]string{"--secure-port", fmt.Sprint(port), "--write-kubeconfig", kubeconfig}, storage...)
+	s, err := proc.StartServer(p.dir, b.tmp, id+"-apiserver", filepath.Join(p.dir, "bin", "apiserver"), nil, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -217,16 +234,12 @@ func (b *bench) generatedServer(p *servingProject, etcdURL string) (_ *target, e
 	}); err != nil {
 		return nil, err
 	}
-	t, err := newTarget("apiserver-boot", s, cfg, widgets, b.tmp)
+	t, err := newTarget(name, s, cfg, widgets, b.tmp)
 	if err != nil {
 		return nil, err
 	}
-	if err = t.ready(b.ctx, 2*time.Minute); err != nil {
-		return t, err
-	}
-	// The standalone apiserver serves namespaces and, as a cluster, refuses
-	// objects in one that does not exist.
-	return t, t.createNamespaces(b.ctx, benchNamespaces())
+	err = t.ready(b.ctx, 2*time.Minute)
+	return t, err
 }
 
 // createNamespaces creates namespaces that do not exist yet.
