@@ -229,6 +229,7 @@ func NewCommand(cfg Config) *cobra.Command {
 		},
 	}
 	delegatedOnly = o.AddFlags(cmd.Flags())
+	cmd.AddCommand(newCopyStorageCommand())
 	return cmd
 }
 
