@@ -45,6 +45,9 @@ type StoreFlags struct {
 	CAFile, CertFile, KeyFile string
 	EmbeddedDataDir           string
 	DatastoreEndpoint         string
+	// DatastoreEndpointFile holds the endpoint, whose password is then in
+	// no command line; read into DatastoreEndpoint by Validate.
+	DatastoreEndpointFile string
 }
 
 func (s *StoreFlags) AddFlags(fs *pflag.FlagSet) {
@@ -56,12 +59,16 @@ func (s *StoreFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.KeyFile, p+"etcd-keyfile", s.KeyFile, what+": SSL key file of --"+p+"etcd-certfile, as --etcd-keyfile.")
 	fs.StringVar(&s.EmbeddedDataDir, p+"embedded-etcd-data-dir", s.EmbeddedDataDir, what+": the data directory of an embedded etcd, as --embedded-etcd-data-dir (run local's: .apiserver-boot/etcd), started in this process.")
 	fs.StringVar(&s.DatastoreEndpoint, p+"datastore-endpoint", s.DatastoreEndpoint, what+": SQL through kine, as --datastore-endpoint: "+datastore.Forms+".")
+	fs.StringVar(&s.DatastoreEndpointFile, p+"datastore-endpoint-file", s.DatastoreEndpointFile, what+": a file holding the --"+p+"datastore-endpoint URL, which keeps its password out of the command line.")
 }
 
 func (s *StoreFlags) flag(name string) string { return "--" + s.Side + "-" + name }
 
 // Validate checks that one store is named, and that a source exists.
 func (s *StoreFlags) Validate() error {
+	if err := s.readEndpointFile(); err != nil {
+		return err
+	}
 	given := 0
 	for _, set := range []bool{len(s.EtcdServers) > 0, s.EmbeddedDataDir != "", s.DatastoreEndpoint != ""} {
 		if set {
@@ -94,6 +101,24 @@ func (s *StoreFlags) Validate() error {
 			return fmt.Errorf("%s %s: no database file %s", s.flag("datastore-endpoint"), Redact(s.DatastoreEndpoint), path)
 		}
 	}
+	return nil
+}
+
+func (s *StoreFlags) readEndpointFile() error {
+	if s.DatastoreEndpointFile == "" {
+		return nil
+	}
+	if s.DatastoreEndpoint != "" {
+		return fmt.Errorf("%s and %s both given: give the URL one way", s.flag("datastore-endpoint"), s.flag("datastore-endpoint-file"))
+	}
+	b, err := os.ReadFile(s.DatastoreEndpointFile)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.flag("datastore-endpoint-file"), err)
+	}
+	if s.DatastoreEndpoint = strings.TrimSpace(string(b)); s.DatastoreEndpoint == "" {
+		return fmt.Errorf("%s %s is empty: want one line, %s", s.flag("datastore-endpoint-file"), s.DatastoreEndpointFile, datastore.Forms)
+	}
+	s.DatastoreEndpointFile = ""
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -128,7 +129,11 @@ func TestCopyStorage(t *testing.T) {
 	}
 
 	out.Reset()
-	if err := runCopyStorage(context.Background(), &out, &StoreFlags{Side: "from", DatastoreEndpoint: sqlite}, &StoreFlags{Side: "to", EmbeddedDataDir: etcdDir2}, "/registry/"); err != nil {
+	endpointFile := filepath.Join(dir, "endpoint")
+	if err := os.WriteFile(endpointFile, []byte(sqlite+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := runCopyStorage(context.Background(), &out, &StoreFlags{Side: "from", DatastoreEndpointFile: endpointFile}, &StoreFlags{Side: "to", EmbeddedDataDir: etcdDir2}, "/registry/"); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "copied 255 keys") {
@@ -230,6 +235,8 @@ func TestCopyStorageRefuses(t *testing.T) {
 		{&StoreFlags{Side: "from", DatastoreEndpoint: "sqlite://" + filepath.Join(dir, "none.db")}, toSQLite, "no database file"},
 		{fromEtcd, &StoreFlags{Side: "to", DatastoreEndpoint: "oracle://x"}, `--to-datastore-endpoint oracle://x: unknown scheme "oracle"`},
 		{fromEtcd, &StoreFlags{Side: "to", EmbeddedDataDir: etcdDir}, "the source and the target are both embedded etcd " + etcdDir},
+		{fromEtcd, &StoreFlags{Side: "to", DatastoreEndpoint: sqlite, DatastoreEndpointFile: "endpoint"}, "--to-datastore-endpoint and --to-datastore-endpoint-file both given"},
+		{fromEtcd, &StoreFlags{Side: "to", DatastoreEndpointFile: filepath.Join(dir, "none")}, "--to-datastore-endpoint-file: open " + filepath.Join(dir, "none")},
 		{fromEtcd, &StoreFlags{Side: "to", DatastoreEndpoint: sqlite, CAFile: "ca.crt"}, "--to-etcd-cafile, --to-etcd-certfile and --to-etcd-keyfile apply only with --to-etcd-servers"},
 	} {
 		if msg := copyErr(c.from, c.to); !strings.Contains(msg, c.want) {
