@@ -244,3 +244,33 @@ func TestCopyStorageRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyStorageCommand: copy-storage is a subcommand of the apiserver
+// command, with both sides' flags and --etcd-prefix defaulting to the
+// server's.
+func TestCopyStorageCommand(t *testing.T) {
+	cmd := NewCommand(Config{Name: "test"})
+	sub, rest, err := cmd.Find([]string{"copy-storage", "--from-embedded-etcd-data-dir", "x"})
+	if err != nil || sub.Name() != "copy-storage" || len(rest) != 2 {
+		t.Fatalf("copy-storage: %v %v %v", sub, rest, err)
+	}
+	for _, name := range []string{"from-etcd-servers", "from-etcd-cafile", "from-etcd-certfile", "from-etcd-keyfile", "from-embedded-etcd-data-dir", "from-datastore-endpoint", "from-datastore-endpoint-file",
+		"to-etcd-servers", "to-etcd-cafile", "to-etcd-certfile", "to-etcd-keyfile", "to-embedded-etcd-data-dir", "to-datastore-endpoint", "to-datastore-endpoint-file"} {
+		if sub.Flags().Lookup(name) == nil {
+			t.Errorf("copy-storage has no --%s", name)
+		}
+	}
+	if got := sub.Flags().Lookup("etcd-prefix").DefValue; got != NewOptions().Etcd.StorageConfig.Prefix || got != "/registry" {
+		t.Errorf("--etcd-prefix defaults to %q, want the server's /registry", got)
+	}
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs([]string{"copy-storage", "--to-datastore-endpoint", "sqlite://x.db"})
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "give exactly one of --from-etcd-servers") {
+		t.Errorf("copy-storage without a source: %v", err)
+	}
+	if c, _, _ := cmd.Find([]string{"completion"}); c.Name() == "completion" {
+		t.Errorf("the apiserver has a completion command")
+	}
+}
