@@ -14,6 +14,9 @@ import (
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/datastore"
+	"github.com/apiserver-boot/apiserver-boot/internal/testpg"
 )
 
 // storedKeys are keys as a generated apiserver writes them: several
@@ -273,4 +276,43 @@ func TestCopyStorageCommand(t *testing.T) {
 	if c, _, _ := cmd.Find([]string{"completion"}); c.Name() == "completion" {
 		t.Errorf("the apiserver has a completion command")
 	}
+}
+
+// TestCopyStoragePostgres copies from etcd servers reached with the etcd
+// client TLS flags into kine on a real PostgreSQL, and from there into
+// SQLite: every key identical.
+func TestCopyStoragePostgres(t *testing.T) {
+	pg := testpg.Start(t)
+	dir := t.TempDir()
+	e, url, pki, err := (&EmbeddedEtcdOptions{DataDir: filepath.Join(dir, "etcd")}).Start(filepath.Join(dir, "certs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	from := &StoreFlags{Side: "from", EtcdServers: []string{url}, CAFile: pki.CA, CertFile: pki.ClientCert, KeyFile: pki.ClientKey}
+	want := storedKeys(t)
+	cli, stop := openStore(t, &StoreFlags{Side: "to", EtcdServers: from.EtcdServers, CAFile: pki.CA, CertFile: pki.ClientCert, KeyFile: pki.ClientKey})
+	for k, v := range want {
+		if _, err := cli.Put(t.Context(), k, string(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop()
+
+	var out bytes.Buffer
+	if err := runCopyStorage(context.Background(), &out, from, &StoreFlags{Side: "to", DatastoreEndpoint: pg.URL}, "/registry"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "copied 254 keys") || strings.Contains(out.String(), datastore.Password(pg.URL)) {
+		t.Errorf("output (the password must not be in it):\n%s", out.String())
+	}
+	got, _ := readStore(t, &StoreFlags{Side: "from", DatastoreEndpoint: pg.URL})
+	sameKeys(t, "Postgres", got, want)
+
+	sqlite := "sqlite://" + filepath.Join(dir, "state.db")
+	if err := runCopyStorage(context.Background(), &out, &StoreFlags{Side: "from", DatastoreEndpoint: pg.URL}, &StoreFlags{Side: "to", DatastoreEndpoint: sqlite}, "/registry"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = readStore(t, &StoreFlags{Side: "from", DatastoreEndpoint: sqlite})
+	sameKeys(t, "SQLite", got, want)
 }
