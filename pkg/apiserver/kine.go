@@ -54,6 +54,9 @@ type DatastoreOptions struct {
 	// watches at a compacted revision among them succeed where etcd answers
 	// 410 Gone.
 	CompactMinRetain int64
+	// flag is the flag errors name; empty is --datastore-endpoint
+	// (copy-storage's are --from-datastore-endpoint, --to-datastore-endpoint).
+	flag string
 }
 
 func (o *DatastoreOptions) AddFlags(fs *pflag.FlagSet) {
@@ -94,6 +97,9 @@ func (o *DatastoreOptions) Validate() error {
 		return nil
 	}
 	if err := datastore.Validate(o.Endpoint); err != nil {
+		if o.flag != "" {
+			return errors.New(strings.Replace(err.Error(), "--datastore-endpoint ", "--"+o.flag+" ", 1))
+		}
 		return err
 	}
 	if o.ConnectTimeout <= 0 {
@@ -115,7 +121,11 @@ func (o *DatastoreOptions) datastoreError(format string, args ...any) error {
 			msg = strings.ReplaceAll(msg, u, "xxxxx")
 		}
 	}
-	return fmt.Errorf("--datastore-endpoint %s: %s", Redact(o.Endpoint), msg)
+	flag := o.flag
+	if flag == "" {
+		flag = "datastore-endpoint"
+	}
+	return fmt.Errorf("--%s %s: %s", flag, Redact(o.Endpoint), msg)
 }
 
 // Kine is kine running in this process.
