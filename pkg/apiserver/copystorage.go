@@ -24,7 +24,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	kineserver "github.com/k3s-io/kine/pkg/server"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -302,7 +301,7 @@ func eachKey(ctx context.Context, cli *clientv3.Client, prefix string, rev int64
 			rev = resp.Header.Revision
 		}
 		for _, kv := range resp.Kvs {
-			if string(kv.Key) == kineserver.HealthKey {
+			if string(kv.Key) == kineHealthKey {
 				continue
 			}
 			if err := fn(kv); err != nil {
@@ -454,3 +453,9 @@ func runCopyStorage(ctx context.Context, out io.Writer, from, to *StoreFlags, pr
 	printCopy(out, res, from, to, strings.TrimSuffix(prefix, "/")+"/")
 	return nil
 }
+
+// kineHealthKey is the key kine writes at start for its health check
+// (github.com/k3s-io/kine/pkg/server.HealthKey), spelled here so that the
+// copy does not import kine's server (bench's build without kine leaves
+// only kine.go's code out).
+const kineHealthKey = "/registry/health"

@@ -1,6 +1,8 @@
 package apiserver
 
 import (
+	kineserver "github.com/k3s-io/kine/pkg/server"
+
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -314,4 +316,11 @@ func TestCopyStoragePostgres(t *testing.T) {
 	}
 	got, _ = readStore(t, &StoreFlags{Side: "from", DatastoreEndpoint: sqlite})
 	sameKeys(t, "SQLite", got, want)
+}
+
+// TestKineHealthKey: the key the copy skips is kine's own health key.
+func TestKineHealthKey(t *testing.T) {
+	if kineHealthKey != kineserver.HealthKey {
+		t.Errorf("kineHealthKey %q, kine's HealthKey %q", kineHealthKey, kineserver.HealthKey)
+	}
 }
