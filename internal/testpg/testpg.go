@@ -15,6 +15,7 @@
 package testpg
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -440,9 +441,18 @@ func (s *Server) stop(sig syscall.Signal, grace time.Duration) error {
 	if cmd == nil {
 		return nil
 	}
-	pgid := cmd.Process.Pid // its own process group: the server and its backends
+	pgid := cmd.Process.Pid // its own process group
 	if sig == syscall.SIGKILL {
+		// PostgreSQL's children (backends, checkpointer, ...) call setsid:
+		// they are not in the group. Killed with the postmaster, and
+		// awaited, so that none still holds the shared memory when the
+		// server starts again ("pre-existing shared memory block").
+		children := childrenOf(pgid)
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		for _, c := range children {
+			_ = syscall.Kill(c, syscall.SIGKILL)
+		}
+		defer waitGone(children, 10*time.Second)
 	} else {
 		_ = syscall.Kill(pgid, sig) // the postmaster stops its backends, then itself
 	}
@@ -466,4 +476,54 @@ func (s *Server) Close() error {
 		s.closeError = err
 	})
 	return s.closeError
+}
+
+// childrenOf lists the processes whose parent is pid, from /proc.
+func childrenOf(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid, _ := procStat(child); ppid == pid {
+			out = append(out, child)
+		}
+	}
+	return out
+}
+
+// procStat reads a process's parent and state from /proc/PID/stat (the
+// state 'Z' of an exited process not yet reaped).
+func procStat(pid int) (ppid int, state byte) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, 0
+	}
+	// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return 0, 0
+	}
+	ppid, _ = strconv.Atoi(f[1])
+	return ppid, f[0][0]
+}
+
+// waitGone waits until every process of pids has exited (gone, or a
+// zombie: it holds no memory any more), for at most timeout.
+func waitGone(pids []int, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for _, pid := range pids {
+		for time.Now().Before(deadline) {
+			if _, state := procStat(pid); state == 0 || state == 'Z' {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 }
