@@ -162,6 +162,12 @@ func TestBuildConfigOfProject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The etcd image follows the etcd the project's go.mod requires.
+	etcdVersion, err := harness.Sh(proj, "go", "list", "-m", "-f", "{{.Version}}", "go.etcd.io/etcd/server/v3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantImage := "gcr.io/etcd-development/etcd:" + strings.TrimSpace(etcdVersion)
 	var apiServices, rules []string
 	for _, o := range objs {
 		switch o := o.(type) {
@@ -172,8 +178,8 @@ func TestBuildConfigOfProject(t *testing.T) {
 				rules = append(rules, strings.Join(r.APIGroups, ",")+"/"+strings.Join(r.Resources, ","))
 			}
 		case *appsv1.StatefulSet:
-			if img := o.Spec.Template.Spec.Containers[0].Image; img != "gcr.io/etcd-development/etcd:v3.7.0" {
-				t.Errorf("etcd image %s", img)
+			if img := o.Spec.Template.Spec.Containers[0].Image; img != wantImage {
+				t.Errorf("etcd image %s, want %s", img, wantImage)
 			}
 		}
 	}
