@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apiserver-boot/apiserver-boot/test/harness"
 )
@@ -119,6 +120,50 @@ func TestCopyStorage(t *testing.T) {
 	rl, _ = runLocal(t, args...)
 	if got := storedObjects(t); got != before {
 		t.Errorf("back on etcd:\n%s\nwant:\n%s", got, before)
+	}
+	rl.Stop(t)
+}
+
+// TestEmbeddedEtcdOpensOlderData: objects stored through the etcd release
+// that earlier builds embedded (the test tools' etcd binary) are served
+// from the same data folder by this build's embedded etcd, unchanged.
+func TestEmbeddedEtcdOpensOlderData(t *testing.T) {
+	version, _ := harness.Sh(proj, etcdBin, "--version")
+	t.Logf("written by: %s", strings.SplitN(version, "\n", 2)[0])
+	etcdDir := filepath.Join(proj, ".apiserver-boot", "etcd")
+	saved := etcdDir + ".before-older-data-test"
+	if err := os.Rename(etcdDir, saved); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		os.RemoveAll(etcdDir)
+		if _, err := os.Stat(saved); err == nil {
+			os.Rename(saved, etcdDir)
+		}
+	})
+	clientURL := fmt.Sprintf("http://127.0.0.1:%d", harness.FreePort(t))
+	peerURL := fmt.Sprintf("http://127.0.0.1:%d", harness.FreePort(t))
+	etcd := &etcdProcess{url: clientURL}
+	etcd.Process = harness.Start(t, t.TempDir(), etcdBin, "--name", "apiserver-boot", "--data-dir", etcdDir,
+		"--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
+		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
+		"--initial-cluster", "apiserver-boot="+peerURL)
+	etcd.WaitFor(t, "ready to serve client requests", time.Minute)
+
+	args := []string{"--controller-manager=false", "--generate=false"}
+	rl, _ := runLocal(t, append([]string{"--etcd-servers", clientURL}, args...)...)
+	for _, m := range []string{fmt.Sprintf(cronTab, "older-a", "older", 2), "apiVersion: stable.example.com/v1\nkind: Calendar\nmetadata:\n  name: older-cal\n"} {
+		if r := kubectlApplyStdin(t, "create", m); r.err != nil {
+			t.Fatalf("create: %v %s", r.err, r.stderr)
+		}
+	}
+	before := storedObjects(t)
+	rl.Stop(t)
+	etcd.stop(t) // a clean stop, as the older build's embedded etcd stopped
+
+	rl, _ = runLocal(t, args...) // the embedded etcd on the same folder
+	if after := storedObjects(t); after != before || !strings.Contains(after, "older-a") {
+		t.Errorf("served by the embedded etcd:\n%s\nwant what the older etcd stored:\n%s", after, before)
 	}
 	rl.Stop(t)
 }
