@@ -3,6 +3,7 @@ package deploy
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -86,7 +87,9 @@ func TestRenderDatastore(t *testing.T) {
 			storage = append(storage, a)
 		}
 	}
-	if want := []string{"--datastore-endpoint-file=/var/run/apiserver/datastore/endpoint"}; !reflect.DeepEqual(storage, want) {
+	// --datastore-replicas lets the apiserver refuse a sqlite:// URL that
+	// two replicas would each hold their own file of.
+	if want := []string{"--datastore-endpoint-file=/var/run/apiserver/datastore/endpoint", fmt.Sprintf("--datastore-replicas=%d", DefaultReplicas)}; !reflect.DeepEqual(storage, want) {
 		t.Errorf("storage flags %q, want %q", storage, want)
 	}
 	if len(ctr.Env) > 0 {

@@ -362,7 +362,9 @@ func (o *Options) apiserverArgs() []string {
 		// Authenticate and authorize through kube-apiserver with the pod's
 		// ServiceAccount (in-cluster configuration): no kubeconfig needed.
 		"--delegated-auth",
-		o.storageArg(),
+	}
+	args = append(args, o.storageArgs()...)
+	args = append(args,
 		// A rolling update drops no request: on SIGTERM (after the preStop
 		// pause) /readyz fails while requests are still served for 10s, then
 		// in-flight requests drain and late ones get 429 with Retry-After.
@@ -370,9 +372,8 @@ func (o *Options) apiserverArgs() []string {
 		"--shutdown-send-retry-after=true",
 		// The audit log, as the policy of the ConfigMap says, on standard
 		// output (kubectl logs; a node's log collector).
-		"--audit-policy-file=" + auditDir + "/" + auditPolicyFile,
-		"--audit-log-path=-",
-	}
+		"--audit-policy-file="+auditDir+"/"+auditPolicyFile,
+		"--audit-log-path=-")
 	if o.etcd() {
 		args = append(args,
 			"--etcd-cafile="+etcdClientDir+"/"+corev1.ServiceAccountRootCAKey,
@@ -382,15 +383,19 @@ func (o *Options) apiserverArgs() []string {
 	return args
 }
 
-// storageArg points the apiserver at its storage: the etcd members, or
+// storageArgs point the apiserver at its storage: the etcd members, or
 // the SQL database whose URL the mounted Secret holds (read from the file,
 // so that the URL and its password are in no flag value and in no
 // process's command line).
-func (o *Options) storageArg() string {
+// With a SQL database, the apiserver is also told how many replicas share
+// it, so that a sqlite:// URL in the Secret is refused at start rather than
+// served by replicas each holding their own file.
+func (o *Options) storageArgs() []string {
 	if o.DatastoreSecret != "" {
-		return "--datastore-endpoint-file=" + path.Join(DatastoreDir, DatastoreEndpointKey)
+		return []string{"--datastore-endpoint-file=" + path.Join(DatastoreDir, DatastoreEndpointKey),
+			fmt.Sprintf("--datastore-replicas=%d", o.replicas())}
 	}
-	return "--etcd-servers=" + strings.Join(o.EtcdURLs(), ",")
+	return []string{"--etcd-servers=" + strings.Join(o.EtcdURLs(), ",")}
 }
 
 func (o *Options) apiserverDeployment() *appsv1.Deployment {

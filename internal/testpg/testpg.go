@@ -378,8 +378,9 @@ func (s *Server) urlFor(user, password, db string) string {
 	return u.String()
 }
 
-// admin runs statements as the superuser.
-func (s *Server) admin(statements ...string) error {
+// Admin runs statements as the superuser (in the database postgres), e.g.
+// to take a privilege from User.
+func (s *Server) Admin(statements ...string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, s.urlFor(adminUser, s.adminPass, "postgres"))
@@ -396,7 +397,7 @@ func (s *Server) admin(statements ...string) error {
 }
 
 func (s *Server) createUser() error {
-	return s.admin(
+	return s.Admin(
 		fmt.Sprintf("CREATE ROLE %s LOGIN PASSWORD '%s'", User, s.Password),
 		fmt.Sprintf("CREATE DATABASE %s OWNER %s", Database, User))
 }
@@ -412,7 +413,7 @@ func (s *Server) CreateDatabase(name string) (string, error) {
 	if name == "" {
 		return "", errors.New("database name is empty")
 	}
-	if err := s.admin(fmt.Sprintf("CREATE DATABASE %s OWNER %s", name, User)); err != nil {
+	if err := s.Admin(fmt.Sprintf("CREATE DATABASE %s OWNER %s", name, User)); err != nil {
 		return "", err
 	}
 	return s.urlFor(User, s.Password, name), nil

@@ -122,7 +122,7 @@ func (s *StoreFlags) readEndpointFile() error {
 }
 
 func (s *StoreFlags) datastore() *DatastoreOptions {
-	return &DatastoreOptions{Endpoint: s.DatastoreEndpoint, ConnectTimeout: 10 * time.Second, CompactMinRetain: 1000, flag: s.Side + "-datastore-endpoint"}
+	return &DatastoreOptions{Endpoint: s.DatastoreEndpoint, ConnectTimeout: 10 * time.Second, CompactMinRetain: 1000, Replicas: 1, flag: s.Side + "-datastore-endpoint"}
 }
 
 // String names the store for messages, without a password.

@@ -54,6 +54,11 @@ type DatastoreOptions struct {
 	// watches at a compacted revision among them succeed where etcd answers
 	// 410 Gone.
 	CompactMinRetain int64
+	// Replicas is --datastore-replicas: how many apiserver processes share
+	// the database (build config sets it to the Deployment's replicas).
+	// SQLite serves one process: more is refused before anything starts.
+	// 0 is taken as 1.
+	Replicas int
 	// flag is the flag errors name; empty is --datastore-endpoint
 	// (copy-storage's are --from-datastore-endpoint, --to-datastore-endpoint).
 	flag string
@@ -67,6 +72,8 @@ func (o *DatastoreOptions) AddFlags(fs *pflag.FlagSet) {
 		"A file holding the --datastore-endpoint URL (e.g. a mounted Secret's key), which keeps its password out of the command line.")
 	fs.DurationVar(&o.ConnectTimeout, "datastore-connect-timeout", o.ConnectTimeout,
 		"How long to wait for the database of --datastore-endpoint to answer at start before giving up.")
+	fs.IntVar(&o.Replicas, "datastore-replicas", o.Replicas,
+		"How many apiserver processes share the --datastore-endpoint database (build config sets it to its --replicas); sqlite:// serves one.")
 }
 
 // ReadEndpointFile reads --datastore-endpoint-file into Endpoint; both
@@ -104,6 +111,13 @@ func (o *DatastoreOptions) Validate() error {
 	}
 	if o.ConnectTimeout <= 0 {
 		return fmt.Errorf("--datastore-connect-timeout must be positive, e.g. 10s")
+	}
+	if o.Replicas < 0 {
+		return fmt.Errorf("--datastore-replicas must be 1 or more, not %d", o.Replicas)
+	}
+	if o.Replicas > 1 && strings.HasPrefix(o.Endpoint, "sqlite://") {
+		return o.datastoreError("SQLite serves one apiserver process, and --datastore-replicas is %d: each replica would hold its own file and answer differently. "+
+			"Use a database the replicas share (postgres://… or mysql://…), or run one replica (build config --replicas 1)", o.Replicas)
 	}
 	return nil
 }
@@ -242,6 +256,9 @@ func (o *DatastoreOptions) checkPostgres(ctx context.Context, dsn string) error 
 			}
 			return nil
 		}
+		// kine would connect to the database postgres to create it, and
+		// cannot either: say what is missing, not why that second try failed.
+		return o.datastoreError("database %q does not exist, and user %q cannot connect to the database postgres to create it (%v): create it (CREATE DATABASE %s OWNER %s) or name one that exists", cfg.Database, cfg.User, err, cfg.Database, cfg.User)
 	}
 	if err != nil {
 		return o.connectError(err, pgCode(err) == "28P01" || pgCode(err) == "28000")
@@ -329,7 +346,7 @@ func (o *DatastoreOptions) serveKine(ctx context.Context) (*Kine, error) {
 	)
 	// kine's defaults: progress notifications every 5s, and the etcd version
 	// k8s.io/apiserver checks for RequestWatchProgress.
-	kineserver.New(backend, "unix", 5*time.Second, "3.6.11").Register(g)
+	kineserver.New(checkedCreates{backend}, "unix", 5*time.Second, "3.6.11").Register(g)
 	sock := filepath.Join(dir, "kine.sock")
 	l, err := (&net.ListenConfig{}).Listen(bctx, "unix", sock)
 	if err == nil {
@@ -390,4 +407,32 @@ func (o *DatastoreOptions) openBackend(ctx, bctx context.Context, cancel context
 		r.err = r.backend.Start(bctx)
 	}
 	return r.backend, r.err
+}
+
+// checkedCreates reads every create back before it is acknowledged. kine's
+// log-structured Create (v0.17.5) answers an insert that failed with
+// success when the key is then not found: the insert's error is dropped
+// and the current revision returned, so that k8s.io/apiserver answers 201
+// for an object that was never stored. It happens when the database ends a
+// connection under the insert and the lookup after it gets a fresh one (a
+// restart of PostgreSQL, under write load), or when the database refuses
+// the row. A create is stored at the revision it returns: the key read at
+// that revision has it as its ModRevision; anything else is returned as an
+// error (the outcome is then unknown to the client, as of a timeout, never
+// a false success).
+type checkedCreates struct{ kineserver.Backend }
+
+func (b checkedCreates) Create(ctx context.Context, key string, value []byte, lease int64) (int64, error) {
+	rev, err := b.Backend.Create(ctx, key, value, lease)
+	if err != nil {
+		return rev, err
+	}
+	_, kv, err := b.Backend.Get(ctx, key, rev, true)
+	if err != nil {
+		return 0, fmt.Errorf("creating %s: reading it back at revision %d: %w", key, rev, err)
+	}
+	if kv == nil || kv.ModRevision != rev {
+		return 0, fmt.Errorf("creating %s: the database did not store it (kine reported revision %d, which does not hold it): retry", key, rev)
+	}
+	return rev, nil
 }

@@ -40,6 +40,10 @@ func TestDatastoreFlags(t *testing.T) {
 		{[]string{"--datastore-endpoint", "postgres://app:hunter2@db/crontab", "--etcd-servers", "http://127.0.0.1:2379"}, "--datastore-endpoint postgres://app:xxxxx@db/crontab and --etcd-servers both given"},
 		{[]string{"--datastore-endpoint", "sqlite://state.db", "--embedded-etcd-data-dir", "d"}, "--embedded-etcd-data-dir applies to the embedded etcd, which does not run with --datastore-endpoint"},
 		{[]string{"--datastore-endpoint", "sqlite://state.db", "--etcd-certfile", "c.crt"}, "--etcd-certfile applies to an etcd given by --etcd-servers, not to --datastore-endpoint"},
+		// SQLite serves one process; a shared database serves several.
+		{[]string{"--datastore-endpoint", "sqlite://state.db", "--datastore-replicas", "2"}, "--datastore-endpoint sqlite://state.db: SQLite serves one apiserver process, and --datastore-replicas is 2"},
+		{[]string{"--datastore-endpoint", "postgres://app:hunter2@db/crontab", "--datastore-replicas", "3"}, ""},
+		{[]string{"--datastore-endpoint", "postgres://app:hunter2@db/crontab", "--datastore-replicas", "-1"}, "--datastore-replicas must be 1 or more, not -1"},
 		// The URL from a file (a mounted Secret), checked as the flag's.
 		{[]string{"--datastore-endpoint-file", url}, ""},
 		{[]string{"--datastore-endpoint-file", bad}, `--datastore-endpoint redis://app:xxxxx@cache:6379: unknown scheme "redis"`},
@@ -216,6 +220,15 @@ func TestKinePostgres(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), pg.Password) {
 		t.Errorf("the password is in the error: %v", err)
+	}
+	// A user who may not even connect to the database postgres (where kine
+	// would create it): the error says the database is missing.
+	if err := pg.Admin("REVOKE CONNECT ON DATABASE postgres FROM PUBLIC"); err != nil {
+		t.Fatal(err)
+	}
+	err = startKineErr(t, missing, 10*time.Second)
+	if want := `database "nosuchdb" does not exist, and user "` + testpg.User + `" cannot connect to the database postgres to create it`; !strings.Contains(err.Error(), want) {
+		t.Errorf("missing database, no access to postgres: %v\nwant %q", err, want)
 	}
 }
 

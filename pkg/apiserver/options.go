@@ -63,7 +63,7 @@ func NewOptions() *Options {
 		SecureServing:  genericoptions.NewSecureServingOptions().WithLoopback(),
 		Etcd:           genericoptions.NewEtcdOptions(storagebackend.NewDefaultConfig("/registry", nil)),
 		EmbeddedEtcd:   EmbeddedEtcdOptions{DataDir: filepath.Join(private.StateDir, "etcd")},
-		Datastore:      DatastoreOptions{ConnectTimeout: 10 * time.Second, CompactMinRetain: 1000},
+		Datastore:      DatastoreOptions{ConnectTimeout: 10 * time.Second, CompactMinRetain: 1000, Replicas: 1},
 		Features:       genericoptions.NewFeatureOptions(),
 		Authentication: genericoptions.NewDelegatingAuthenticationOptions(),
 		Authorization:  genericoptions.NewDelegatingAuthorizationOptions(),

@@ -32,6 +32,7 @@ func TestFaultsPostgres(t *testing.T) {
 		}
 	}
 
+	explain := func(t *testing.T, missing []string) { explainMissing(t, pg, missing, a, b) }
 	var latency string
 	t.Run("a write acknowledged by a reaches a watch on b", func(t *testing.T) {
 		latency = propagation(t, a, b, 40)
@@ -45,15 +46,16 @@ func TestFaultsPostgres(t *testing.T) {
 		figures = append(figures, killReplica(t, a, b, "pg-", keep))
 	})
 	t.Run("PostgreSQL stopped (fast shutdown) and started", func(t *testing.T) {
-		figures = append(figures, databaseOutage(t, a, b, "pg-stop", "PostgreSQL stopped (SIGINT, its fast shutdown), started again 5 s later", pg.Stop, pg.Start, keep))
+		figures = append(figures, databaseOutage(t, a, b, "pg-stop", "PostgreSQL stopped (SIGINT, its fast shutdown), started again 5 s later", pg.Stop, pg.Start, keep, explain))
 	})
 	t.Run("PostgreSQL killed (kill -9) and started", func(t *testing.T) {
-		figures = append(figures, databaseOutage(t, a, b, "pg-kill", "PostgreSQL kill -9 (crash recovery on start), started again 5 s later", pg.Kill, pg.Start, keep))
+		figures = append(figures, databaseOutage(t, a, b, "pg-kill", "PostgreSQL kill -9 (crash recovery on start), started again 5 s later", pg.Kill, pg.Start, keep, explain))
 	})
 
 	exactness := w.check(t, a)
 	if missing := lost(t, b, all); len(missing) > 0 {
 		t.Errorf("at the end, %d acknowledged writes are missing: %v", len(missing), first(missing))
+		explain(t, missing)
 	}
 
 	var doc strings.Builder
@@ -120,7 +122,7 @@ func propagation(t *testing.T, a, b *replica, n int) string {
 // through a and b, brings it back 5 s later (up), and waits for writes to
 // be acknowledged again. Writes must fail while it is down, resume without
 // restarting a replica, and nothing acknowledged may be lost.
-func databaseOutage(t *testing.T, a, b *replica, prefix, fault string, down, up func() error, keep func(*load)) figure {
+func databaseOutage(t *testing.T, a, b *replica, prefix, fault string, down, up func() error, keep func(*load), explain func(*testing.T, []string)) figure {
 	t.Helper()
 	l := newLoad()
 	l.write(t, a, prefix+"-a", 20000)
@@ -161,9 +163,13 @@ func databaseOutage(t *testing.T, a, b *replica, prefix, fault string, down, up 
 	missing := lost(t, a, l.acked)
 	if len(missing) > 0 {
 		t.Errorf("%d acknowledged writes lost: %v", len(missing), first(missing))
+		explain(t, missing)
 	}
-	t.Logf("%s: %d acknowledged, %d while down, failures %s; replicas unready while down: %v; database accepting connections %.1f s after its start, first write %.1f s after its start",
-		fault, len(l.acked), during, l.failed(), unready, accepting.Seconds(), took.Seconds())
+	// Creates kine reported done without storing them, which the apiserver
+	// caught reading them back (pkg/apiserver checkedCreates) and failed.
+	unstored := strings.Count(a.Out.String(), "the database did not store it") + strings.Count(b.Out.String(), "the database did not store it")
+	t.Logf("%s: %d acknowledged, %d while down, failures %s; replicas unready while down: %v; database accepting connections %.1f s after its start, first write %.1f s after its start; creates kine reported done but had not stored (failed by the read-back, so far in both replicas' logs): %d",
+		fault, len(l.acked), during, l.failed(), unready, accepting.Seconds(), took.Seconds(), unstored)
 	return figure{fault: fault, acked: len(l.acked), lost: len(missing), server5xx: l.server["a"] + l.server["b"],
 		otherFailures: fmt.Sprintf("%d failed writes (%s); %d answered in the 5 s it was down; both replicas unready meanwhile: %v",
 			l.failures["a"]+l.failures["b"], l.failed(), during, unready),
