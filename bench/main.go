@@ -467,7 +467,7 @@ const methodText = `## How each figure is measured
    The time from the create's answer to the event is in the notes: many events arrive before the answer does
    (the notes count them), which makes that figure mostly 0. This is one apiserver process: kine hands its own writes
    to its watches at once and polls the table only for other writers, so the latency between two apiservers on
-   one Postgres (about a second's poll) is not here; the fault tier measures it (docs/reliability.md). Rows give
+   one Postgres (a quarter second's poll) is not here; the fault tier measures it (docs/reliability.md). Rows give
    each kine store against the embedded etcd of the same run; ratios are kine's figure over etcd's (above 1:
    more creates/s, slower LISTs and watches). **Build**: ` + "`go build ./cmd/apiserver`" + ` in that project as generated, and
    the same build with ` + "`go build -overlay`" + ` replacing the framework's pkg/apiserver/kine.go by a copy reduced to

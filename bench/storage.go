@@ -202,7 +202,7 @@ func (b *bench) watchRows(ts []*target) error {
 			func(t, ref *target) float64 { return ratio(q.of[t], q.of[ref]) })
 	}
 	b.note("10", "watch latency: the rows time each create from its request being sent to its ADDED event on the watch, since many events reach the watch before the create's answer reaches the client (counted here): %s", strings.Join(detail, "; "))
-	b.note("10", "the watch is on the server that writes: kine hands its own writes to its watches at once and polls the table only for another writer's; the latency between two apiservers on one Postgres (kine's poll, about a second) is measured by the fault tier (docs/reliability.md)")
+	b.note("10", "the watch is on the server that writes: kine hands its own writes to its watches at once and polls the table only for another writer's; the latency between two apiservers on one Postgres (kine's poll, every quarter second) is measured by the fault tier (docs/reliability.md)")
 	return nil
 }
 

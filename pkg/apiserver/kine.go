@@ -331,7 +331,13 @@ func (o *DatastoreOptions) serveKine(ctx context.Context) (*Kine, error) {
 		CompactMinRetain:     o.CompactMinRetain,
 		CompactBatchSize:     1000,
 		PollBatchSize:        500,
-		PollInterval:         time.Second,
+		// How often kine reads the rows other processes wrote, and how long
+		// it waits after a revision gap it could not fill (a row another
+		// process has yet to commit): a write through another replica
+		// reaches this one's watches in 0.12 s median instead of 0.5 s at
+		// kine's usual second, and a replica that restarts while another
+		// writes catches up sooner. An idle poll is one indexed query.
+		PollInterval: 250 * time.Millisecond,
 	}
 	backend, err := o.openBackend(ctx, bctx, cancel, wg, cfg)
 	if err != nil {

@@ -66,3 +66,30 @@ func errOrFound(err error) string {
 	}
 	return fmt.Sprint(err)
 }
+
+// sessions lists PostgreSQL's sessions: what each waits for and runs.
+func sessions(pg *testpg.Server) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, pg.URL)
+	if err != nil {
+		return fmt.Sprintf("sessions: %v", err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT pid, coalesce(state, ''), coalesce(wait_event_type, ''), coalesce(wait_event, ''), coalesce(now() - xact_start, '0'::interval)::text, left(query, 200) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)
+	if err != nil {
+		return fmt.Sprintf("sessions: %v", err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	b.WriteString("--- PostgreSQL sessions ---\n")
+	for rows.Next() {
+		var pid int32
+		var state, waitType, wait, xact, query string
+		if err := rows.Scan(&pid, &state, &waitType, &wait, &xact, &query); err != nil {
+			return fmt.Sprintf("sessions: %v", err)
+		}
+		fmt.Fprintf(&b, "pid %d %s wait %s/%s in transaction for %s: %s\n", pid, state, waitType, wait, xact, strings.Join(strings.Fields(query), " "))
+	}
+	return b.String()
+}

@@ -396,7 +396,8 @@ func killReplica(t *testing.T, a, b *replica, prefix string, keep func(*load)) f
 	restarted := time.Now()
 	b.Restart(t)
 	if !harness.WaitUntil(time.Minute, b.ready) {
-		t.Fatalf("b not ready after restart:\n%s", b.Out.String())
+		extra := stuckDatabase(t)
+		t.Fatalf("b not ready after restart:\n%s\n%s", stacks(b), extra)
 	}
 	recovered := time.Since(restarted)
 	l.finish()
@@ -540,4 +541,21 @@ func writeSection(t *testing.T, name, text string) {
 	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
 		t.Errorf("writing docs/reliability.md: %v", err)
 	}
+}
+
+// stuckDatabase says what the database does when a replica is stuck (set
+// by a test that runs one); "" otherwise.
+var stuckDatabase = func(t *testing.T) string { return "" }
+
+// stacks has r print its goroutines (SIGQUIT, which also ends it) and
+// returns its output, for a replica that does not become ready.
+func stacks(r *replica) string {
+	before := len(r.Out.String())
+	r.Signal(syscall.SIGQUIT)
+	select {
+	case <-r.Done():
+	case <-time.After(5 * time.Second):
+	}
+	out := r.Out.String()
+	return out[:before] + "\n--- goroutines (SIGQUIT) ---\n" + out[before:]
 }

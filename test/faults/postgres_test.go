@@ -33,6 +33,8 @@ func TestFaultsPostgres(t *testing.T) {
 	}
 
 	explain := func(t *testing.T, missing []string) { explainMissing(t, pg, missing, a, b) }
+	stuckDatabase = func(t *testing.T) string { return sessions(pg) }
+	defer func() { stuckDatabase = func(*testing.T) string { return "" } }()
 	var latency string
 	t.Run("a write acknowledged by a reaches a watch on b", func(t *testing.T) {
 		latency = propagation(t, a, b, 40)
@@ -69,7 +71,7 @@ one PostgreSQL (Debian's, started by the test on loopback: internal/testpg) inst
 	table(&doc, figures)
 	fmt.Fprintf(&doc, "\nA watch on b, resumed from its last resourceVersion after every interruption (on a while b was down) through all three faults: %s.\n", exactness)
 	fmt.Fprintf(&doc, "\nFrom a write acknowledged by a to its ADDED event on a watch on b: %s. "+
-		"kine in b learns of another process's writes by polling the database (about once a second).\n", latency)
+		"kine in b learns of another process's writes by polling the database (every quarter second).\n", latency)
 	doc.WriteString(`
 While PostgreSQL is down, writes fail (their HTTP status and the first message, kine's, are in
 the table) and both replicas fail ` + "`/readyz`" + `; they keep running and take writes again,
