@@ -269,9 +269,10 @@ func TestStorageVersionMigrationAggregated(t *testing.T) {
 	if _, v := etcd.stored(t, key("e2e-svm", "backup-0")); v != "ops.example.com/v1" {
 		t.Fatalf("written before the move, untouched: stored in %s, want ops.example.com/v1", v)
 	}
-	rvBefore := kubectlAs(t, admin, "get", "backup", "after-move", "-n", "e2e-svm", "-o", "jsonpath={.metadata.resourceVersion}")
+	rvBefore := kubectlAs(t, admin, "get", "backups.ops.example.com", "after-move", "-n", "e2e-svm", "-o", "jsonpath={.metadata.resourceVersion}")
 
 	// Kubernetes' storage version migration, through kube-apiserver.
+	created := time.Now()
 	applyAs(t, admin, "apiVersion: storagemigration.k8s.io/v1beta1\nkind: StorageVersionMigration\nmetadata: {name: backups-to-v2}\nspec:\n  resource: {group: ops.example.com, resource: backups}\n")
 	conditions := func() string {
 		return kubectlWith(admin, "", "get", "storageversionmigration", "backups-to-v2",
@@ -284,7 +285,7 @@ func TestStorageVersionMigrationAggregated(t *testing.T) {
 		t.Fatalf("StorageVersionMigration backups-to-v2 did not succeed: %s\n%s", conditions(),
 			kubectlWith(admin, "", "get", "storageversionmigration", "backups-to-v2", "-o", "yaml").stdout)
 	}
-	t.Logf("StorageVersionMigration backups-to-v2: %s", conditions())
+	t.Logf("StorageVersionMigration backups-to-v2, %.0f s after its creation: %s", time.Since(created).Seconds(), conditions())
 	for _, n := range names {
 		if enc, v := etcd.stored(t, key(n[0], n[1])); v != "ops.example.com/v2" {
 			t.Errorf("%s/%s after the StorageVersionMigration: stored as %s %s, want ops.example.com/v2", n[0], n[1], enc, v)
@@ -294,7 +295,7 @@ func TestStorageVersionMigrationAggregated(t *testing.T) {
 		}
 	}
 	// An object already in v2 is not written again (an empty apply changes nothing).
-	if rv := kubectlAs(t, admin, "get", "backup", "after-move", "-n", "e2e-svm", "-o", "jsonpath={.metadata.resourceVersion}"); rv != rvBefore {
+	if rv := kubectlAs(t, admin, "get", "backups.ops.example.com", "after-move", "-n", "e2e-svm", "-o", "jsonpath={.metadata.resourceVersion}"); rv != rvBefore {
 		t.Errorf("after-move, already stored in v2, was rewritten: resourceVersion %s, was %s", rv, rvBefore)
 	}
 }
