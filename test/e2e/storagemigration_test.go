@@ -108,7 +108,10 @@ func TestStorageVersionMigrationAggregated(t *testing.T) {
 	c := startKubeClusterWith(t, clusterOptions{
 		kubeAPIServerArgs: []string{gate, "--runtime-config=storagemigration.k8s.io/v1beta1=true"},
 		controllers:       []string{"storage-version-migrator-controller"},
-		controllerArgs:    []string{gate},
+		// As clusters run it: each controller with its ServiceAccount's
+		// token and the roles kube-apiserver bootstraps for it, which our
+		// apiserver checks through SubjectAccessReviews.
+		controllerArgs: []string{gate, "--use-service-account-credentials=true"},
 	})
 	admin := c.kubeconfig(t, "admin", adminToken)
 	applyAs(t, admin, aggregationRBAC+"---\n"+apiserverClusterRole(t)+"\n")
