@@ -111,7 +111,7 @@ func TestStorageVersionMigrationAggregated(t *testing.T) {
 		// As clusters run it: each controller with its ServiceAccount's
 		// token and the roles kube-apiserver bootstraps for it, which our
 		// apiserver checks through SubjectAccessReviews.
-		controllerArgs: []string{gate, "--use-service-account-credentials=true"},
+		controllerArgs: []string{gate, "--use-service-account-credentials=true", "--v=2"},
 	})
 	admin := c.kubeconfig(t, "admin", adminToken)
 	applyAs(t, admin, aggregationRBAC+"---\n"+apiserverClusterRole(t)+"\n")
@@ -157,6 +157,7 @@ func TestStorageVersionMigrationAggregated(t *testing.T) {
 	}
 	start("apiserver-v1")
 	applyAs(t, admin, fmt.Sprintf(svmRegistration, port, base64PEM(t, c.caFile)))
+	registered := time.Now()
 	waitAvailable()
 	kubectlAs(t, admin, "create", "namespace", "e2e-svm")
 	kubectlAs(t, admin, "create", "namespace", "e2e-svm-other")
@@ -274,6 +275,25 @@ func TestStorageVersionMigrationAggregated(t *testing.T) {
 	}
 	rvBefore := kubectlAs(t, admin, "get", "backups.ops.example.com", "after-move", "-n", "e2e-svm", "-o", "jsonpath={.metadata.resourceVersion}")
 
+	// kube-controller-manager sees a newly aggregated resource on its
+	// periodic discovery resync; the migration gives up if its controllers
+	// do not know the resource a minute after it is created, so it is
+	// created once the garbage collector (whose caches it reads) watches
+	// backups.
+	gcSees := func() bool {
+		for _, line := range strings.Split(c.procs["kube-controller-manager"].Out.String(), "\n") {
+			added, _, _ := strings.Cut(line, "removed:")
+			if strings.Contains(line, "syncing garbage collector with updated resources from discovery") && strings.Contains(added, "ops.example.com/v2, Resource=backups") {
+				return true
+			}
+		}
+		return false
+	}
+	if !harness.WaitUntil(5*time.Minute, gcSees) {
+		t.Fatalf("kube-controller-manager's garbage collector does not watch ops.example.com/v2 backups %.0f s after the APIServices were registered", time.Since(registered).Seconds())
+	}
+	t.Logf("kube-controller-manager's garbage collector watches backups %.0f s after the APIServices were registered", time.Since(registered).Seconds())
+
 	// Kubernetes' storage version migration, through kube-apiserver.
 	created := time.Now()
 	applyAs(t, admin, "apiVersion: storagemigration.k8s.io/v1beta1\nkind: StorageVersionMigration\nmetadata: {name: backups-to-v2}\nspec:\n  resource: {group: ops.example.com, resource: backups}\n")
@@ -289,6 +309,12 @@ func TestStorageVersionMigrationAggregated(t *testing.T) {
 			kubectlWith(admin, "", "get", "storageversionmigration", "backups-to-v2", "-o", "yaml").stdout)
 	}
 	t.Logf("StorageVersionMigration backups-to-v2, %.0f s after its creation: %s", time.Since(created).Seconds(), conditions())
+	// What the controllers waited for (their retries are logged at --v=2).
+	for _, line := range strings.Split(c.procs["kube-controller-manager"].Out.String(), "\n") {
+		if strings.Contains(line, "backups-to-v2") || strings.Contains(line, "Resource=backups") {
+			t.Logf("kube-controller-manager: %.400s", line)
+		}
+	}
 	for _, n := range names {
 		if enc, v := etcd.stored(t, key(n[0], n[1])); v != "ops.example.com/v2" {
 			t.Errorf("%s/%s after the StorageVersionMigration: stored as %s %s, want ops.example.com/v2", n[0], n[1], enc, v)
