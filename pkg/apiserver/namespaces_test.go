@@ -91,6 +91,12 @@ func startStandalone(t *testing.T) *rest.Config {
 // in dir; stop stops the server and waits until it has.
 func startStandaloneIn(t *testing.T, dir string) (cfg *rest.Config, stop func()) {
 	t.Helper()
+	return startStandaloneWith(t, dir, widgetGroup())
+}
+
+// startStandaloneWith is startStandaloneIn serving groups.
+func startStandaloneWith(t *testing.T, dir string, groups ...*builders.APIGroup) (cfg *rest.Config, stop func()) {
+	t.Helper()
 	port, err := freeport.Port()
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +112,7 @@ func startStandaloneIn(t *testing.T, dir string) (cfg *rest.Config, stop func())
 	var runErr error
 	go func() {
 		defer close(done)
-		runErr = Run(ctx, Config{Name: "widgets", Groups: []*builders.APIGroup{widgetGroup()}, OpenAPIDefinitions: widgetDefinitions}, o)
+		runErr = Run(ctx, Config{Name: "widgets", Groups: groups, OpenAPIDefinitions: widgetDefinitions}, o)
 	}()
 	stop = func() {
 		cancel()

@@ -167,6 +167,22 @@ func (c *kubeCluster) logOnFailure(t *testing.T) {
 // and waits until kube-apiserver is ready.
 func startKubeCluster(t *testing.T) *kubeCluster {
 	t.Helper()
+	return startKubeClusterWith(t, clusterOptions{})
+}
+
+// clusterOptions are what a test adds to the cluster startKubeCluster runs:
+// kube-apiserver flags (feature gates, runtime-config), and controllers and
+// flags of kube-controller-manager beside the namespace controller and the
+// garbage collector.
+type clusterOptions struct {
+	kubeAPIServerArgs []string
+	controllers       []string
+	controllerArgs    []string
+}
+
+// startKubeClusterWith is startKubeCluster with opts.
+func startKubeClusterWith(t *testing.T, opts clusterOptions) *kubeCluster {
+	t.Helper()
 	dir := t.TempDir()
 	c := &kubeCluster{dir: dir, procs: map[string]*harness.Process{}}
 	c.logOnFailure(t)
@@ -203,7 +219,7 @@ func startKubeCluster(t *testing.T) *kubeCluster {
 
 	kasPort := harness.FreePort(t)
 	c.url = fmt.Sprintf("https://127.0.0.1:%d", kasPort)
-	c.procs["kube-apiserver"] = harness.Start(t, dir, kubeAPIServerBin,
+	c.procs["kube-apiserver"] = harness.Start(t, dir, kubeAPIServerBin, append(opts.kubeAPIServerArgs,
 		"--etcd-servers", c.etcdURL,
 		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", fmt.Sprint(kasPort),
 		// The kubernetes Service's endpoints would hold the loopback address, which endpoints refuse.
@@ -225,7 +241,7 @@ func startKubeCluster(t *testing.T) *kubeCluster {
 		"--proxy-client-cert-file", fpCert, "--proxy-client-key-file", fpKey,
 		"--enable-aggregator-routing=false",
 		"--cert-dir", filepath.Join(dir, "kube-apiserver-certs"),
-		"--profiling=false")
+		"--profiling=false")...)
 	admin := c.kubeconfig(t, "admin", adminToken)
 	if !harness.WaitUntil(3*time.Minute, func() bool {
 		select {
@@ -240,12 +256,12 @@ func startKubeCluster(t *testing.T) *kubeCluster {
 
 	// The namespace controller deletes aggregated objects of a deleted
 	// namespace; the garbage collector follows their owner references.
-	c.procs["kube-controller-manager"] = harness.Start(t, dir, kubeControllerManagerBin,
+	c.procs["kube-controller-manager"] = harness.Start(t, dir, kubeControllerManagerBin, append(opts.controllerArgs,
 		"--kubeconfig", admin,
-		"--controllers", "namespace,garbagecollector",
+		"--controllers", strings.Join(append([]string{"namespace", "garbagecollector"}, opts.controllers...), ","),
 		"--leader-elect=false",
 		"--bind-address", "127.0.0.1", "--secure-port", fmt.Sprint(harness.FreePort(t)),
-		"--profiling=false")
+		"--profiling=false")...)
 	return c
 }
 
