@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/mod/modfile"
 
 	apiserverboot "github.com/apiserver-boot/apiserver-boot"
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/version"
 )
 
@@ -66,5 +69,27 @@ func TestVersionReportRelease(t *testing.T) {
 	b.Reset()
 	if err := r.write(&b, "yaml"); err != nil || !strings.Contains(b.String(), "version: v0.3.0\n") || !strings.Contains(b.String(), "release: true\n") {
 		t.Errorf("yaml: %v\n%s", err, b.String())
+	}
+}
+
+// TestCommandsKeepCLIVersion: a command that rewrites PROJECT keeps the
+// release recorded there (only init and upgrade set it).
+func TestCommandsKeepCLIVersion(t *testing.T) {
+	dir := newProject(t)
+	path := filepath.Join(dir, project.FileName)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "cliVersion") {
+		t.Fatalf("a devel build records no cliVersion:\n%s", b)
+	}
+	os.WriteFile(path, []byte(strings.Replace(string(b), "domain:", "cliVersion: v0.3.0\ndomain:", 1)), 0o644)
+	if out, err := run(t, dir, "create", "group", "version", "resource", "--group", "stable", "--version", "v1", "--kind", "Calendar", "--controller=false"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	b, _ = os.ReadFile(path)
+	if !strings.Contains(string(b), "Calendar") || !strings.Contains(string(b), "\ncliVersion: v0.3.0\n") {
+		t.Errorf("PROJECT after create:\n%s", b)
 	}
 }
