@@ -93,3 +93,21 @@ func TestCommandsKeepCLIVersion(t *testing.T) {
 		t.Errorf("PROJECT after create:\n%s", b)
 	}
 }
+
+// TestInitSaysItTiesToTheCheckout: a devel build (this test binary) that
+// inits a project outside its checkout says the project is tied to it, and
+// how to depend on a release instead.
+func TestInitSaysItTiesToTheCheckout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads Go packages")
+	}
+	dir := t.TempDir()
+	out, err := run(t, dir, "init", "repo", "--module", "example.com/crontab", "--domain", "example.com")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	mod, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if !strings.Contains(string(mod), "replace "+version.Module+" => ") || !strings.Contains(out, "the project builds only where that folder exists") || !strings.Contains(out, "go mod edit -dropreplace="+version.Module) {
+		t.Errorf("init by a devel build outside its checkout:\n%s\ngo.mod:\n%s", out, mod)
+	}
+}

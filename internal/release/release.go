@@ -25,9 +25,13 @@ import (
 // file is a file of the checkout, as golang.org/x/mod/zip reads it.
 type file struct{ dir, path string }
 
-func (f file) Path() string                 { return f.path }
-func (f file) Lstat() (os.FileInfo, error)  { return os.Lstat(filepath.Join(f.dir, filepath.FromSlash(f.path))) }
-func (f file) Open() (io.ReadCloser, error) { return os.Open(filepath.Join(f.dir, filepath.FromSlash(f.path))) }
+func (f file) Path() string { return f.path }
+func (f file) Lstat() (os.FileInfo, error) {
+	return os.Lstat(filepath.Join(f.dir, filepath.FromSlash(f.path)))
+}
+func (f file) Open() (io.ReadCloser, error) {
+	return os.Open(filepath.Join(f.dir, filepath.FromSlash(f.path)))
+}
 
 // Files are the files of the checkout at dir that a release holds: those
 // git tracks or would track (not ignored: no bin/, .cache/ or dist/), as

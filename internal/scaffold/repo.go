@@ -67,7 +67,7 @@ func Repo(root string, o RepoOptions) (*Plan, error) {
 		return nil, err
 	}
 	data := &Data{Name: filepath.Base(o.Module), Module: o.Module, Domain: o.Domain, Framework: version.Module, Boilerplate: string(header), GoVersion: gomod.GoMinor(apiserverboot.GoMod)}
-	plan := &Plan{Root: root, Data: data, NothingToDo: "the project is already initialised.", Files: []File{
+	return &Plan{Root: root, Data: data, NothingToDo: "the project is already initialised.", Files: []File{
 		{Path: "go.mod", Content: goMod, IfExists: Replace},
 		{Path: "go.sum", Content: gomod.MergeSum(gomod.MergeSum(oldSum, apiserverboot.GoSum), releaseSums), IfExists: Replace},
 		{Path: project.FileName, Content: rec},
@@ -81,9 +81,5 @@ func Repo(root string, o RepoOptions) (*Plan, error) {
 		{Path: project.APIsDir + "/doc.go", Template: "project/pkg/apis/doc.go.tmpl"},
 		{Path: project.OpenAPIDir + "/doc.go", Template: "project/pkg/openapi/doc.go.tmpl"},
 		{Path: project.ControllerDir + "/doc.go", Template: "project/pkg/controller/doc.go.tmpl"},
-	}}
-	if note := gomod.CheckoutNote(root, cli); note != "" {
-		plan.Notes = append(plan.Notes, note)
-	}
-	return plan, nil
+	}}, nil
 }
