@@ -5,11 +5,14 @@ BIN := bin/apiserver-boot
 EXAMPLE_INIT := init repo --module example.com/crontab --domain example.com --owner "The apiserver-boot Authors"
 EXAMPLE_CREATE := create group version resource --group stable --version v1
 
-.PHONY: all build test test-unit test-e2e test-faults soak test-tools bench example demo fmt vet clean
+.PHONY: all build release test test-unit test-e2e test-faults soak test-tools bench example demo fmt vet clean
 all: build
 
 build: ## Build bin/apiserver-boot.
 	$(GO) build -o $(BIN) ./cmd/apiserver-boot
+
+release: ## A release from this checkout (clean, HEAD tagged VERSION): make release VERSION=vX.Y.Z writes dist/proxy (the module as a proxy serves it) and dist/apiserver-boot_<os>_<arch> (docs/releasing.md).
+	VERSION=$(VERSION) ./hack/release.sh
 
 test: test-unit test-e2e test-faults ## Everything CI runs.
 
@@ -56,4 +59,4 @@ demo: build ## Scaffold a sample into a temporary folder, run it on an embedded 
 	./hack/demo.sh
 
 clean:
-	rm -rf bin .cache
+	rm -rf bin .cache dist

@@ -32,6 +32,8 @@ var layers = map[string][]string{
 	"internal/image":             {"internal/files"},
 	"internal/gomod":             {"internal/version"},
 	"internal/runlock":           {"internal/private"},
+	"internal/release":           {},
+	"hack/modproxy":              {"internal/release", "internal/version"},
 	"internal/datastore":         {},
 	"internal/files":             {},
 	"internal/freeport":          {},

@@ -13,8 +13,10 @@ import (
 	gomodule "golang.org/x/mod/module"
 
 	"github.com/apiserver-boot/apiserver-boot/boilerplate"
+	"github.com/apiserver-boot/apiserver-boot/internal/gomod"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/scaffold"
+	"github.com/apiserver-boot/apiserver-boot/internal/version"
 )
 
 func newInitCommand() *cobra.Command {
@@ -98,6 +100,11 @@ func (o *initOptions) run(cmd *cobra.Command) error {
 	if err := applyAndGenerate(cmd, plan); err != nil {
 		return err
 	}
-	fmt.Fprintf(newConsole(cmd).Info(), "Initialised %s (domain %s). Next: apiserver-boot create group version resource --group <group> --version v1 --kind <Kind>\n", module, o.domain)
+	info := newConsole(cmd).Info()
+	// A devel build says when it ties the project to its checkout (go.mod's replace).
+	if note := gomod.CheckoutNote(root, version.Get()); note != "" {
+		fmt.Fprintln(info, note)
+	}
+	fmt.Fprintf(info, "Initialised %s (domain %s). Next: apiserver-boot create group version resource --group <group> --version v1 --kind <Kind>\n", module, o.domain)
 	return nil
 }

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
-
-	"github.com/apiserver-boot/apiserver-boot/internal/version"
 )
 
 func newRootCommand() *cobra.Command {
@@ -28,17 +24,4 @@ validation, subresources, and a controller-manager to reconcile them.`,
 	root.AddCommand(newInitCommand(), newCreateCommand(), newGenerateCommand(), newBuildCommand(), newRunCommand(), newMigrateCommand(), newAPICommand(), newVersionCommand())
 	finishTree(root)
 	return root
-}
-
-func newVersionCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:     "version",
-		Short:   "Print the apiserver-boot version",
-		Example: "  apiserver-boot version",
-		Args:    noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprintln(cmd.OutOrStdout(), version.Get().String())
-			return nil
-		},
-	}
 }

@@ -4,15 +4,20 @@ package gomod
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/semver"
+	"golang.org/x/mod/sumdb/dirhash"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/version"
 )
@@ -20,8 +25,10 @@ import (
 // Merge adds the framework (whose go.mod is framework) and every module it
 // was tested with to the go.mod of the project at root (existing; nil for a
 // new project named module), never lowering a version the project already
-// requires. A CLI built from a source checkout adds a replace to that
-// checkout.
+// requires. A released CLI requires the framework at its release, with no
+// replace: the project builds wherever its go.mod resolves. A devel CLI
+// (built from a source checkout) adds a replace to that checkout (see
+// CheckoutNote).
 func Merge(existing, framework []byte, module, root string, info version.Info) ([]byte, error) {
 	fw, err := modfile.Parse("go.mod", framework, nil)
 	if err != nil {
@@ -51,17 +58,11 @@ func Merge(existing, framework []byte, module, root string, info version.Info) (
 	}
 	fwVersion := info.Version
 	if fwVersion == "" {
-		if info.SourceDir == "" {
-			return nil, errors.New("this apiserver-boot was built without a module version or source checkout; install a released version or set APISERVER_BOOT_SOURCE to its checkout")
+		target, err := checkoutReplace(root, info)
+		if err != nil {
+			return nil, err
 		}
-		fwVersion = "v0.0.0-00010101000000-000000000000"
-		target := info.SourceDir
-		if rel, err := filepath.Rel(root, info.SourceDir); err == nil && !strings.HasPrefix(filepath.ToSlash(rel), "../../") {
-			target = rel // a project inside the checkout (example/) stays relocatable
-		}
-		if !strings.HasPrefix(target, "/") && !strings.HasPrefix(target, ".") {
-			target = "./" + target
-		}
+		fwVersion = develVersion
 		if err := f.AddReplace(version.Module, "", target, ""); err != nil {
 			return nil, err
 		}
@@ -72,6 +73,46 @@ func Merge(existing, framework []byte, module, root string, info version.Info) (
 	f.SetRequireSeparateIndirect(f.Require)
 	f.Cleanup()
 	return modfile.Format(f.Syntax), nil
+}
+
+// develVersion is the framework requirement beside a replace to a checkout.
+const develVersion = "v0.0.0-00010101000000-000000000000"
+
+// checkoutReplace is the replace target of a devel CLI's checkout: relative
+// for a project inside it (example/) or beside it, so that the pair moves
+// together; absolute otherwise.
+func checkoutReplace(root string, info version.Info) (string, error) {
+	if info.SourceDir == "" {
+		return "", errors.New("this apiserver-boot is a devel build without its source checkout (built with -trimpath, or moved): " +
+			"set APISERVER_BOOT_SOURCE to the apiserver-boot checkout it was built from, or install a release: " +
+			"go install " + version.Module + "/cmd/apiserver-boot@latest")
+	}
+	target := info.SourceDir
+	if rel, err := filepath.Rel(root, info.SourceDir); err == nil && !strings.HasPrefix(filepath.ToSlash(rel), "../../") {
+		target = rel
+	}
+	if !strings.HasPrefix(target, "/") && !strings.HasPrefix(target, ".") {
+		target = "./" + target
+	}
+	return target, nil
+}
+
+// CheckoutNote is what a devel CLI says when it ties the project at root to
+// its checkout with a replace: "" for a release, and for a project inside
+// the checkout (example/, which moves with it).
+func CheckoutNote(root string, info version.Info) string {
+	if info.Version != "" || info.SourceDir == "" {
+		return ""
+	}
+	target, err := checkoutReplace(root, info)
+	if err != nil || strings.Trim(filepath.ToSlash(target), "./") == "" {
+		return ""
+	}
+	return fmt.Sprintf("Note: this apiserver-boot is a devel build (%s), so go.mod replaces %s with its checkout %s: "+
+		"the project builds only where that folder exists (not in a clone on another machine, nor with its Dockerfile). "+
+		"To depend on a release instead: go mod edit -dropreplace=%s && go get %s@<vX.Y.Z>; "+
+		"or init with a released apiserver-boot (go install %s/cmd/apiserver-boot@<vX.Y.Z>).",
+		info.Build, version.Module, target, version.Module, version.Module, version.Module)
 }
 
 // GoMinor is the Go release a go.mod requires (1.26 for go 1.26.0): for the
@@ -134,4 +175,96 @@ func FrameworkSkew(root string, info version.Info) string {
 		}
 	}
 	return ""
+}
+
+// ReleaseSums are the go.sum lines of the framework module at the release
+// info names, whose go.mod is framework: a project that requires the
+// release (without a replace) needs them to load its packages. The
+// go.mod's checksum is computed here; the module zip's comes from the
+// build (go install records it; hack/release.sh sets it), else from
+// `go mod download` through the environment's GOPROXY. nil for a devel CLI.
+func ReleaseSums(ctx context.Context, info version.Info, framework []byte) ([]byte, error) {
+	if info.Version == "" {
+		return nil, nil
+	}
+	modSum, err := dirhash.Hash1([]string{"go.mod"}, func(string) (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(framework)), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sum := info.Sum
+	if sum == "" {
+		if sum, err = downloadSum(ctx, info.Version); err != nil {
+			return nil, err
+		}
+	}
+	return fmt.Appendf(nil, "%s %s %s\n%s %s/go.mod %s\n", version.Module, info.Version, sum, version.Module, info.Version, modSum), nil
+}
+
+// downloadSum asks the go command for the checksum of the framework's
+// module zip at v, from an empty folder (no project's go.mod is touched).
+func downloadSum(ctx context.Context, v string) (string, error) {
+	dir, err := os.MkdirTemp("", "apiserver-boot-sum-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", version.Module+"@"+v)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var m struct{ Sum, Error string }
+	if jerr := json.Unmarshal(out, &m); jerr == nil && m.Error != "" {
+		err = errors.New(m.Error)
+	}
+	if err != nil || m.Sum == "" {
+		return "", fmt.Errorf("the project requires %s %s, and its checksum for go.sum could not be found (go mod download %s@%s: %v %s): check GOPROXY, or set GOFLAGS=-mod=mod and run `go mod download` in the project",
+			version.Module, v, version.Module, v, err, strings.TrimSpace(stderr.String()))
+	}
+	return m.Sum, nil
+}
+
+// Pin is a module the framework requires, at the version it was tested
+// with.
+type Pin struct {
+	Path    string `json:"path"`
+	Version string `json:"version"`
+}
+
+// pinned are the modules `apiserver-boot version` lists: Kubernetes' own
+// libraries, etcd, kine and the code generators' tools.
+var pinned = []string{"k8s.io/", "go.etcd.io/etcd/", "github.com/k3s-io/kine", "sigs.k8s.io/controller-tools", "sigs.k8s.io/structured-merge-diff/"}
+
+// Pins are the Kubernetes libraries, etcd and kine the framework's go.mod
+// requires directly, which a generated project is pinned to.
+func Pins(framework []byte) ([]Pin, error) {
+	f, err := modfile.ParseLax("go.mod", framework, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []Pin
+	for _, r := range f.Require {
+		if r.Indirect {
+			continue
+		}
+		for _, p := range pinned {
+			if strings.HasPrefix(r.Mod.Path, p) {
+				out = append(out, Pin{r.Mod.Path, r.Mod.Version})
+				break
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// GoDirective is the go line of a go.mod (1.26.5), "" without one.
+func GoDirective(gomod []byte) string {
+	f, err := modfile.ParseLax("go.mod", gomod, nil)
+	if err != nil || f.Go == nil {
+		return ""
+	}
+	return f.Go.Version
 }

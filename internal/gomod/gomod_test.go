@@ -2,6 +2,7 @@ package gomod
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -132,5 +133,99 @@ func TestFrameworkSkew(t *testing.T) {
 		if w := FrameworkSkew(root, tc.info); w != "" {
 			t.Errorf("%q with %+v: want no warning, got %q", tc.mod, tc.info, w)
 		}
+	}
+}
+
+// TestCheckoutNote: a devel CLI says when it ties a project outside its
+// checkout to it, and how to move to a release; a release, and example/
+// inside the checkout, say nothing.
+func TestCheckoutNote(t *testing.T) {
+	devel := version.Info{Build: "(devel)", SourceDir: "/src/apiserver-boot"}
+	for root, want := range map[string]bool{"/src/apiserver-boot/example": false, "/src/shop": true, "/home/me/shop": true} {
+		note := CheckoutNote(root, devel)
+		if (note != "") != want {
+			t.Errorf("root %s: note %q, want one: %v", root, note, want)
+		}
+		if want && !strings.Contains(note, "go mod edit -dropreplace="+version.Module) || want && !strings.Contains(note, "/cmd/apiserver-boot@") {
+			t.Errorf("root %s: the note should say how to depend on a release: %q", root, note)
+		}
+	}
+	if note := CheckoutNote("/home/me/shop", version.Info{Version: "v0.3.0", SourceDir: "/src/apiserver-boot"}); note != "" {
+		t.Errorf("a release: %q", note)
+	}
+	out, err := Merge(nil, []byte(framework), "example.com/shop", "/home/me/shop", version.Info{Version: "v0.3.0", SourceDir: "/src/apiserver-boot"})
+	if err != nil || strings.Contains(string(out), "replace") {
+		t.Errorf("a release writes no replace, even knowing a checkout: %v\n%s", err, out)
+	}
+}
+
+// TestReleaseSums: the go.sum lines of a release; the go.mod checksum is
+// computed as the go command does (checked against a go.sum line of this
+// repository and the module cache's copy of that go.mod).
+func TestReleaseSums(t *testing.T) {
+	if b, err := ReleaseSums(t.Context(), version.Info{Build: "(devel)"}, []byte(framework)); b != nil || err != nil {
+		t.Errorf("devel: %q %v", b, err)
+	}
+	b, err := ReleaseSums(t.Context(), version.Info{Version: "v0.3.0", Sum: "h1:zip="}, []byte(framework))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 || lines[0] != version.Module+" v0.3.0 h1:zip=" || !strings.HasPrefix(lines[1], version.Module+" v0.3.0/go.mod h1:") {
+		t.Fatalf("got %q", b)
+	}
+
+	const cobra = "github.com/spf13/cobra v1.10.2/go.mod "
+	sum, _ := os.ReadFile("../../go.sum")
+	var want string
+	for _, l := range strings.Split(string(sum), "\n") {
+		if strings.HasPrefix(l, cobra) {
+			want = strings.TrimPrefix(l, cobra)
+		}
+	}
+	modcache, _ := exec.Command("go", "env", "GOMODCACHE").Output()
+	mod, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(modcache)), "cache", "download", "github.com", "spf13", "cobra", "@v", "v1.10.2.mod"))
+	if want == "" || err != nil {
+		t.Skipf("no cobra v1.10.2 go.mod to check against: %v", err)
+	}
+	b, err = ReleaseSums(t.Context(), version.Info{Version: "v1.10.2", Sum: "h1:x="}, mod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(strings.Split(string(b), "\n")[1])[2]; got != want {
+		t.Errorf("go.mod checksum %s, the go command's %s", got, want)
+	}
+}
+
+// TestPins: the Kubernetes libraries, etcd and kine the framework's go.mod
+// requires, read from it.
+func TestPins(t *testing.T) {
+	b, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pins, err := Pins(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, p := range pins {
+		got[p.Path] = p.Version
+	}
+	f, _ := modfile.Parse("go.mod", b, nil)
+	for _, r := range f.Require {
+		switch r.Mod.Path {
+		case "k8s.io/apiserver", "k8s.io/client-go", "k8s.io/apimachinery", "k8s.io/code-generator", "go.etcd.io/etcd/server/v3", "github.com/k3s-io/kine":
+			if got[r.Mod.Path] != r.Mod.Version {
+				t.Errorf("%s: got %q, want %s", r.Mod.Path, got[r.Mod.Path], r.Mod.Version)
+			}
+		case "github.com/spf13/cobra", "golang.org/x/mod":
+			if _, ok := got[r.Mod.Path]; ok {
+				t.Errorf("%s is no Kubernetes library", r.Mod.Path)
+			}
+		}
+	}
+	if GoDirective(b) != f.Go.Version {
+		t.Errorf("GoDirective %q", GoDirective(b))
 	}
 }

@@ -80,3 +80,29 @@ resources:
 		t.Errorf("an unknown field should be an error naming it, got %v", err)
 	}
 }
+
+// TestCLIVersion: PROJECT records which apiserver-boot release wrote it
+// (cliVersion), keeps it when rewritten, and a PROJECT written before the
+// field existed still loads, with none.
+func TestCLIVersion(t *testing.T) {
+	dir := t.TempDir()
+	const recorded = "cliVersion: v0.3.0\ndomain: example.com\nmodule: example.com/crontab\nversion: \"1\"\n"
+	os.WriteFile(filepath.Join(dir, FileName), []byte(recorded), 0o644)
+	p, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.CLIVersion != "v0.3.0" {
+		t.Errorf("CLIVersion %q", p.CLIVersion)
+	}
+	p.Resources = append(p.Resources, &Resource{KindDescriptor: KindDescriptor{Group: "stable", Version: "v1", Kind: "CronTab"}})
+	if b, err := p.Marshal(); err != nil || !strings.Contains(string(b), "\ncliVersion: v0.3.0\n") {
+		t.Errorf("rewritten without its cliVersion: %v\n%s", err, b)
+	}
+	os.WriteFile(filepath.Join(dir, FileName), []byte("domain: example.com\nmodule: example.com/crontab\nversion: \"1\"\n"), 0o644)
+	if p, err := Load(dir); err != nil || p.CLIVersion != "" {
+		t.Errorf("a PROJECT without cliVersion: %v %+v", err, p)
+	} else if b, _ := p.Marshal(); strings.Contains(string(b), "cliVersion") {
+		t.Errorf("no cliVersion is written as none:\n%s", b)
+	}
+}

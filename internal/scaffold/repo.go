@@ -1,6 +1,7 @@
 package scaffold
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 
@@ -21,14 +22,27 @@ type RepoOptions struct {
 	GoMod []byte
 	// Year is the copyright year.
 	Year int
+	// CLI is the apiserver-boot writing the project; nil: this one
+	// (version.Get).
+	CLI *version.Info
 }
 
 // Repo is the plan of `init repo` in root: go.mod and go.sum merged with
 // what this apiserver-boot was tested with, PROJECT (keeping the kinds it
 // records for the same module), the license header, the Makefile and
-// Dockerfile, the commands and the pkg/ layout.
+// Dockerfile, the commands and the pkg/ layout. A released apiserver-boot
+// makes the project require the framework at its release (go.sum gets the
+// release's checksums) and records itself in PROJECT (cliVersion).
 func Repo(root string, o RepoOptions) (*Plan, error) {
-	goMod, err := gomod.Merge(o.GoMod, apiserverboot.GoMod, o.Module, root, version.Get())
+	cli := version.Get()
+	if o.CLI != nil {
+		cli = *o.CLI
+	}
+	goMod, err := gomod.Merge(o.GoMod, apiserverboot.GoMod, o.Module, root, cli)
+	if err != nil {
+		return nil, err
+	}
+	releaseSums, err := gomod.ReleaseSums(context.Background(), cli, apiserverboot.GoMod)
 	if err != nil {
 		return nil, err
 	}
@@ -41,9 +55,12 @@ func Repo(root string, o RepoOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &project.Project{Version: "1", Domain: o.Domain, Module: o.Module}
+	p := &project.Project{Version: "1", Domain: o.Domain, Module: o.Module, CLIVersion: cli.Version}
 	if old, err := project.Load(root); err == nil && old.Module == o.Module {
 		p.Resources = old.Resources
+		if p.CLIVersion == "" {
+			p.CLIVersion = old.CLIVersion // a devel CLI keeps the release recorded
+		}
 	}
 	rec, err := p.Marshal()
 	if err != nil {
@@ -52,7 +69,7 @@ func Repo(root string, o RepoOptions) (*Plan, error) {
 	data := &Data{Name: filepath.Base(o.Module), Module: o.Module, Domain: o.Domain, Framework: version.Module, Boilerplate: string(header), GoVersion: gomod.GoMinor(apiserverboot.GoMod)}
 	return &Plan{Root: root, Data: data, NothingToDo: "the project is already initialised.", Files: []File{
 		{Path: "go.mod", Content: goMod, IfExists: Replace},
-		{Path: "go.sum", Content: gomod.MergeSum(oldSum, apiserverboot.GoSum), IfExists: Replace},
+		{Path: "go.sum", Content: gomod.MergeSum(gomod.MergeSum(oldSum, apiserverboot.GoSum), releaseSums), IfExists: Replace},
 		{Path: project.FileName, Content: rec},
 		{Path: project.BoilerplateFile, Content: header},
 		{Path: "Makefile", Template: "project/Makefile.tmpl"},

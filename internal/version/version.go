@@ -1,5 +1,14 @@
 // Package version tells which apiserver-boot this is, and therefore which
 // framework module version a generated project should depend on.
+//
+// An apiserver-boot is a release when a module proxy can serve its module
+// at its version: installed with `go install <module>/cmd/apiserver-boot@vX.Y.Z`
+// (the build information then carries the version and the module's
+// checksum), or built by `make release VERSION=vX.Y.Z` (hack/release.sh
+// sets the version and checksum with -ldflags -X). Anything else is a devel
+// build: `go build` in a checkout, even one Go stamps with a pseudo-version
+// (v0.0.0-20261125...-abcdef123456+dirty) or a tag it finds there, which
+// no proxy need hold.
 package version
 
 import (
@@ -7,29 +16,70 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+
+	"golang.org/x/mod/module"
+	"golang.org/x/mod/semver"
 )
 
 // Module is the framework's module path.
 const Module = "github.com/apiserver-boot/apiserver-boot"
 
+// release and releaseSum are set by hack/release.sh:
+//
+//	-ldflags "-X github.com/apiserver-boot/apiserver-boot/internal/version.release=vX.Y.Z
+//	          -X github.com/apiserver-boot/apiserver-boot/internal/version.releaseSum=h1:..."
+var release, releaseSum string
+
 // Info describes the running CLI.
 type Info struct {
-	// Version is the module version, or "" when built from a source checkout.
+	// Version is the release this CLI is (vX.Y.Z, served by a module
+	// proxy), or "" for a devel build.
 	Version string
+	// Sum is the go.sum checksum (h1:...) of the release's module zip, when
+	// known.
+	Sum string
+	// Build is what a devel build's information says of it: a VCS stamp
+	// (v0.0.0-...-abcdef123456+dirty), "(devel)", or a -X version that is
+	// not a release; "" for a release.
+	Build string
 	// SourceDir is the checkout the CLI was built from, when known.
 	SourceDir string
 }
 
 // Get reads the build information of the running binary.
 func Get() Info {
+	bi, _ := debug.ReadBuildInfo()
+	_, file, _, _ := runtime.Caller(0)
+	return get(bi, release, releaseSum, file, os.Getenv("APISERVER_BOOT_SOURCE"))
+}
+
+// get is Get for a build information (nil when there is none), -X values,
+// the path of this file as compiled and $APISERVER_BOOT_SOURCE.
+func get(bi *debug.BuildInfo, xVersion, xSum, file, sourceEnv string) Info {
 	var info Info
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Path == Module && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		info.Version = bi.Main.Version
+	var main debug.Module
+	if bi != nil && bi.Main.Path == Module {
+		main = bi.Main
 	}
-	if dir := os.Getenv("APISERVER_BOOT_SOURCE"); dir != "" {
-		info.SourceDir = dir
-	} else if _, file, _, ok := runtime.Caller(0); ok {
-		// internal/version/version.go -> the checkout root; absent with -trimpath.
+	switch {
+	case xVersion != "" && IsRelease(xVersion):
+		info.Version, info.Sum = xVersion, xSum
+	case xVersion != "":
+		info.Build = xVersion
+	case main.Sum != "" && IsRelease(main.Version):
+		// Downloaded from a module proxy: go install <module>@version.
+		info.Version, info.Sum = main.Version, main.Sum
+	default:
+		info.Build = main.Version
+		if info.Build == "" {
+			info.Build = "(devel)"
+		}
+	}
+	if sourceEnv != "" {
+		info.SourceDir = sourceEnv
+	} else if info.Version == "" && file != "" && filepath.IsAbs(file) {
+		// internal/version/version.go -> the checkout root; a relative path
+		// with -trimpath.
 		dir := filepath.Dir(filepath.Dir(filepath.Dir(file)))
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
 			info.SourceDir = dir
@@ -38,10 +88,18 @@ func Get() Info {
 	return info
 }
 
-// String is what `apiserver-boot version` prints.
+// IsRelease tells whether v is a version a module proxy serves as a
+// release of this module: valid semver (vX.Y.Z or vX.Y.Z-pre), without
+// build metadata such as +dirty, and not a pseudo-version.
+func IsRelease(v string) bool {
+	return semver.IsValid(v) && semver.Canonical(v) == v && !module.IsPseudoVersion(v)
+}
+
+// String is the version `apiserver-boot version` prints on its first line:
+// the release, or "devel".
 func (i Info) String() string {
 	if i.Version != "" {
 		return i.Version
 	}
-	return "devel (source: " + i.SourceDir + ")"
+	return "devel"
 }
