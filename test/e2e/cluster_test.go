@@ -167,6 +167,22 @@ func (c *kubeCluster) logOnFailure(t *testing.T) {
 // and waits until kube-apiserver is ready.
 func startKubeCluster(t *testing.T) *kubeCluster {
 	t.Helper()
+	return startKubeClusterWith(t, kubeClusterOptions{kubeAPIServer: kubeAPIServerBin, controllerManager: true})
+}
+
+// kubeClusterOptions choose the kube-apiserver binary, its --feature-gates
+// and whether kube-controller-manager runs.
+type kubeClusterOptions struct {
+	kubeAPIServer     string
+	featureGates      string
+	controllerManager bool
+}
+
+// startKubeClusterWith starts etcd and kube-apiserver (and, with
+// o.controllerManager, kube-controller-manager) and waits until
+// kube-apiserver is ready.
+func startKubeClusterWith(t *testing.T, o kubeClusterOptions) *kubeCluster {
+	t.Helper()
 	dir := t.TempDir()
 	c := &kubeCluster{dir: dir, procs: map[string]*harness.Process{}}
 	c.logOnFailure(t)
@@ -203,7 +219,11 @@ func startKubeCluster(t *testing.T) *kubeCluster {
 
 	kasPort := harness.FreePort(t)
 	c.url = fmt.Sprintf("https://127.0.0.1:%d", kasPort)
-	c.procs["kube-apiserver"] = harness.Start(t, dir, kubeAPIServerBin,
+	var gates []string
+	if o.featureGates != "" {
+		gates = []string{"--feature-gates", o.featureGates}
+	}
+	c.procs["kube-apiserver"] = harness.Start(t, dir, o.kubeAPIServer, append(gates,
 		"--etcd-servers", c.etcdURL,
 		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", fmt.Sprint(kasPort),
 		// The kubernetes Service's endpoints would hold the loopback address, which endpoints refuse.
@@ -225,7 +245,7 @@ func startKubeCluster(t *testing.T) *kubeCluster {
 		"--proxy-client-cert-file", fpCert, "--proxy-client-key-file", fpKey,
 		"--enable-aggregator-routing=false",
 		"--cert-dir", filepath.Join(dir, "kube-apiserver-certs"),
-		"--profiling=false")
+		"--profiling=false")...)
 	admin := c.kubeconfig(t, "admin", adminToken)
 	if !harness.WaitUntil(3*time.Minute, func() bool {
 		select {
@@ -238,6 +258,9 @@ func startKubeCluster(t *testing.T) *kubeCluster {
 		t.Fatalf("kube-apiserver not ready after 3 minutes")
 	}
 
+	if !o.controllerManager {
+		return c
+	}
 	// The namespace controller deletes aggregated objects of a deleted
 	// namespace; the garbage collector follows their owner references.
 	c.procs["kube-controller-manager"] = harness.Start(t, dir, kubeControllerManagerBin,
