@@ -221,17 +221,24 @@ func (s *sentBody) form(old func() ([]byte, error), goType reflect.Type, all boo
 			return nil, sentNone
 		}
 	case "application/cbor", "application/apply-patch+cbor":
-		// CBOR (KEP-4222, with CBORServingAndStorage on) holds what the JSON would.
-		if err := cbordirect.Unmarshal(s.buf, &m); err != nil {
-			return nil, sentNone
-		}
-		if mediaType(s.contentType) == "application/apply-patch+cbor" {
-			shape = sentApply
-		}
+		return cborForm(s.buf, mediaType(s.contentType))
 	default: // protobuf
 		return nil, sentNone
 	}
 	return m, shape
+}
+
+// cborForm parses a CBOR body (KEP-4222, with CBORServingAndStorage on),
+// which holds what the JSON would: an object, or an applied configuration.
+func cborForm(body []byte, mediaType string) (map[string]any, sentShape) {
+	var m map[string]any
+	if err := cbordirect.Unmarshal(body, &m); err != nil {
+		return nil, sentNone
+	}
+	if mediaType == "application/apply-patch+cbor" {
+		return m, sentApply
+	}
+	return m, sentObject
 }
 
 // restorer walks the encoding of the validated object (u) alongside the
