@@ -36,9 +36,10 @@ func newAPISnapshotCommand() *cobra.Command {
 		Short: "Record the API of a release: compatibility fixtures and the API description",
 		Long: `snapshot records what a release publishes, in pkg/apis/testdata/<release>/ (commit it):
 
-  <group>.<version>.<Kind>.json, .yaml, .pb   a filled object of every kind in every served
-                                              version, as today's code writes it (protobuf as
-                                              stored in etcd)
+  <group>.<version>.<Kind>.json, .yaml, .pb,  a filled object of every kind in every served
+  .cbor                                       version, as today's code writes it (protobuf as
+                                              stored in etcd; CBOR as served with the
+                                              CBORServingAndStorage gate on)
   api.yaml                                    every field by JSON path: type, protobuf numbers,
                                               required; kinds and their storage versions
 

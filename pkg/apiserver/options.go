@@ -13,6 +13,7 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	netutils "k8s.io/utils/net"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/private"
@@ -91,6 +92,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) (delegatedOnly []string) {
 	o.EmbeddedEtcd.AddFlags(fs)
 	o.Datastore.AddFlags(fs)
 	o.Features.AddFlags(fs)
+	// --feature-gates: k8s.io/apiserver's gates (CBORServingAndStorage, ...),
+	// as kube-apiserver takes them; the server reads the process-wide gate.
+	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)
 	o.Audit.AddFlags(fs)
 	fs.DurationVar(&o.ShutdownDelay, "shutdown-delay-duration", o.ShutdownDelay,
 		"Time to delay the termination: /readyz fails at once, requests are served normally meanwhile, then graceful termination starts (so that load balancers stop sending traffic first).")

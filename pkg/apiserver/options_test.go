@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apiserver/pkg/features"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 )
 
 func parse(t *testing.T, args ...string) (*Options, *pflag.FlagSet, []string) {
@@ -66,5 +68,23 @@ func TestOneKubeconfigServesEveryClient(t *testing.T) {
 		if got := [3]string{o.Authentication.RemoteKubeConfigFile, o.Authorization.RemoteKubeConfigFile, o.CoreAPI.CoreAPIKubeconfigPath}; got != [3]string{tc.authn, tc.authz, tc.coreAPI} {
 			t.Errorf("%v: authentication, authorization, core API kubeconfigs %q, want %q", tc.args, got, [3]string{tc.authn, tc.authz, tc.coreAPI})
 		}
+	}
+}
+
+// --feature-gates sets k8s.io/apiserver's gates, which the server reads
+// (CBOR serving: docs/upgrading.md).
+func TestFeatureGatesFlag(t *testing.T) {
+	gate := utilfeature.DefaultMutableFeatureGate
+	t.Cleanup(func() {
+		if err := gate.Set(string(features.CBORServingAndStorage) + "=false"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if gate.Enabled(features.CBORServingAndStorage) {
+		t.Fatalf("%s is on by default", features.CBORServingAndStorage)
+	}
+	parse(t, "--feature-gates", string(features.CBORServingAndStorage)+"=true")
+	if !gate.Enabled(features.CBORServingAndStorage) {
+		t.Errorf("--feature-gates %s=true did not turn the gate on", features.CBORServingAndStorage)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apimachinery/pkg/runtime"
+	cbordirect "k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"sigs.k8s.io/yaml"
@@ -35,10 +36,10 @@ import (
 // was not zero when sent).
 //
 // Per kind of write, the body is read as kube-apiserver reads it:
-//   - create and update (JSON or YAML): the object as sent;
+//   - create and update (JSON, YAML or CBOR): the object as sent;
 //   - merge patch and JSON patch: the patch applied to the stored object's
 //     encoding, as the patch handler applies it;
-//   - server-side apply: the applied configuration, whose values are the
+//   - server-side apply (YAML or CBOR): the applied configuration, whose values are the
 //     result's: its maps, its atomic lists (which the result takes as
 //     applied) and the items of its map lists (matched by their keys);
 //   - strategic merge patch (which CRDs do not take): the patch applied to
@@ -57,7 +58,7 @@ import (
 // kept, and a spec an apply empties of all it held is null, as server-side
 // apply leaves it.
 //
-// A protobuf or CBOR body, a write made within the server (a hook's own
+// A protobuf body, a write made within the server (a hook's own
 // update, a custom subresource's handler), or a body over maxSentBody is
 // validated as before, from the Go object's encoding. Over protobuf nothing
 // more is lost: go-to-protobuf writes every non-pointer scalar, so a zero and
@@ -219,10 +220,25 @@ func (s *sentBody) form(old func() ([]byte, error), goType reflect.Type, all boo
 		if err != nil || utiljson.Unmarshal(patched, &m) != nil {
 			return nil, sentNone
 		}
-	default: // protobuf, CBOR
+	case "application/cbor", "application/apply-patch+cbor":
+		return cborForm(s.buf, mediaType(s.contentType))
+	default: // protobuf
 		return nil, sentNone
 	}
 	return m, shape
+}
+
+// cborForm parses a CBOR body (KEP-4222, with CBORServingAndStorage on),
+// which holds what the JSON would: an object, or an applied configuration.
+func cborForm(body []byte, mediaType string) (map[string]any, sentShape) {
+	var m map[string]any
+	if err := cbordirect.Unmarshal(body, &m); err != nil {
+		return nil, sentNone
+	}
+	if mediaType == "application/apply-patch+cbor" {
+		return m, sentApply
+	}
+	return m, sentObject
 }
 
 // restorer walks the encoding of the validated object (u) alongside the

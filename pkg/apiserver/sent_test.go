@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	cbordirect "k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/endpoints/request"
@@ -171,6 +172,18 @@ func TestValidatesWhatWasSent(t *testing.T) {
 			t.Run("create from YAML", func(t *testing.T) {
 				y, _ := yaml.JSONToYAML([]byte(object))
 				ctx := sentRequest("create", "", "", "application/yaml", y)
+				check(t, v.Validate(ctx, decodeShelf(t, []byte(object))), s.want, s.not)
+			})
+			t.Run("create from CBOR", func(t *testing.T) {
+				var m map[string]any
+				if err := json.Unmarshal([]byte(object), &m); err != nil {
+					t.Fatal(err)
+				}
+				c, err := cbordirect.Marshal(m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx := sentRequest("create", "", "", "application/cbor", c)
 				check(t, v.Validate(ctx, decodeShelf(t, []byte(object))), s.want, s.not)
 			})
 			t.Run("update", func(t *testing.T) {

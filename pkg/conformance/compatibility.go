@@ -16,6 +16,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/cbor"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/pkg/apiserver"
@@ -30,8 +31,9 @@ const updateEnv = "UPDATE_COMPATIBILITY_FIXTURE_DATA"
 // the way Kubernetes keeps compatibility fixtures for its own API
 // (k8s.io/apimachinery/pkg/api/apitesting/roundtrip): dir holds one folder per
 // recorded release (v0.1.0, ...), each with <group>.<version>.<Kind>.json,
-// .yaml and .pb (protobuf, as stored in etcd) of a deterministically filled
-// object of every kind and served version. Each fixture must decode with
+// .yaml, .pb (protobuf, as stored in etcd) and .cbor (CBOR, KEP-4222, as
+// served with CBORServingAndStorage on; releases recorded before have none)
+// of a deterministically filled object of every kind and served version. Each fixture must decode with
 // today's code, and every field value the release wrote must read back the
 // same from each encoding: a difference names the field. A field added since
 // reads as its zero value. An accepted change is recorded as
@@ -53,9 +55,10 @@ func Compatibility(t *testing.T, groups []*builders.APIGroup, dir string) {
 	opts := roundtrip.NewCompatibilityTestOptions(scheme)
 	opts.Kinds, opts.TestDataDir, opts.TestDataDirsPreviousVersions = kinds, dir, []string{}
 	opts.Complete(t)
+	cborSerializer := cbor.NewSerializer(scheme, scheme)
 
 	if out := os.Getenv(project.WriteFixturesEnv); out != "" {
-		writeFixtures(t, opts, out)
+		writeFixtures(t, opts, cborSerializer, out)
 		return
 	}
 	releases, err := filepath.Glob(filepath.Join(dir, "v*"))
@@ -87,26 +90,34 @@ func Compatibility(t *testing.T, groups []*builders.APIGroup, dir string) {
 				}
 			}
 			for _, gvk := range opts.Kinds {
-				checkRelease(t, opts, release, gvk)
+				checkRelease(t, opts, cborSerializer, release, gvk)
 			}
 		})
 	}
+	// Today's filled objects through CBOR, for kinds no release has recorded in CBOR yet.
+	t.Run("cbor", func(t *testing.T) {
+		for _, gvk := range opts.Kinds {
+			if diff, err := cborRoundTrip(scheme, opts.FilledObjects[gvk], gvk.GroupVersion()); err != nil || diff != "" {
+				t.Errorf("%s through CBOR: %v%s", gvk, err, diff)
+			}
+		}
+	})
 }
 
 func fixtureName(gvk schema.GroupVersionKind) string {
 	return gvk.Group + "." + gvk.Version + "." + gvk.Kind
 }
 
-// writeFixtures writes the filled object of every kind in JSON, YAML and,
-// where the kind has protobuf methods, protobuf.
-func writeFixtures(t *testing.T, opts *roundtrip.CompatibilityTestOptions, dir string) {
+// writeFixtures writes the filled object of every kind in JSON, YAML, CBOR
+// and, where the kind has protobuf methods, protobuf.
+func writeFixtures(t *testing.T, opts *roundtrip.CompatibilityTestOptions, cborSerializer runtime.Serializer, dir string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for _, gvk := range opts.Kinds {
 		obj := opts.FilledObjects[gvk]
 		base := filepath.Join(dir, fixtureName(gvk))
-		for ext, s := range map[string]runtime.Serializer{"json": opts.JSON, "yaml": opts.YAML, "pb": opts.Proto} {
+		for ext, s := range map[string]runtime.Serializer{"json": opts.JSON, "yaml": opts.YAML, "pb": opts.Proto, "cbor": cborSerializer} {
 			if ext == "pb" && !hasProtobuf(obj) {
 				continue
 			}
@@ -132,7 +143,7 @@ func hasProtobuf(obj runtime.Object) bool {
 
 // checkRelease decodes the fixtures of gvk recorded in release with today's
 // code and compares every field with what the release wrote.
-func checkRelease(t *testing.T, opts *roundtrip.CompatibilityTestOptions, release string, gvk schema.GroupVersionKind) {
+func checkRelease(t *testing.T, opts *roundtrip.CompatibilityTestOptions, cborSerializer runtime.Serializer, release string, gvk schema.GroupVersionKind) {
 	base := filepath.Join(release, fixtureName(gvk))
 	written, err := os.ReadFile(base + ".json")
 	if os.IsNotExist(err) {
@@ -153,10 +164,13 @@ func checkRelease(t *testing.T, opts *roundtrip.CompatibilityTestOptions, releas
 	for _, enc := range []struct {
 		ext string
 		s   runtime.Serializer
-	}{{"json", opts.JSON}, {"yaml", opts.YAML}, {"pb", opts.Proto}} {
+	}{{"json", opts.JSON}, {"yaml", opts.YAML}, {"pb", opts.Proto}, {"cbor", cborSerializer}} {
 		data, err := os.ReadFile(base + "." + enc.ext)
 		if os.IsNotExist(err) && enc.ext == "pb" {
 			continue // the kind was stored as JSON in that release
+		}
+		if os.IsNotExist(err) && enc.ext == "cbor" {
+			continue // recorded before CBOR fixtures were
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -202,7 +216,7 @@ func checkRelease(t *testing.T, opts *roundtrip.CompatibilityTestOptions, releas
 		}
 	}
 	if js, ok := decoded["json"]; ok {
-		for _, ext := range []string{"yaml", "pb"} {
+		for _, ext := range []string{"yaml", "pb", "cbor"} {
 			if o, ok := decoded[ext]; ok && !apiequality.Semantic.DeepEqual(js, o) {
 				t.Errorf("%s: the %s and json fixtures of %s decode differently:\n%s", base, ext, filepath.Base(release), cmp.Diff(js, o))
 			}

@@ -21,7 +21,7 @@ import (
 // converting each version through the internal type and the internal type
 // through each version, naming each field that is (checkLostFields); then
 // that internal -> each version -> internal loses nothing through JSON and
-// protobuf (k8s.io/apimachinery's roundtrip tester). Fuzzed objects get their
+// protobuf (k8s.io/apimachinery's roundtrip tester), and through CBOR. Fuzzed objects get their
 // version's defaults first, as decoding applies them. Kinds that generate
 // could not give a protobuf encoding (it warned) are round-tripped in JSON.
 func RoundTrip(t *testing.T, groups []*builders.APIGroup, group string) {
@@ -83,6 +83,13 @@ func RoundTrip(t *testing.T, groups []*builders.APIGroup, group string) {
 			continue
 		}
 		roundtrip.RoundTripSpecificKind(t, gvk, scheme, codecs, f, nil)
+	}
+	// CBOR (KEP-4222), which the server speaks with CBORServingAndStorage on.
+	for kind := range scheme.KnownTypes(internal) {
+		if roundtrip.GlobalNonRoundTrippableTypes().Has(kind) || lost[kind] {
+			continue
+		}
+		roundTripCBOR(t, scheme, f.Fill, internal.WithKind(kind), *roundtrip.FuzzIters)
 	}
 }
 

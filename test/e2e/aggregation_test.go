@@ -256,14 +256,22 @@ func startAdmissionWebhook(t *testing.T, c *kubeCluster) string {
 	return "https://" + ln.Addr().String()
 }
 
-// TestAggregation runs the project's apiserver aggregated behind a real
-// kube-apiserver, in delegated mode, and drives it with kubectl through
-// kube-apiserver: discovery, CRUD, RBAC through SubjectAccessReview,
-// priority and fairness, admission (NamespaceLifecycle, webhooks, policies),
-// namespace deletion and garbage collection by kube-controller-manager, and
-// leader election of two controller-managers.
-func TestAggregation(t *testing.T) {
-	c := startKubeCluster(t)
+// aggregatedServer is the project's apiserver aggregated behind a
+// kubeCluster's kube-apiserver, with the kubeconfigs of the cluster's users
+// and of the apiserver's and controller-manager's ServiceAccounts.
+type aggregatedServer struct {
+	admin, dev, nobody                string // kubeconfigs of the cluster's users
+	apiserverKubeconfig, cmKubeconfig string // ServiceAccount tokens, as pods would have
+	svcHost                           string // the name its serving certificate is for
+	direct                            string // https://127.0.0.1:<port>, bypassing kube-apiserver
+	anonymous                         *http.Client
+}
+
+// aggregate starts the project's apiserver in delegated mode (with flags
+// added), registers its APIServices with the cluster, waits until they are
+// Available and creates the namespace e2e-agg.
+func aggregate(t *testing.T, c *kubeCluster, flags ...string) *aggregatedServer {
+	t.Helper()
 	admin := c.kubeconfig(t, "admin", adminToken)
 	dev := c.kubeconfig(t, "dev", devToken)
 	nobody := c.kubeconfig(t, "nobody", nobodyToken)
@@ -281,13 +289,13 @@ func TestAggregation(t *testing.T) {
 	servingCert, servingKey := signCert(t, c.dir, "crontab-apiserver", c.ca, c.caKey, svcHost, svcHost)
 	port := harness.FreePort(t)
 	apiserverDir := t.TempDir()
-	c.procs["apiserver"] = harness.Start(t, apiserverDir, filepath.Join(proj, "bin", "apiserver"),
+	c.procs["apiserver"] = harness.Start(t, apiserverDir, filepath.Join(proj, "bin", "apiserver"), append([]string{
 		"--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1",
 		"--tls-cert-file", servingCert, "--tls-private-key-file", servingKey,
 		"--etcd-servers", c.etcdURL, "--etcd-prefix", aggPrefix,
 		"--authentication-kubeconfig", apiserverKubeconfig,
 		"--authorization-kubeconfig", apiserverKubeconfig,
-		"--kubeconfig", apiserverKubeconfig)
+		"--kubeconfig", apiserverKubeconfig}, flags...)...)
 	direct := fmt.Sprintf("https://127.0.0.1:%d", port)
 	anonymous := c.tlsClient(svcHost, nil)
 	if !harness.WaitUntil(2*time.Minute, func() bool {
@@ -318,6 +326,22 @@ func TestAggregation(t *testing.T) {
 		}
 	}
 	kubectlAs(t, admin, "create", "namespace", "e2e-agg")
+	return &aggregatedServer{admin: admin, dev: dev, nobody: nobody, apiserverKubeconfig: apiserverKubeconfig, cmKubeconfig: cmKubeconfig,
+		svcHost: svcHost, direct: direct, anonymous: anonymous}
+}
+
+// TestAggregation runs the project's apiserver aggregated behind a real
+// kube-apiserver, in delegated mode, and drives it with kubectl through
+// kube-apiserver: discovery, CRUD, RBAC through SubjectAccessReview,
+// priority and fairness, admission (NamespaceLifecycle, webhooks, policies),
+// namespace deletion and garbage collection by kube-controller-manager, and
+// leader election of two controller-managers.
+func TestAggregation(t *testing.T) {
+	c := startKubeCluster(t)
+	a := aggregate(t, c)
+	admin, dev, nobody := a.admin, a.dev, a.nobody
+	apiserverKubeconfig, cmKubeconfig := a.apiserverKubeconfig, a.cmKubeconfig
+	svcHost, direct, anonymous := a.svcHost, a.direct, a.anonymous
 
 	t.Run("discovery: api-resources and explain through kube-apiserver", func(t *testing.T) {
 		out := kubectlAs(t, admin, "api-resources", "--api-group", "stable.example.com", "-o", "wide")

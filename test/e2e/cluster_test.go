@@ -170,17 +170,23 @@ func startKubeCluster(t *testing.T) *kubeCluster {
 	return startKubeClusterWith(t, clusterOptions{})
 }
 
-// clusterOptions are what a test adds to the cluster startKubeCluster runs:
-// kube-apiserver flags (feature gates, runtime-config), and controllers and
-// flags of kube-controller-manager beside the namespace controller and the
-// garbage collector.
+// clusterOptions are what a test changes in the cluster startKubeCluster
+// runs: the kube-apiserver binary (default kubeAPIServerBin), its
+// --feature-gates and other flags, and kube-controller-manager (off, or
+// more controllers and flags beside the namespace controller and the
+// garbage collector).
 type clusterOptions struct {
-	kubeAPIServerArgs []string
-	controllers       []string
-	controllerArgs    []string
+	kubeAPIServer       string
+	featureGates        string
+	kubeAPIServerArgs   []string
+	noControllerManager bool
+	controllers         []string
+	controllerArgs      []string
 }
 
-// startKubeClusterWith is startKubeCluster with opts.
+// startKubeClusterWith starts etcd and kube-apiserver (and, unless
+// opts.noControllerManager, kube-controller-manager) and waits until
+// kube-apiserver is ready.
 func startKubeClusterWith(t *testing.T, opts clusterOptions) *kubeCluster {
 	t.Helper()
 	dir := t.TempDir()
@@ -219,7 +225,15 @@ func startKubeClusterWith(t *testing.T, opts clusterOptions) *kubeCluster {
 
 	kasPort := harness.FreePort(t)
 	c.url = fmt.Sprintf("https://127.0.0.1:%d", kasPort)
-	c.procs["kube-apiserver"] = harness.Start(t, dir, kubeAPIServerBin, append(opts.kubeAPIServerArgs,
+	bin := opts.kubeAPIServer
+	if bin == "" {
+		bin = kubeAPIServerBin
+	}
+	args := append([]string{}, opts.kubeAPIServerArgs...)
+	if opts.featureGates != "" {
+		args = append(args, "--feature-gates", opts.featureGates)
+	}
+	c.procs["kube-apiserver"] = harness.Start(t, dir, bin, append(args,
 		"--etcd-servers", c.etcdURL,
 		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", fmt.Sprint(kasPort),
 		// The kubernetes Service's endpoints would hold the loopback address, which endpoints refuse.
@@ -254,6 +268,9 @@ func startKubeClusterWith(t *testing.T, opts clusterOptions) *kubeCluster {
 		t.Fatalf("kube-apiserver not ready after 3 minutes")
 	}
 
+	if opts.noControllerManager {
+		return c
+	}
 	// The namespace controller deletes aggregated objects of a deleted
 	// namespace; the garbage collector follows their owner references.
 	c.procs["kube-controller-manager"] = harness.Start(t, dir, kubeControllerManagerBin, append(opts.controllerArgs,
