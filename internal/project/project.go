@@ -25,6 +25,9 @@ type Project struct {
 	Version string `json:"version"`
 	Domain  string `json:"domain"`
 	Module  string `json:"module"`
+	// CLIVersion is the release of apiserver-boot that last wrote the
+	// project (init or upgrade); empty for a CLI built from source.
+	CLIVersion string `json:"cliVersion,omitempty"`
 	// Groups are the groups not served as <group>.<domain>: by the folder
 	// under pkg/apis (the Go package), their API group name (the domain
 	// itself, or a group outside it, such as widgets.sh).
