@@ -137,6 +137,9 @@ func (o *upgradeOptions) run(cmd *cobra.Command) error {
 	}
 	u.print(out)
 	if o.dryRun {
+		if dirty, _ := gitDirty(root); len(dirty) > 0 {
+			fmt.Fprintf(out, "note: the project has uncommitted changes; upgrade without --dry-run refuses to run until they are committed or stashed:\n  %s\n", strings.Join(dirty, "\n  "))
+		}
 		fmt.Fprintln(out, "--dry-run: nothing written.")
 		return nil
 	}
