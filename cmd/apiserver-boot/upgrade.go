@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/semver"
 
 	apiserverboot "github.com/apiserver-boot/apiserver-boot"
 	"github.com/apiserver-boot/apiserver-boot/generators"
@@ -202,13 +203,15 @@ func (o *upgradeOptions) plan(root string, p *project.Project, api *model.API) (
 			return nil, fmt.Errorf("--from-cli %s: not an apiserver-boot binary (%v)", o.fromCLI, err)
 		}
 		u.oldCLI = old
-	case p.CLIVersion != "" && p.CLIVersion == version.Get().Version:
+	case p.CLIVersion != "" && p.CLIVersion == releaseVersion():
 		u.oldCLI = "apiserver-boot " + p.CLIVersion + " (this one)"
-	case p.CLIVersion != "":
+	case semver.IsValid(p.CLIVersion):
 		if old, err = installRelease(p.CLIVersion, bin); err != nil {
 			return nil, err
 		}
 		u.oldCLI = "apiserver-boot " + p.CLIVersion
+	case p.CLIVersion != "":
+		return nil, fmt.Errorf("PROJECT's cliVersion %q is not a release (vMAJOR.MINOR.PATCH) go install can fetch: pass --from-cli PATH, the apiserver-boot binary that made the project", p.CLIVersion)
 	default:
 		return nil, errNoOldCLI
 	}
@@ -256,7 +259,7 @@ func (u *upgradePlan) planRecord(root string) error {
 	if err != nil {
 		return err
 	}
-	p.CLIVersion = version.Get().Version
+	p.CLIVersion = releaseVersion()
 	b, err := p.Marshal()
 	if err != nil {
 		return err
@@ -265,6 +268,15 @@ func (u *upgradePlan) planRecord(root string) error {
 		u.record = b
 	}
 	return nil
+}
+
+// releaseVersion is this apiserver-boot's release, or "" when it was built
+// from source (PROJECT's cliVersion then records none).
+func releaseVersion() string {
+	if v := version.Get().Version; semver.IsValid(v) {
+		return v
+	}
+	return ""
 }
 
 // modChanges says what differs between two go.mod files: the go version,
@@ -335,7 +347,7 @@ func (u *upgradePlan) print(w io.Writer) {
 		fmt.Fprintln(w, "  update    go.sum (this apiserver-boot's sums added)")
 	}
 	if u.record != nil {
-		fmt.Fprintf(w, "  update    %s (today's format, cliVersion %q)\n", project.FileName, version.Get().Version)
+		fmt.Fprintf(w, "  update    %s (today's format, cliVersion %q)\n", project.FileName, releaseVersion())
 	}
 }
 

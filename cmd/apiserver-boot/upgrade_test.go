@@ -260,3 +260,30 @@ func TestUpgradeConflict(t *testing.T) {
 		t.Errorf("go %v ran on conflicted files", *ran)
 	}
 }
+
+// TestUpgradeNeedsTheOldCLI: without --from-cli, PROJECT's cliVersion says
+// which apiserver-boot made the project; none, or one that is no release,
+// is an error naming --from-cli, and nothing is written.
+func TestUpgradeNeedsTheOldCLI(t *testing.T) {
+	dir := newProject(t)
+	gitIn(t, dir, "init", "-q")
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-q", "-m", "made")
+	out, err := run(t, dir, "upgrade")
+	if err == nil || !strings.Contains(err.Error(), "PROJECT records no cliVersion") || !strings.Contains(err.Error(), "--from-cli PATH") {
+		t.Errorf("upgrade without cliVersion or --from-cli: %v\n%s", err, out)
+	}
+	replaceIn(t, dir, "PROJECT", "domain: example.com\n", "cliVersion: devel-build\ndomain: example.com\n")
+	gitIn(t, dir, "commit", "-q", "-am", "a cliVersion that is no release")
+	out, err = run(t, dir, "upgrade")
+	if err == nil || !strings.Contains(err.Error(), `cliVersion "devel-build" is not a release`) || !strings.Contains(err.Error(), "--from-cli PATH") {
+		t.Errorf("upgrade with cliVersion devel-build: %v\n%s", err, out)
+	}
+	out, err = run(t, dir, "upgrade", "--from-cli", filepath.Join(dir, "no-such-binary"))
+	if err == nil || !strings.Contains(err.Error(), "--from-cli "+filepath.Join(dir, "no-such-binary")+": not an apiserver-boot binary") {
+		t.Errorf("upgrade --from-cli of a missing file: %v\n%s", err, out)
+	}
+	if got := gitIn(t, dir, "status", "--porcelain"); got != "" {
+		t.Errorf("a refused upgrade wrote:\n%s", got)
+	}
+}
