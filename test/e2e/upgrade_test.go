@@ -143,77 +143,74 @@ func refusesTooMany(t *testing.T, dir, build string) {
 	}
 }
 
+// upgradeInFull scaffolds and edits a project with the apiserver-boot old
+// (built at commit), stores CronTabs with its run local (embedded etcd),
+// commits, and upgrades with today's apiserver-boot; upgrade must print
+// want. Then the project's own tests pass, the edits are there, a second
+// upgrade does nothing, and today's run local serves every stored object
+// unchanged (uid, spec, status) and the edited hook. It returns the project.
+func upgradeInFull(t *testing.T, old, commit, name string, want ...string) string {
+	t.Helper()
+	dir := oldProject(t, old, name)
+	server := serveWith(t, dir, old)
+	kc := filepath.Join(dir, "kubeconfig")
+	for _, name := range []string{"a", "b"} {
+		obj := fmt.Sprintf(`{"apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": %q, "namespace": "default", "labels": {"app": %q}}, "spec": {"replicas": 3, "image": "busybox:%s"}}`, name, name, name)
+		if r := kubectlWith(kc, obj, "create", "-f", "-"); r.err != nil {
+			t.Fatalf("create %s with the old build: %v %s", name, r.err, r.stderr)
+		}
+		if r := kubectlWith(kc, "", "patch", "crontabs", name, "--subresource=status", "--type=merge", "-p", `{"status": {"replicas": 2}}`); r.err != nil {
+			t.Fatalf("status of %s: %v %s", name, r.err, r.stderr)
+		}
+	}
+	refusesTooMany(t, dir, "the old build")
+	stored := storedCronTabs(t, dir)
+	if len(stored) != 2 {
+		t.Fatalf("the old build stored %v", stored)
+	}
+	server.Stop(t)
+	gitCommitAll(t, dir, "made by apiserver-boot "+commit[:7])
+
+	out := sh(t, dir, cli, "upgrade", "--from-cli", old)
+	t.Logf("upgrade:\n%s", out)
+	for _, w := range append(want, "go build ./...: ok", "Upgraded to apiserver-boot") {
+		if !strings.Contains(out, w) {
+			t.Errorf("upgrade does not say %q", w)
+		}
+	}
+	hasEdits(t, dir)
+	if out, err := harness.Sh(dir, "go", "test", "./..."); err != nil {
+		t.Fatalf("the upgraded project's own tests: %v\n%s", err, out)
+	}
+	gitCommitAll(t, dir, "upgraded")
+	if out := sh(t, dir, cli, "upgrade", "--from-cli", old); !strings.Contains(out, "Nothing to do") {
+		t.Errorf("a second upgrade:\n%s", out)
+	}
+
+	server = serveWith(t, dir, cli)
+	defer server.Stop(t)
+	if got := storedCronTabs(t, dir); !reflect.DeepEqual(got, stored) {
+		t.Errorf("today's server reads:\n%v\nwant what the old build stored:\n%v", got, stored)
+	}
+	refusesTooMany(t, dir, "the upgraded build")
+	return dir
+}
+
 // TestUpgradeAcrossHistory: projects made by apiserver-boot at two earlier
-// commits, edited by hand, upgraded by today's apiserver-boot upgrade.
-//
-// From preRecordCommit, in full: objects are stored by that build's run
-// local (embedded etcd); after the upgrade the project builds, its own
-// tests pass, the edits are there, and today's run local serves every
-// stored object unchanged. From listTagsCommit, in fewer steps (no run
-// local, no project tests: each costs minutes of a cold build): the edited
-// types merge with the scaffold's change, and the upgrade builds. And a
-// project whose edit overlaps a scaffold change: the conflict is marked and
-// listed, and nothing else is lost.
+// commits (preRecordCommit, before field numbers were recorded, whose
+// scaffold differs from today's in the Makefile; listTagsCommit, whose
+// types also differ), edited by hand and holding objects, upgraded in full
+// (upgradeInFull); and a project whose edit overlaps a scaffold change: the
+// conflict is marked and listed, and nothing else is lost.
 func TestUpgradeAcrossHistory(t *testing.T) {
 	oldA := oldAPIServerBoot(t, preRecordCommit)
 	t.Run("preRecordCommit", func(t *testing.T) {
-		old := oldA
-		dir := oldProject(t, old, "upgraded")
-		server := serveWith(t, dir, old)
-		kc := filepath.Join(dir, "kubeconfig")
-		for _, name := range []string{"a", "b"} {
-			obj := fmt.Sprintf(`{"apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": %q, "namespace": "default", "labels": {"app": %q}}, "spec": {"replicas": 3, "image": "busybox:%s"}}`, name, name, name)
-			if r := kubectlWith(kc, obj, "create", "-f", "-"); r.err != nil {
-				t.Fatalf("create %s with the old build: %v %s", name, r.err, r.stderr)
-			}
-			if r := kubectlWith(kc, "", "patch", "crontabs", name, "--subresource=status", "--type=merge", "-p", `{"status": {"replicas": 2}}`); r.err != nil {
-				t.Fatalf("status of %s: %v %s", name, r.err, r.stderr)
-			}
-		}
-		refusesTooMany(t, dir, "the old build")
-		stored := storedCronTabs(t, dir)
-		if len(stored) != 2 {
-			t.Fatalf("the old build stored %v", stored)
-		}
-		server.Stop(t)
-		gitCommitAll(t, dir, "made by apiserver-boot "+preRecordCommit[:7])
-
-		out := sh(t, dir, cli, "upgrade", "--from-cli", old)
-		t.Logf("upgrade:\n%s", out)
-		for _, want := range []string{"update    Makefile", "keep      " + hooksPath, "keep      " + typesPath, "go build ./...: ok", "Upgraded to apiserver-boot"} {
-			if !strings.Contains(out, want) {
-				t.Errorf("upgrade does not say %q", want)
-			}
-		}
-		hasEdits(t, dir)
-		if out, err := harness.Sh(dir, "go", "test", "./..."); err != nil {
-			t.Fatalf("the upgraded project's own tests: %v\n%s", err, out)
-		}
-		gitCommitAll(t, dir, "upgraded")
-		if out := sh(t, dir, cli, "upgrade", "--from-cli", old); !strings.Contains(out, "Nothing to do") {
-			t.Errorf("a second upgrade:\n%s", out)
-		}
-
-		server = serveWith(t, dir, cli)
-		defer server.Stop(t)
-		if got := storedCronTabs(t, dir); !reflect.DeepEqual(got, stored) {
-			t.Errorf("today's server reads:\n%v\nwant what the old build stored:\n%v", got, stored)
-		}
-		refusesTooMany(t, dir, "the upgraded build")
+		upgradeInFull(t, oldA, preRecordCommit, "upgraded", "update    Makefile", "keep      "+hooksPath, "keep      "+typesPath)
 	})
 
 	t.Run("listTagsCommit", func(t *testing.T) {
 		old := oldAPIServerBoot(t, listTagsCommit)
-		dir := oldProject(t, old, "listtags")
-		gitCommitAll(t, dir, "made by apiserver-boot "+listTagsCommit[:7])
-		out := sh(t, dir, cli, "upgrade", "--from-cli", old)
-		t.Logf("upgrade:\n%s", out)
-		for _, want := range []string{"merge     " + typesPath, "go build ./...: ok"} {
-			if !strings.Contains(out, want) {
-				t.Errorf("upgrade does not say %q", want)
-			}
-		}
-		hasEdits(t, dir)
+		dir := upgradeInFull(t, old, listTagsCommit, "listtags", "update    Makefile", "merge     "+typesPath)
 		if b, _ := os.ReadFile(filepath.Join(dir, typesPath)); !strings.Contains(string(b), "Items []CronTab `json:\"items\" protobuf:\"bytes,2,rep,name=items\"`") {
 			t.Errorf("the merged types lack today's scaffold's List tags:\n%s", b)
 		}
