@@ -20,7 +20,7 @@ import (
 var layers = map[string][]string{
 	"": {},
 	"cmd/apiserver-boot": {"", "boilerplate", "generators", "generators/driver", "generators/model", "internal/datastore", "internal/deploy", "internal/files", "internal/gomod", "internal/image",
-		"internal/kubeconfig", "internal/private", "internal/progress", "internal/project", "internal/runlock", "internal/scaffold", "internal/version", "templates"},
+		"internal/kubeconfig", "internal/private", "internal/progress", "internal/project", "internal/runlock", "internal/scaffold", "internal/upgrade", "internal/version", "templates"},
 	"generators":                 {"generators/model", "generators/protobuf", "generators/crdschema", "generators/driver", "internal/files", "internal/private", "internal/project", "templates", "third_party/validation-gen"},
 	"third_party/validation-gen": {},
 	"generators/crdschema":       {"generators/model"},
@@ -35,6 +35,7 @@ var layers = map[string][]string{
 	"internal/release":           {},
 	"hack/modproxy":              {"internal/release", "internal/version"},
 	"internal/datastore":         {},
+	"internal/upgrade":           {},
 	"internal/files":             {},
 	"internal/freeport":          {},
 	"internal/testpg":            {"internal/freeport"},
