@@ -51,7 +51,8 @@ commit-sized change, on a clean git tree:
   generate    the code is regenerated, which checks the field number records
               (objects stored in etcd stay readable)
 
-Then, unless files conflict, it runs go mod tidy, go build ./... and, when
+Then, unless files conflict, it runs go build ./... (go.mod is not tidied: tidying
+drops requirements the next upgrade would add back) and, when
 releases are recorded (api snapshot), their compatibility fixtures
 (TestCompatibility). Everything is computed before anything is written; with
 --dry-run upgrade prints that plan and writes nothing. A second run has nothing
