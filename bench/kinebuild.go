@@ -9,6 +9,7 @@ import (
 	"go/printer"
 	"go/token"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -118,11 +119,14 @@ func noKineSource(path string) ([]byte, error) {
 		return nil, err
 	}
 	keep := map[string]bool{"AddFlags": true, "ReadEndpointFile": true, "Validate": true, "Redact": true, "datastoreError": true, "Stop": true, "StartKine": true}
+	kine := kineImports(f)
 	var decls []ast.Decl
 	for _, d := range f.Decls {
 		fn, ok := d.(*ast.FuncDecl)
 		if !ok {
-			decls = append(decls, withoutBlankImports(d))
+			if d = withoutKineTypes(withoutBlankImports(d), kine); d != nil {
+				decls = append(decls, d)
+			}
 			continue
 		}
 		if !keep[fn.Name.Name] {
@@ -162,6 +166,53 @@ func withoutBlankImports(d ast.Decl) ast.Decl {
 		if is := s.(*ast.ImportSpec); is.Name == nil || is.Name.Name != "_" {
 			specs = append(specs, s)
 		}
+	}
+	g.Specs = specs
+	return g
+}
+
+// kineImports are the names kine's packages are imported as in f.
+func kineImports(f *ast.File) map[string]bool {
+	names := map[string]bool{}
+	for _, imp := range f.Imports {
+		p := strings.Trim(imp.Path.Value, `"`)
+		if !strings.HasPrefix(p, "github.com/k3s-io/kine/") {
+			continue
+		}
+		if imp.Name != nil {
+			names[imp.Name.Name] = true
+		} else {
+			names[path.Base(p)] = true
+		}
+	}
+	return names
+}
+
+// withoutKineTypes drops from a type declaration the types built on kine's
+// (a wrapper of its backend, whose methods are left out with it); nil when
+// none is left.
+func withoutKineTypes(d ast.Decl, kine map[string]bool) ast.Decl {
+	g, ok := d.(*ast.GenDecl)
+	if !ok || g.Tok != token.TYPE {
+		return d
+	}
+	var specs []ast.Spec
+	for _, sp := range g.Specs {
+		uses := false
+		ast.Inspect(sp, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if x, ok := sel.X.(*ast.Ident); ok && kine[x.Name] {
+					uses = true
+				}
+			}
+			return !uses
+		})
+		if !uses {
+			specs = append(specs, sp)
+		}
+	}
+	if len(specs) == 0 {
+		return nil
 	}
 	g.Specs = specs
 	return g
