@@ -8,7 +8,7 @@
 #     the CLI for each of PLATFORMS, built with -trimpath and the release's
 #     version and module checksum set with -ldflags -X (internal/version).
 # The checkout must be clean and HEAD tagged VERSION; ALLOW_DIRTY=1 lifts
-# both (tests, dry runs). PLATFORMS="" builds no binaries. docs/releasing.md
+# both (tests, dry runs) for a pre-release VERSION (vX.Y.Z-something). PLATFORMS="" builds no binaries. docs/releasing.md
 # tells the whole procedure.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,6 +18,13 @@ dist=${DIST:-$root/dist}
 platforms=${PLATFORMS-linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64}
 pkg=github.com/apiserver-boot/apiserver-boot/internal/version
 
+if [ "${ALLOW_DIRTY:-}" = 1 ] && [[ "$version" != *-* ]]; then
+  # A tree that is not the tag's has another checksum than the one the
+  # public proxy will serve for the tag: such binaries must never carry a
+  # version that may be pushed.
+  echo "release: ALLOW_DIRTY=1 needs a pre-release version (e.g. ${version}-dev.1), not $version" >&2
+  exit 1
+fi
 if [ "${ALLOW_DIRTY:-}" != 1 ]; then
   if [ -n "$(git status --porcelain)" ]; then
     echo "release: the checkout has uncommitted changes (git status); commit or stash them (ALLOW_DIRTY=1 to release anyway)" >&2

@@ -40,7 +40,10 @@ build() {
   local start out
   start=$(date +%s)
   out=$(mktemp -d "$bin/.build.XXXXXX")
-  (cd "$dir" && go build -ldflags "$ldflags" -o "$out/" "${tools[@]/#/k8s.io/kubernetes/cmd/}")
+  if ! (cd "$dir" && go build -ldflags "$ldflags" -o "$out/" "${tools[@]/#/k8s.io/kubernetes/cmd/}"); then
+    rm -rf "$out"
+    exit 1
+  fi
   for t in "${tools[@]}"; do mv -f "$out/$t" "$bin/$t$suffix"; done
   rmdir "$out"
   echo "built in $(( $(date +%s) - start ))s"

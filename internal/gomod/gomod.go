@@ -52,12 +52,29 @@ func Merge(existing, framework []byte, module, root string, info version.Info) (
 		have[r.Mod.Path] = r.Mod.Version
 	}
 	for _, r := range fw.Require {
-		if v, ok := have[r.Mod.Path]; !ok || semver.Compare(v, r.Mod.Version) < 0 {
+		switch v, ok := have[r.Mod.Path]; {
+		case !ok:
 			f.AddNewRequire(r.Mod.Path, r.Mod.Version, true)
+		case semver.Compare(v, r.Mod.Version) < 0:
+			// Raised in place: a requirement of the project's own stays
+			// direct.
+			if err := f.AddRequire(r.Mod.Path, r.Mod.Version); err != nil {
+				return nil, err
+			}
 		}
 	}
 	fwVersion := info.Version
-	if fwVersion == "" {
+	if fwVersion != "" {
+		if v := have[version.Module]; v != "" && semver.Compare(v, fwVersion) > 0 {
+			return nil, fmt.Errorf("go.mod requires %s %s, newer than this apiserver-boot (%s): use apiserver-boot %s or newer (go install %s/cmd/apiserver-boot@%s)", version.Module, v, fwVersion, v, version.Module, v)
+		}
+		// A release is required as it is, from the module proxy: a replace
+		// of the framework (to a checkout a devel build wrote) would keep
+		// the project tied to that folder.
+		if err := f.DropReplace(version.Module, ""); err != nil {
+			return nil, err
+		}
+	} else {
 		target, err := checkoutReplace(root, info)
 		if err != nil {
 			return nil, err

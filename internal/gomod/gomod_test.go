@@ -72,6 +72,35 @@ func TestMergeNeverLowers(t *testing.T) {
 	}
 }
 
+// TestMergeRelease: a released CLI on a project a devel build tied to its
+// checkout drops that replace; one whose project requires a newer
+// framework is refused; a requirement of the project's own that is raised
+// stays direct.
+func TestMergeRelease(t *testing.T) {
+	existing := "module example.com/shop\n\ngo 1.26.0\n\nrequire (\n\t" + version.Module + " v0.0.0-00010101000000-000000000000\n\tk8s.io/apimachinery v0.36.0\n)\n\nreplace " + version.Module + " => /src/apiserver-boot\n"
+	out, err := Merge([]byte(existing), []byte(framework), "ignored", "/src/shop", version.Info{Version: "v0.3.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := requires(t, out)
+	if _, ok := got["replace "+version.Module]; ok || got[version.Module] != "v0.3.0" {
+		t.Errorf("want the release required with no replace:\n%s", out)
+	}
+	f, err := modfile.Parse("go.mod", out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range f.Require {
+		if r.Mod.Path == "k8s.io/apimachinery" && (r.Indirect || r.Mod.Version != "v0.37.2") {
+			t.Errorf("the project's own k8s.io/apimachinery: %s indirect %v, want v0.37.2 direct\n%s", r.Mod.Version, r.Indirect, out)
+		}
+	}
+	newer := "module example.com/shop\n\ngo 1.26.0\n\nrequire " + version.Module + " v0.5.0\n"
+	if _, err := Merge([]byte(newer), []byte(framework), "ignored", "/src/shop", version.Info{Version: "v0.3.0"}); err == nil || !strings.Contains(err.Error(), "requires "+version.Module+" v0.5.0, newer than this apiserver-boot (v0.3.0)") {
+		t.Errorf("a project on a newer framework: %v, want a refusal naming both versions", err)
+	}
+}
+
 // TestMergeSourceCheckout: a CLI built from a checkout points the project at
 // it, relative when the project is inside (example/), absolute otherwise.
 func TestMergeSourceCheckout(t *testing.T) {

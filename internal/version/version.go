@@ -4,7 +4,8 @@
 // An apiserver-boot is a release when a module proxy can serve its module
 // at its version: installed with `go install <module>/cmd/apiserver-boot@vX.Y.Z`
 // (the build information then carries the version and the module's
-// checksum), or built by `make release VERSION=vX.Y.Z` (hack/release.sh
+// checksum; also @latest or @<commit>, whose pseudo-version the proxy
+// serves too), or built by `make release VERSION=vX.Y.Z` (hack/release.sh
 // sets the version and checksum with -ldflags -X). Anything else is a devel
 // build: `go build` in a checkout, even one Go stamps with a pseudo-version
 // (v0.0.0-20261125...-abcdef123456+dirty) or a tag it finds there, which
@@ -66,8 +67,11 @@ func get(bi *debug.BuildInfo, xVersion, xSum, file, sourceEnv string) Info {
 		info.Version, info.Sum = xVersion, xSum
 	case xVersion != "":
 		info.Build = xVersion
-	case main.Sum != "" && IsRelease(main.Version):
-		// Downloaded from a module proxy: go install <module>@version.
+	case main.Sum != "" && servable(main.Version):
+		// Downloaded from a module proxy: go install <module>@version. A
+		// pseudo-version (go install <module>@latest before any tag, or
+		// @<commit>) is served by the proxy as well: projects require it,
+		// with no replace into the module cache.
 		info.Version, info.Sum = main.Version, main.Sum
 	default:
 		info.Build = main.Version
@@ -93,6 +97,12 @@ func get(bi *debug.BuildInfo, xVersion, xSum, file, sourceEnv string) Info {
 // build metadata such as +dirty, and not a pseudo-version.
 func IsRelease(v string) bool {
 	return semver.IsValid(v) && semver.Canonical(v) == v && !module.IsPseudoVersion(v)
+}
+
+// servable tells whether a module proxy serves v: canonical semver,
+// pseudo-versions included, without build metadata such as +dirty.
+func servable(v string) bool {
+	return semver.IsValid(v) && semver.Canonical(v) == v
 }
 
 // String is the version `apiserver-boot version` prints on its first line:

@@ -27,6 +27,8 @@ func TestGet(t *testing.T) {
 	}{
 		{"go install @version", main("v0.3.0", "h1:abc="), "", "", "/root/go/pkg/mod/" + Module + "@v0.3.0/internal/version/version.go", "",
 			Info{Version: "v0.3.0", Sum: "h1:abc="}},
+		{"go install @latest before any tag (a pseudo-version the proxy serves)", main("v0.0.0-20261125231500-abcdef123456", "h1:abc="), "", "", "/root/go/pkg/mod/" + Module + "@v0.0.0-20261125231500-abcdef123456/internal/version/version.go", "",
+			Info{Version: "v0.0.0-20261125231500-abcdef123456", Sum: "h1:abc="}},
 		{"go install @prerelease", main("v0.4.0-rc.1", "h1:abc="), "", "", "", "", Info{Version: "v0.4.0-rc.1", Sum: "h1:abc="}},
 		{"make release (-X, -trimpath)", main("(devel)", ""), "v0.3.0", "h1:zip=", Module + "/internal/version/version.go", "",
 			Info{Version: "v0.3.0", Sum: "h1:zip="}},

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -425,7 +426,8 @@ func (o *DatastoreOptions) openBackend(ctx, bctx context.Context, cancel context
 // the row. A create is stored at the revision it returns: the key read at
 // that revision has it as its ModRevision; anything else is returned as an
 // error (the outcome is then unknown to the client, as of a timeout, never
-// a false success).
+// a false success). A create stored whose read-back fails is reported as
+// failed: the client's retry then gets 409 AlreadyExists.
 type checkedCreates struct{ kineserver.Backend }
 
 func (b checkedCreates) Create(ctx context.Context, key string, value []byte, lease int64) (int64, error) {
@@ -433,11 +435,14 @@ func (b checkedCreates) Create(ctx context.Context, key string, value []byte, le
 	if err != nil {
 		return rev, err
 	}
-	_, kv, err := b.Backend.Get(ctx, key, rev, true)
+	_, kv, err := b.Backend.Get(ctx, key, rev, false)
 	if err != nil {
 		return 0, fmt.Errorf("creating %s: reading it back at revision %d: %w", key, rev, err)
 	}
-	if kv == nil || kv.ModRevision != rev {
+	// The value too: another replica may have created the key in the
+	// meantime, at the revision kine then reports (its value holds another
+	// UID).
+	if kv == nil || kv.ModRevision != rev || !bytes.Equal(kv.Value, value) {
 		return 0, fmt.Errorf("creating %s: the database did not store it (kine reported revision %d, which does not hold it): retry", key, rev)
 	}
 	return rev, nil

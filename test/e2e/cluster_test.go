@@ -273,7 +273,7 @@ func startKubeClusterWith(t *testing.T, opts clusterOptions) *kubeCluster {
 	}
 	// The namespace controller deletes aggregated objects of a deleted
 	// namespace; the garbage collector follows their owner references.
-	c.procs["kube-controller-manager"] = harness.Start(t, dir, kubeControllerManagerBin, append(opts.controllerArgs,
+	c.procs["kube-controller-manager"] = harness.Start(t, dir, kubeControllerManagerBin, append(append([]string{}, opts.controllerArgs...),
 		"--kubeconfig", admin,
 		"--controllers", strings.Join(append([]string{"namespace", "garbagecollector"}, opts.controllers...), ","),
 		"--leader-elect=false",

@@ -397,7 +397,9 @@ func killReplica(t *testing.T, a, b *replica, prefix string, keep func(*load)) f
 	b.Restart(t)
 	if !harness.WaitUntil(time.Minute, b.ready) {
 		extra := stuckDatabase(t)
-		t.Fatalf("b not ready after restart:\n%s\n%s", stacks(b), extra)
+		dump := stacks(b)
+		b.Restart(t) // for the subtests after this one
+		t.Fatalf("b not ready after restart:\n%s\n%s", dump, extra)
 	}
 	recovered := time.Since(restarted)
 	l.finish()
