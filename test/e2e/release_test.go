@@ -41,7 +41,7 @@ func TestRelease(t *testing.T) {
 	}
 	bin := filepath.Join(tmp, "bin")
 	// The checkout's own settings are no part of a user's environment.
-	env := []string{"APISERVER_BOOT_SOURCE=", "GONOSUMDB=" + version.Module, "GOFLAGS=-modcacherw", "GOBIN=" + bin,
+	env := []string{"APISERVER_BOOT_SOURCE=", "GOWORK=off", "GONOSUMDB=" + version.Module, "GOFLAGS=-modcacherw", "GOBIN=" + bin,
 		"GOPROXY=" + proxy + "," + strings.TrimSpace(usual)}
 	if err := timed("release: go install", func() error {
 		_, err := runEnv(tmp, env, "go", "install", version.Module+"/cmd/apiserver-boot@"+v)
