@@ -1,0 +1,95 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apiserver-boot/apiserver-boot/test/harness"
+)
+
+// TestSamplesAccepted: every sample generate wrote (config/samples) is
+// created by a running server: those of the committed example project, of
+// the e2e project (markers, required fields, several groups) and of Gateway
+// API's v1 types served from their Go files. A sample the user edited is
+// kept by generate.
+func TestSamplesAccepted(t *testing.T) {
+	t.Run("Example", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "example")
+		if out, err := harness.Sh(repoRoot, "cp", "-r", "example", dir); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		for _, local := range []string{"bin", ".apiserver-boot", "kubeconfig"} {
+			os.RemoveAll(filepath.Join(dir, local))
+		}
+		gomod := filepath.Join(dir, "go.mod")
+		b, err := os.ReadFile(gomod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, gomod, []byte(strings.Replace(string(b), "=> ..\n", "=> "+repoRoot+"\n", 1)))
+
+		// An edited sample is the user's: generate keeps it.
+		sample := filepath.Join(dir, "config", "samples", "stable_v1_crontab.yaml")
+		b, err = os.ReadFile(sample)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edited := strings.Replace(string(b), "spec: {}", "spec:\n  replicas: 3 # mine", 1)
+		if edited == string(b) {
+			t.Fatalf("the sample of CronTab changed shape:\n%s", b)
+		}
+		writeFile(t, sample, []byte(edited))
+		if out, err := harness.Sh(dir, cli, "generate", "--force"); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if b, _ := os.ReadFile(sample); string(b) != edited {
+			t.Fatalf("generate replaced the edited sample:\n%s", b)
+		}
+		applySamples(t, dir, serve(t, dir), 3)
+	})
+	t.Run("E2EProject", func(t *testing.T) {
+		applySamples(t, proj, serve(t, proj), 8)
+	})
+	t.Run("GatewayAPI", func(t *testing.T) {
+		src := downloadModule(t, gatewayAPI)
+		kubeconfig, _ := serveTypes(t, "gateway-samples", filepath.Join(src, "apis", "v1"), "networking.k8s.io", "gateway", "v1", nil)
+		applySamples(t, filepath.Dir(kubeconfig), kubeconfig, 5)
+	})
+}
+
+// serve starts run local in the project dir until the test ends and returns its kubeconfig.
+func serve(t *testing.T, dir string) string {
+	t.Helper()
+	p := harness.Start(t, dir, cli, "run", "local", "--secure-port", fmt.Sprint(harness.FreePort(t)), "--controller-manager=false")
+	t.Cleanup(func() { p.Stop(t) })
+	p.WaitFor(t, "Ready.", 5*time.Minute)
+	return filepath.Join(dir, "kubeconfig")
+}
+
+// applySamples creates (then deletes) the object of every sample of the
+// project at dir, failing on any the server refuses; there must be at least min.
+func applySamples(t *testing.T, dir, kubeconfig string, min int) {
+	t.Helper()
+	list, _ := filepath.Glob(filepath.Join(dir, "config", "samples", "*.yaml"))
+	if len(list) < min {
+		t.Fatalf("%d samples in %s, want at least %d", len(list), dir, min)
+	}
+	for _, f := range list {
+		r := kubectlWith(kubeconfig, "", "create", "-f", f)
+		if r.err != nil {
+			b, _ := os.ReadFile(f)
+			t.Errorf("%s refused: %v\n%s%s\n%s", filepath.Base(f), r.err, r.stdout, r.stderr, b)
+			continue
+		}
+		t.Logf("%s: %s", filepath.Base(f), strings.TrimSpace(r.stdout))
+		if r := kubectlWith(kubeconfig, "", "delete", "-f", f); r.err != nil {
+			t.Errorf("delete %s: %v\n%s", filepath.Base(f), r.err, r.stderr)
+		}
+	}
+}
