@@ -117,6 +117,11 @@ func TestBuildDocsExample(t *testing.T) {
 		}
 	}
 
+	// docs/api of this repository is this reference (make example).
+	if committed, err := os.ReadFile(filepath.Join("..", "..", "docs", "api", "stable.example.com.md")); err != nil || string(committed) != md {
+		t.Errorf("docs/api/stable.example.com.md is not the example's reference (run make example): %v", err)
+	}
+
 	// A second run is a no-op: nothing written.
 	info, _ := os.Stat(page)
 	old := info.ModTime().Add(-time.Hour)
