@@ -2,21 +2,29 @@ package generators
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/gengo/v2/generator"
 	"sigs.k8s.io/yaml"
 
@@ -72,25 +80,161 @@ func (samples) Generate(api *State, _ *generator.Context) ([]files.File, error) 
 	return out, nil
 }
 
-// invalidSample says why the sample b does not validate against s (as the
-// server validates objects, CEL rules aside), or "".
+// sampleValidator validates objects as the server validates a create of
+// the kind: defaults applied, then the schema and its CEL rules.
+type sampleValidator struct {
+	structural *structuralschema.Structural
+	schema     apiservervalidation.SchemaValidator
+	cel        *cel.Validator
+}
+
+func newSampleValidator(s *apiextensionsv1.JSONSchemaProps) (*sampleValidator, error) {
+	var internal apiextensions.JSONSchemaProps
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(s, &internal, nil); err != nil {
+		return nil, err
+	}
+	st, err := structuralschema.NewStructural(&internal)
+	if err != nil {
+		return nil, err
+	}
+	schema, _, err := apiservervalidation.NewSchemaValidator(&internal)
+	if err != nil {
+		return nil, err
+	}
+	return &sampleValidator{structural: st, schema: schema, cel: cel.NewValidator(st, true, celconfig.PerCallLimit)}, nil
+}
+
+// errors are what the server would refuse obj for.
+func (v *sampleValidator) errors(obj map[string]any) field.ErrorList {
+	// Integers as the server decodes them (int64, which CEL needs).
+	b, _ := json.Marshal(obj)
+	var c map[string]any
+	_ = utiljson.Unmarshal(b, &c)
+	structuraldefaulting.Default(c, v.structural)
+	errs := apiservervalidation.ValidateCustomResource(nil, c, v.schema)
+	if v.cel != nil {
+		celErrs, _ := v.cel.Validate(context.Background(), nil, v.structural, c, nil, celconfig.RuntimeCELCostBudget)
+		errs = append(errs, celErrs...)
+	}
+	return errs
+}
+
+// invalidSample says why the sample b does not validate against s, or "".
 func invalidSample(b []byte, s *apiextensionsv1.JSONSchemaProps) string {
 	var obj map[string]any
 	if err := yaml.Unmarshal(b, &obj); err != nil {
 		return err.Error()
 	}
-	var internal apiextensions.JSONSchemaProps
-	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(s, &internal, nil); err != nil {
-		return err.Error()
-	}
-	validator, _, err := apiservervalidation.NewSchemaValidator(&internal)
+	v, err := newSampleValidator(s)
 	if err != nil {
 		return err.Error()
 	}
-	if errs := apiservervalidation.ValidateCustomResource(field.NewPath(""), obj, validator); len(errs) > 0 {
+	if errs := v.errors(obj); len(errs) > 0 {
 		return errs.ToAggregate().Error()
 	}
 	return ""
+}
+
+// repair adds optional fields to obj where the server would refuse it (a
+// CEL rule wanting one of several fields, a port a reference needs): at the
+// object an error names, each optional field its rules mention (then any),
+// kept when fewer errors remain.
+func repair(obj map[string]any, s *apiextensionsv1.JSONSchemaProps) {
+	v, err := newSampleValidator(s)
+	if err != nil {
+		return
+	}
+	for range 32 {
+		errs := v.errors(obj)
+		if len(errs) == 0 {
+			return
+		}
+		improved := false
+		for _, e := range errs {
+			node, schema := locate(obj, s, e.Field)
+			if node == nil {
+				continue
+			}
+			for _, name := range candidates(node, schema) {
+				p := schema.Properties[name]
+				node[name] = sampleValue(&p, 1)
+				if p.Type == "array" && p.Items != nil && p.Items.Schema != nil {
+					node[name] = []any{sampleValue(p.Items.Schema, 1)}
+				}
+				if len(v.errors(obj)) < len(errs) {
+					improved = true
+					break
+				}
+				delete(node, name)
+			}
+			if improved {
+				break
+			}
+		}
+		if !improved {
+			return
+		}
+	}
+}
+
+var pathStep = regexp.MustCompile(`([^.\[\]]+)|\[([^\]]*)\]`)
+
+// locate is the deepest object of obj on the field path (spec.rules[0].backendRefs[0]), with its schema.
+func locate(obj map[string]any, s *apiextensionsv1.JSONSchemaProps, path string) (map[string]any, *apiextensionsv1.JSONSchemaProps) {
+	node, schema := obj, s
+	var cur any = obj
+	cs := s
+	for _, m := range pathStep.FindAllStringSubmatch(path, -1) {
+		switch c := cur.(type) {
+		case map[string]any:
+			key := m[1]
+			if key == "" {
+				key = m[2]
+			}
+			var next *apiextensionsv1.JSONSchemaProps
+			if p, ok := cs.Properties[key]; ok {
+				next = &p
+			} else if cs.AdditionalProperties != nil && cs.AdditionalProperties.Schema != nil {
+				next = cs.AdditionalProperties.Schema
+			}
+			if next == nil {
+				return node, schema
+			}
+			cur, cs = c[key], next
+		case []any:
+			i, err := strconv.Atoi(m[2])
+			if err != nil || i >= len(c) || cs.Items == nil || cs.Items.Schema == nil {
+				return node, schema
+			}
+			cur, cs = c[i], cs.Items.Schema
+		default:
+			return node, schema
+		}
+		if m, ok := cur.(map[string]any); ok && len(cs.Properties) > 0 {
+			node, schema = m, cs
+		}
+	}
+	return node, schema
+}
+
+// candidates are the optional fields node lacks: those its rules mention first.
+func candidates(node map[string]any, s *apiextensionsv1.JSONSchemaProps) []string {
+	var rules strings.Builder
+	for _, r := range s.XValidations {
+		rules.WriteString(r.Rule + " ")
+	}
+	var mentioned, others []string
+	for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
+		if _, ok := node[name]; ok {
+			continue
+		}
+		if regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`).MatchString(rules.String()) {
+			mentioned = append(mentioned, name)
+		} else {
+			others = append(others, name)
+		}
+	}
+	return append(mentioned, others...)
 }
 
 // SamplePath is where the sample of a kind is, relative to the project:
@@ -148,6 +292,7 @@ func Sample(group, version, kind string, s *apiextensionsv1.JSONSchemaProps) ([]
 			obj[name] = sampleValue(&p, 0)
 		}
 	}
+	repair(obj, s)
 	body, err := yaml.Marshal(obj)
 	if err != nil {
 		return nil, err

@@ -102,3 +102,31 @@ func TestSampleOwnership(t *testing.T) {
 		}
 	}
 }
+
+// TestSampleSatisfiesCELRules: optional fields are added where a CEL rule
+// (evaluated after defaulting, as the server does) wants one, as in Gateway
+// API's BackendTLSPolicy and route backendRefs.
+func TestSampleSatisfiesCELRules(t *testing.T) {
+	const schema = `{"type":"object","properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},
+"spec":{"type":"object","required":["validation","refs"],"properties":{
+ "validation":{"type":"object","required":["hostname"],
+  "x-kubernetes-validations":[{"rule":"(has(self.caRefs) && size(self.caRefs) > 0) || has(self.wellKnown)","message":"must specify either caRefs or wellKnown"}],
+  "properties":{"hostname":{"type":"string","minLength":1},"caRefs":{"type":"array","maxItems":8,"items":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1}}}},"wellKnown":{"type":"string","enum":["System"]}}},
+ "refs":{"type":"array","minItems":1,"items":{"type":"object","required":["name"],
+  "x-kubernetes-validations":[{"rule":"self.kind == 'Service' ? has(self.port) : true","message":"Must have port for Service reference"}],
+  "properties":{"name":{"type":"string"},"kind":{"type":"string","default":"Service"},"port":{"type":"integer","minimum":1,"maximum":65535}}}}}}}}`
+	var v1 apiextensionsv1.JSONSchemaProps
+	if err := yaml.Unmarshal([]byte(schema), &v1); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Sample("gateway.networking.k8s.io", "v1", "Policy", &v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := invalidSample(b, &v1); msg != "" {
+		t.Errorf("the sample is refused: %s\n%s", msg, b)
+	}
+	if !strings.Contains(string(b), "port: 1") {
+		t.Errorf("no port in the reference:\n%s", b)
+	}
+}
