@@ -2,17 +2,23 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/generators/crdschema"
 	"github.com/apiserver-boot/apiserver-boot/generators/driver"
 	"github.com/apiserver-boot/apiserver-boot/internal/apidocs"
+	"github.com/apiserver-boot/apiserver-boot/internal/progress"
 )
 
 // docsFormats are the formats build docs writes.
-var docsFormats = []string{"markdown"}
+var docsFormats = []string{"markdown", "openapi"}
 
 func newBuildDocsCommand() *cobra.Command {
 	var output, format string
@@ -36,11 +42,36 @@ written only when their content changed: a second run writes nothing.`,
   apiserver-boot build docs --output site/reference`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "markdown" {
-				return fmt.Errorf("--format %q is not one build docs writes: valid is %q", format, docsFormats[0])
+			if !slices.Contains(docsFormats, format) {
+				return fmt.Errorf("--format %q is not one build docs writes: valid are %s", format, strings.Join(docsFormats, ", "))
 			}
-			root, _, api, err := loadProject()
+			root, p, api, err := loadProject()
 			if err != nil {
+				return err
+			}
+			dir := output
+			if !filepath.IsAbs(dir) {
+				dir = filepath.Join(root, dir)
+			}
+			con := newConsole(cmd)
+			report := func(written []string) {
+				for _, f := range written {
+					fmt.Fprintf(con, "wrote %s\n", relToWd(f))
+				}
+				if len(written) == 0 {
+					fmt.Fprintf(con.Info(), "%s is up to date\n", relToWd(dir))
+				}
+			}
+			if format == "openapi" {
+				if _, err := generateWithProgress(con, root, generators.GenerateOptions{Project: p, API: api}); err != nil {
+					return err
+				}
+				docs, err := openAPIDocuments(cmd, con, root)
+				if err != nil {
+					return err
+				}
+				written, err := apidocs.Write(dir, docs)
+				report(written)
 				return err
 			}
 			schemas, _, err := crdschema.GenerateDocumented(api, driver.LoadEnv())
@@ -54,25 +85,48 @@ written only when their content changed: a second run writes nothing.`,
 			if len(groups) == 0 {
 				return fmt.Errorf("no kinds under %s: add one with `apiserver-boot create group version resource`", filepath.Join(root, "pkg", "apis"))
 			}
-			dir := output
-			if !filepath.IsAbs(dir) {
-				dir = filepath.Join(root, dir)
-			}
 			written, err := apidocs.Write(dir, apidocs.Markdown(groups))
-			if err != nil {
-				return err
-			}
-			con := newConsole(cmd)
-			for _, f := range written {
-				fmt.Fprintf(con, "wrote %s\n", relToWd(f))
-			}
-			if len(written) == 0 {
-				fmt.Fprintf(con.Info(), "%s is up to date\n", relToWd(dir))
-			}
-			return nil
+			report(written)
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&output, "output", filepath.Join("docs", "api"), "Folder to write the reference into, relative to the project root")
-	cmd.Flags().StringVar(&format, "format", "markdown", "What to write: markdown (one page per group)")
+	cmd.Flags().StringVar(&format, "format", "markdown", "What to write: markdown (one page per group), openapi (the OpenAPI v3 document of each group version, <group>/<version>.json, as the server publishes it)")
 	return cmd
+}
+
+// openAPIDocuments are the OpenAPI v3 documents the project's apiserver
+// publishes, by "<group>/<version>.json": its own code writes them (`apiserver
+// openapi`, built from the project as it is, generated files included),
+// without serving or reaching a store.
+func openAPIDocuments(cmd *cobra.Command, con *progress.Console, root string) (map[string][]byte, error) {
+	tmp, err := os.MkdirTemp("", "apiserver-boot-openapi-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	task := con.Start("Building the apiserver for its OpenAPI documents", "")
+	build := exec.CommandContext(cmd.Context(), "go", "build", "-o", filepath.Join(tmp, "apiserver"), "./cmd/apiserver")
+	build.Dir = root
+	out, err := build.CombinedOutput()
+	task.Done()
+	if err != nil {
+		return nil, fmt.Errorf("building cmd/apiserver: %w\n%s", err, out)
+	}
+	run := exec.CommandContext(cmd.Context(), filepath.Join(tmp, "apiserver"), "openapi", "--output", filepath.Join(tmp, "openapi"))
+	run.Dir = root
+	if out, err := run.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("apiserver openapi: %w\n%s", err, out)
+	}
+	docs := map[string][]byte{}
+	err = filepath.WalkDir(filepath.Join(tmp, "openapi"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(filepath.Join(tmp, "openapi"), path)
+		b, err := os.ReadFile(path)
+		docs[filepath.ToSlash(rel)] = b
+		return err
+	})
+	return docs, err
 }

@@ -51,7 +51,31 @@ func TestSamplesAccepted(t *testing.T) {
 		if b, _ := os.ReadFile(sample); string(b) != edited {
 			t.Fatalf("generate replaced the edited sample:\n%s", b)
 		}
-		applySamples(t, dir, serve(t, dir), 3)
+		kubeconfig := serve(t, dir)
+		applySamples(t, dir, kubeconfig, 3)
+
+		// build docs --format openapi writes, without a server, the
+		// documents the running server publishes, byte for byte.
+		out := t.TempDir()
+		if msg, err := harness.Sh(dir, cli, "build", "docs", "--format", "openapi", "--output", out); err != nil {
+			t.Fatalf("%v\n%s", err, msg)
+		}
+		for _, v := range []string{"v1", "v2"} {
+			path := "/openapi/v3/apis/stable.example.com/" + v
+			served := kubectlWith(kubeconfig, "", "get", "--raw", path)
+			if served.err != nil {
+				t.Fatalf("GET %s: %v\n%s", path, served.err, served.stderr)
+			}
+			written, err := os.ReadFile(filepath.Join(out, "stable.example.com", v+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if served.stdout != string(written) {
+				t.Errorf("%s: build docs wrote %d bytes, the server publishes %d, not the same", path, len(written), len(served.stdout))
+			} else {
+				t.Logf("%s: %d bytes, identical", path, len(written))
+			}
+		}
 	})
 	t.Run("E2EProject", func(t *testing.T) {
 		applySamples(t, proj, serve(t, proj), 8)
