@@ -18,7 +18,10 @@ import (
 )
 
 // docsFormats are the formats build docs writes.
-var docsFormats = []string{"markdown", "openapi"}
+var docsFormats = []string{"markdown", "html", "openapi"}
+
+// docsOutput is where each format goes without --output.
+var docsOutput = map[string]string{"markdown": filepath.Join("docs", "api"), "html": filepath.Join("docs", "api", "html"), "openapi": filepath.Join("docs", "api", "openapi")}
 
 func newBuildDocsCommand() *cobra.Command {
 	var output, format string
@@ -35,11 +38,21 @@ pattern, enum values, list type and map keys, CEL rules with their messages,
 immutability); each object type once, linked from the fields holding it;
 and the kind's sample (config/samples).
 
+--format html writes the same content as a static site (index.html and
+<group>.html, with a navigation of groups, versions and kinds), which loads
+nothing: it works from the file system and from any static host. --format
+openapi writes the OpenAPI v3 document of each group version
+(<group>/<version>.json), byte for byte what the server publishes at
+/openapi/v3/apis/<group>/<version>: the project's apiserver is built and
+writes them itself (apiserver openapi), without serving or a store.
+
 It reads the schemas generate gives the server (the types and their markers,
 as the server validates objects), so it needs no running server. Pages are
 written only when their content changed: a second run writes nothing.`,
 		Example: `  apiserver-boot build docs
-  apiserver-boot build docs --output site/reference`,
+  apiserver-boot build docs --output site/reference
+  apiserver-boot build docs --format html
+  apiserver-boot build docs --format openapi`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(docsFormats, format) {
@@ -50,6 +63,9 @@ written only when their content changed: a second run writes nothing.`,
 				return err
 			}
 			dir := output
+			if !cmd.Flags().Changed("output") {
+				dir = docsOutput[format]
+			}
 			if !filepath.IsAbs(dir) {
 				dir = filepath.Join(root, dir)
 			}
@@ -85,13 +101,19 @@ written only when their content changed: a second run writes nothing.`,
 			if len(groups) == 0 {
 				return fmt.Errorf("no kinds under %s: add one with `apiserver-boot create group version resource`", filepath.Join(root, "pkg", "apis"))
 			}
-			written, err := apidocs.Write(dir, apidocs.Markdown(groups))
+			pages := apidocs.Markdown(groups)
+			if format == "html" {
+				if pages, err = apidocs.HTML(groups); err != nil {
+					return err
+				}
+			}
+			written, err := apidocs.Write(dir, pages)
 			report(written)
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&output, "output", filepath.Join("docs", "api"), "Folder to write the reference into, relative to the project root")
-	cmd.Flags().StringVar(&format, "format", "markdown", "What to write: markdown (one page per group), openapi (the OpenAPI v3 document of each group version, <group>/<version>.json, as the server publishes it)")
+	cmd.Flags().StringVar(&output, "output", "", "Folder to write the reference into, relative to the project root; default docs/api (markdown), docs/api/html, docs/api/openapi")
+	cmd.Flags().StringVar(&format, "format", "markdown", "What to write: markdown (one page per group), html (a static site: index.html and one page per group, self-contained, no script, nothing loaded), openapi (the OpenAPI v3 document of each group version, <group>/<version>.json, as the server publishes it)")
 	return cmd
 }
 
