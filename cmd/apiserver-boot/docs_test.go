@@ -1,13 +1,8 @@
 package main
 
 import (
-	"encoding/json"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,40 +17,11 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/internal/version"
 )
 
-// servedSchemas reads the schemas the example's apiserver validates
-// against, from its generated pkg/apis/zz_generated.schemas.go, by key.
 func servedSchemas(t *testing.T, root string) map[string]*apiextensionsv1.JSONSchemaProps {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(root, "pkg", "apis", "zz_generated.schemas.go"), nil, 0)
+	out, err := apidocstest.ServedSchemas(root)
 	if err != nil {
 		t.Fatal(err)
-	}
-	out := map[string]*apiextensionsv1.JSONSchemaProps{}
-	ast.Inspect(f, func(n ast.Node) bool {
-		kv, ok := n.(*ast.KeyValueExpr)
-		if !ok {
-			return true
-		}
-		key, ok := kv.Key.(*ast.BasicLit)
-		body, ok2 := kv.Value.(*ast.CompositeLit)
-		if !ok || !ok2 {
-			return true
-		}
-		for _, e := range body.Elts {
-			if field, ok := e.(*ast.KeyValueExpr); ok && field.Key.(*ast.Ident).Name == "OpenAPIV3" {
-				k, _ := strconv.Unquote(key.Value)
-				js, _ := strconv.Unquote(field.Value.(*ast.BasicLit).Value)
-				var s apiextensionsv1.JSONSchemaProps
-				if err := json.Unmarshal([]byte(js), &s); err != nil {
-					t.Fatal(err)
-				}
-				out[k] = &s
-			}
-		}
-		return false
-	})
-	if len(out) == 0 {
-		t.Fatal("no schemas in zz_generated.schemas.go")
 	}
 	return out
 }

@@ -10,6 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/generators/crdschema"
+	"github.com/apiserver-boot/apiserver-boot/generators/model"
+	"github.com/apiserver-boot/apiserver-boot/internal/apidocs/apidocstest"
+	"github.com/apiserver-boot/apiserver-boot/internal/project"
 	"github.com/apiserver-boot/apiserver-boot/test/harness"
 )
 
@@ -83,7 +87,50 @@ func TestSamplesAccepted(t *testing.T) {
 	t.Run("GatewayAPI", func(t *testing.T) {
 		src := downloadModule(t, gatewayAPI)
 		kubeconfig, _ := serveTypes(t, "gateway-samples", filepath.Join(src, "apis", "v1"), "networking.k8s.io", "gateway", "v1", nil)
-		applySamples(t, filepath.Dir(kubeconfig), kubeconfig, 5)
+		dir := filepath.Dir(kubeconfig)
+		applySamples(t, dir, kubeconfig, 5)
+
+		// Its reference documents every field of every schema the server
+		// validates against, with its constraints and CEL rules, and of the
+		// documented schemas with its description.
+		if msg, err := harness.Sh(dir, cli, "build", "docs"); err != nil {
+			t.Fatalf("%v\n%s", err, msg)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "docs", "api", "gateway.networking.k8s.io.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		md := string(b)
+		served, err := apidocstest.ServedSchemas(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for key, s := range served {
+			for _, m := range apidocstest.Missing(md, s, false) {
+				t.Errorf("%s: %s", key, m)
+			}
+		}
+		p, err := project.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		api, err := model.LoadAPI(dir, p, "github.com/apiserver-boot/apiserver-boot", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		documented, _, err := crdschema.GenerateDocumented(api, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range documented {
+			for _, m := range apidocstest.Missing(md, s.Schema, true) {
+				t.Errorf("%s: %s", s.Key(), m)
+			}
+		}
+		if !strings.Contains(md, "Must have port for Service reference") {
+			t.Error("the message of the backendRefs port rule is not on the page")
+		}
+		t.Logf("%d schemas, %d bytes of Markdown", len(served), len(md))
 	})
 }
 

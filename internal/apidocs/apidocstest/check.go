@@ -3,7 +3,12 @@
 package apidocstest
 
 import (
+	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -143,4 +148,55 @@ func containsAll(s string, want []string) bool {
 // squash makes whitespace and paragraph breaks single spaces.
 func squash(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "<br>", " ")), " ")
+}
+
+// ServedSchemas reads the schemas a project's apiserver validates against,
+// from its generated pkg/apis/zz_generated.schemas.go, by
+// "<group>/<version>/<Kind>".
+func ServedSchemas(root string) (map[string]*apiextensionsv1.JSONSchemaProps, error) {
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(root, "pkg", "apis", "zz_generated.schemas.go"), nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*apiextensionsv1.JSONSchemaProps{}
+	var bad error
+	ast.Inspect(f, func(n ast.Node) bool {
+		kv, ok := n.(*ast.KeyValueExpr)
+		if !ok {
+			return true
+		}
+		key, ok := kv.Key.(*ast.BasicLit)
+		body, ok2 := kv.Value.(*ast.CompositeLit)
+		if !ok || !ok2 {
+			return true
+		}
+		for _, e := range body.Elts {
+			field, ok := e.(*ast.KeyValueExpr)
+			if !ok {
+				continue
+			}
+			if id, ok := field.Key.(*ast.Ident); !ok || id.Name != "OpenAPIV3" {
+				continue
+			}
+			lit, ok := field.Value.(*ast.BasicLit)
+			if !ok {
+				continue
+			}
+			k, _ := strconv.Unquote(key.Value)
+			js, _ := strconv.Unquote(lit.Value)
+			var s apiextensionsv1.JSONSchemaProps
+			if err := json.Unmarshal([]byte(js), &s); err != nil {
+				bad = fmt.Errorf("%s: %w", k, err)
+			}
+			out[k] = &s
+		}
+		return false
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no schemas in %s", filepath.Join(root, "pkg", "apis", "zz_generated.schemas.go"))
+	}
+	return out, nil
 }
