@@ -115,3 +115,35 @@ func TestBuildDocsOutsideAProject(t *testing.T) {
 		t.Errorf("--format pdf: %v", err)
 	}
 }
+
+// TestBuildDocsNamesFileLine: a marker the schema cannot take is an error
+// at its file:line, and nothing is written.
+func TestBuildDocsNamesFileLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads Go packages")
+	}
+	example, _ := filepath.Abs(filepath.Join("..", "..", "example"))
+	repo := filepath.Dir(example)
+	dir := filepath.Join(t.TempDir(), "example")
+	if err := os.CopyFS(dir, os.DirFS(example)); err != nil {
+		t.Fatal(err)
+	}
+	gomod := filepath.Join(dir, "go.mod")
+	b, _ := os.ReadFile(gomod)
+	os.WriteFile(gomod, []byte(strings.Replace(string(b), "=> ..\n", "=> "+repo+"\n", 1)), 0o644)
+	types := filepath.Join(dir, "pkg", "apis", "stable", "v1", "crontab_types.go")
+	b, _ = os.ReadFile(types)
+	const at = "\t// Replicas is the desired number of instances.\n"
+	if !strings.Contains(string(b), at) {
+		t.Fatalf("the example's CronTab changed shape")
+	}
+	os.WriteFile(types, []byte(strings.Replace(string(b), at, at+"\t// +kubebuilder:validation:Maximum=abc\n", 1)), 0o644)
+	out := filepath.Join(t.TempDir(), "docs")
+	_, err := run(t, dir, "build", "docs", "--output", out)
+	if err == nil || !strings.Contains(err.Error(), "crontab_types.go:") || !strings.Contains(err.Error(), "Maximum=abc") {
+		t.Fatalf("build docs with a bad marker: %v", err)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s written", out)
+	}
+}
