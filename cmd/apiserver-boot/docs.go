@@ -11,8 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
-	"github.com/apiserver-boot/apiserver-boot/generators/crdschema"
-	"github.com/apiserver-boot/apiserver-boot/generators/driver"
 	"github.com/apiserver-boot/apiserver-boot/internal/apidocs"
 	"github.com/apiserver-boot/apiserver-boot/internal/progress"
 )
@@ -22,6 +20,56 @@ var docsFormats = []string{"markdown", "html", "openapi"}
 
 // docsOutput is where each format goes without --output.
 var docsOutput = map[string]string{"markdown": filepath.Join("docs", "api"), "html": filepath.Join("docs", "api", "html"), "openapi": filepath.Join("docs", "api", "openapi")}
+
+// runBuildDocs is build docs: the reference in format, into output (or the format's default folder).
+func runBuildDocs(cmd *cobra.Command, format, output string) error {
+	if !slices.Contains(docsFormats, format) {
+		return fmt.Errorf("--format %q is not one build docs writes: valid are %s", format, strings.Join(docsFormats, ", "))
+	}
+	root, p, api, err := loadProject()
+	if err != nil {
+		return err
+	}
+	dir := output
+	if !cmd.Flags().Changed("output") {
+		dir = docsOutput[format]
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(root, dir)
+	}
+	con := newConsole(cmd)
+	var files map[string][]byte
+	if format == "openapi" {
+		if _, err := generateWithProgress(con, root, generators.GenerateOptions{Project: p, API: api}); err != nil {
+			return err
+		}
+		if files, err = openAPIDocuments(cmd, con, root); err != nil {
+			return err
+		}
+	} else {
+		groups, err := apidocs.Load(api)
+		if err != nil {
+			return err
+		}
+		if len(groups) == 0 {
+			return fmt.Errorf("no kinds under %s: add one with `apiserver-boot create group version resource`", filepath.Join(root, "pkg", "apis"))
+		}
+		files = apidocs.Markdown(groups)
+		if format == "html" {
+			if files, err = apidocs.HTML(groups); err != nil {
+				return err
+			}
+		}
+	}
+	written, err := apidocs.Write(dir, files)
+	for _, f := range written {
+		fmt.Fprintf(con, "wrote %s\n", relToWd(f))
+	}
+	if err == nil && len(written) == 0 {
+		fmt.Fprintf(con.Info(), "%s is up to date\n", relToWd(dir))
+	}
+	return err
+}
 
 func newBuildDocsCommand() *cobra.Command {
 	var output, format string
@@ -55,61 +103,7 @@ written only when their content changed: a second run writes nothing.`,
   apiserver-boot build docs --format openapi`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains(docsFormats, format) {
-				return fmt.Errorf("--format %q is not one build docs writes: valid are %s", format, strings.Join(docsFormats, ", "))
-			}
-			root, p, api, err := loadProject()
-			if err != nil {
-				return err
-			}
-			dir := output
-			if !cmd.Flags().Changed("output") {
-				dir = docsOutput[format]
-			}
-			if !filepath.IsAbs(dir) {
-				dir = filepath.Join(root, dir)
-			}
-			con := newConsole(cmd)
-			report := func(written []string) {
-				for _, f := range written {
-					fmt.Fprintf(con, "wrote %s\n", relToWd(f))
-				}
-				if len(written) == 0 {
-					fmt.Fprintf(con.Info(), "%s is up to date\n", relToWd(dir))
-				}
-			}
-			if format == "openapi" {
-				if _, err := generateWithProgress(con, root, generators.GenerateOptions{Project: p, API: api}); err != nil {
-					return err
-				}
-				docs, err := openAPIDocuments(cmd, con, root)
-				if err != nil {
-					return err
-				}
-				written, err := apidocs.Write(dir, docs)
-				report(written)
-				return err
-			}
-			schemas, _, err := crdschema.GenerateDocumented(api, driver.LoadEnv())
-			if err != nil {
-				return err
-			}
-			groups, err := apidocs.Build(api, schemas)
-			if err != nil {
-				return err
-			}
-			if len(groups) == 0 {
-				return fmt.Errorf("no kinds under %s: add one with `apiserver-boot create group version resource`", filepath.Join(root, "pkg", "apis"))
-			}
-			pages := apidocs.Markdown(groups)
-			if format == "html" {
-				if pages, err = apidocs.HTML(groups); err != nil {
-					return err
-				}
-			}
-			written, err := apidocs.Write(dir, pages)
-			report(written)
-			return err
+			return runBuildDocs(cmd, format, output)
 		},
 	}
 	cmd.Flags().StringVar(&output, "output", "", "Folder to write the reference into, relative to the project root; default docs/api (markdown), docs/api/html, docs/api/openapi")

@@ -24,6 +24,7 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/generators/crdschema"
+	"github.com/apiserver-boot/apiserver-boot/generators/driver"
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
 	"github.com/apiserver-boot/apiserver-boot/internal/project"
 )
@@ -48,6 +49,17 @@ type Kind struct {
 	Schema *apiextensionsv1.JSONSchemaProps
 	// Sample is the kind's sample (config/samples), and where it is.
 	Sample, SamplePath string
+}
+
+// Load gathers the reference of every group of api from the schemas
+// generate gives the server, with their descriptions kept: errors in the
+// types or markers name their file:line.
+func Load(api *model.API) ([]Group, error) {
+	schemas, _, err := crdschema.GenerateDocumented(api, driver.LoadEnv())
+	if err != nil {
+		return nil, err
+	}
+	return Build(api, schemas)
 }
 
 // Build gathers the reference of every group of api from schemas (the

@@ -46,6 +46,54 @@ func markdownGroup(g Group) string {
 // markdownKind renders a kind; seen holds the anchors of the object
 // schemas already rendered on the page, by schemaHash.
 func markdownKind(b *strings.Builder, version string, k Kind, seen map[string]string) {
+	markdownKindHeader(b, version, k)
+	markdownFields(b, version, k, seen)
+	if k.Sample != "" {
+		b.WriteString("\nSample")
+		if k.SamplePath != "" {
+			fmt.Fprintf(b, " (%s)", code(k.SamplePath))
+		}
+		b.WriteString(":\n\n```yaml\n" + strings.TrimRight(k.Sample, "\n") + "\n```\n")
+	}
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// oneParagraph keeps a description on one Markdown line (paragraph breaks
+// as <br>), safe in a list item.
+func oneParagraph(s string) string {
+	s = strings.TrimSpace(s)
+	s = strings.ReplaceAll(s, "\n\n", "<br>")
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+func code(s string) string {
+	if strings.Contains(s, "`") {
+		return "`` " + s + " ``"
+	}
+	return "`" + s + "`"
+}
+
+func codes(list []string) string {
+	var out []string
+	for _, s := range list {
+		out = append(out, code(s))
+	}
+	return strings.Join(out, ", ")
+}
+
+func cell(s string) string { return strings.ReplaceAll(oneParagraph(s), "|", "\\|") }
+
+// markdownKindHeader is a kind's title, description, markers and printer columns.
+func markdownKindHeader(b *strings.Builder, version string, k Kind) {
 	name := k.Kind.Kind
 	fmt.Fprintf(b, "\n<a id=\"%s\"></a>\n\n### %s\n\n", anchor(version, name, ""), name)
 	if k.Schema.Description != "" {
@@ -105,6 +153,12 @@ func markdownKind(b *strings.Builder, version string, k Kind, seen map[string]st
 		}
 	}
 
+}
+
+// markdownFields lists the fields of a kind: its own, then each object they
+// hold, once on the page (seen: anchors by schemaHash).
+func markdownFields(b *strings.Builder, version string, k Kind, seen map[string]string) {
+	name := k.Kind.Kind
 	// The fields: the kind's own, then each object they hold, once.
 	queue := []node{{path: "", name: name, schema: k.Schema}}
 	for len(queue) > 0 {
@@ -175,46 +229,4 @@ func markdownKind(b *strings.Builder, version string, k Kind, seen map[string]st
 			}
 		}
 	}
-	if k.Sample != "" {
-		b.WriteString("\nSample")
-		if k.SamplePath != "" {
-			fmt.Fprintf(b, " (%s)", code(k.SamplePath))
-		}
-		b.WriteString(":\n\n```yaml\n" + strings.TrimRight(k.Sample, "\n") + "\n```\n")
-	}
 }
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
-// oneParagraph keeps a description on one Markdown line (paragraph breaks
-// as <br>), safe in a list item.
-func oneParagraph(s string) string {
-	s = strings.TrimSpace(s)
-	s = strings.ReplaceAll(s, "\n\n", "<br>")
-	return strings.ReplaceAll(s, "\n", " ")
-}
-
-func code(s string) string {
-	if strings.Contains(s, "`") {
-		return "`` " + s + " ``"
-	}
-	return "`" + s + "`"
-}
-
-func codes(list []string) string {
-	var out []string
-	for _, s := range list {
-		out = append(out, code(s))
-	}
-	return strings.Join(out, ", ")
-}
-
-func cell(s string) string { return strings.ReplaceAll(oneParagraph(s), "|", "\\|") }
