@@ -283,11 +283,11 @@ func rule(r apiextensionsv1.ValidationRule) string {
 	case "self==oldSelf":
 		b.WriteString("Immutable once set. ")
 	}
-	b.WriteString("Rule `" + r.Rule + "`")
+	b.WriteString("Rule " + code(r.Rule))
 	if r.Message != "" {
-		b.WriteString(", else: " + strconv.Quote(r.Message))
+		b.WriteString(", else: " + code(r.Message))
 	} else if r.MessageExpression != "" {
-		b.WriteString(", else the message `" + r.MessageExpression + "`")
+		b.WriteString(", else the message of " + code(r.MessageExpression))
 	}
 	if r.FieldPath != "" {
 		b.WriteString(" (on `" + r.FieldPath + "`)")

@@ -19,7 +19,7 @@ const widgetSchema = `{"type":"object","description":"Widget is a widget.","x-ku
  "x-kubernetes-validations":[{"rule":"!has(self.min) || self.min <= self.size","message":"min must not exceed size"}],
  "properties":{
   "size":{"type":"integer","format":"int32","description":"Size in units.","minimum":1,"maximum":100,"default":3},
-  "min":{"type":"integer","description":"Min size.","exclusiveMinimum":true,"minimum":0},
+  "min":{"type":"integer","description":"Min size.","exclusiveMinimum":true,"minimum":0,"x-kubernetes-validations":[{"rule":"self  >= 0 || self.string().matches(r\"\"\"^(\\*\\.)?[0-9]$\"\"\")","message":"matching ^(\\*\\.)?[0-9]$ with ticks"}]},
   "class":{"type":"string","description":"Class, fixed once set.","x-kubernetes-validations":[{"rule":"self == oldSelf","message":"class is immutable"}]},
   "mode":{"type":"string","description":"Mode of work.","enum":["Fast","Slow"]},
   "name":{"type":"string","description":"Name of it.","minLength":1,"maxLength":63,"pattern":"^[a-z]+$"},
@@ -60,14 +60,15 @@ func TestMarkdown(t *testing.T) {
 		"`scale` (replicas `.spec.size`, `.status.size`)", "`restart` (POST, request `WidgetRestart`)", "| Selectable fields | `.spec.mode` |",
 		"| Size | integer | `.spec.size` | 0 | the size |",
 		"- `.spec.size` (integer (int32), required): Size in units.", "Default: `3`.", "At least 1.", "At most 100.", "Greater than 0.",
-		"Immutable once set. Rule `self == oldSelf`, else: \"class is immutable\".",
+		"Immutable once set. Rule `self == oldSelf`, else: `class is immutable`.",
 		"1 to 63 characters.", "Matches the pattern `^[a-z]+$`.", "One of `\"Fast\"`, `\"Slow\"`.",
 		"List type `set`", "At most 5 items.", "`.spec.tags[]`: At most 10 characters.",
 		"List type `map`: items are keyed by `name` and `protocol`",
 		"`.spec.labels{}`: At most 7 characters.", "Map type `granular`.",
-		"Rule `self.metadata.name.size() < 30`, else: \"the name is too long\".",
+		"Rule `self.metadata.name.size() < 30`, else: `the name is too long`.",
 		"- `.spec.ports` ([list of object](#v1-widget-spec-portsitems), optional)",
-		"<a id=\"v1-widget-spec-portsitems\"></a>", "Rule `self.port > 0`, else: \"the port must be positive\"",
+		"<a id=\"v1-widget-spec-portsitems\"></a>", "Rule `self.port > 0`, else: `the port must be positive`",
+		"else: `matching ^(\\*\\.)?[0-9]$ with ticks`",
 		"Sample (`config/samples/shop_v1_widget.yaml`):\n\n```yaml\nkind: Widget\n```",
 	} {
 		if !strings.Contains(md, want) {
@@ -101,7 +102,7 @@ func TestMissingFindsGaps(t *testing.T) {
 	groups := widgetGroups(t)
 	md := string(Markdown(groups)["shop.example.com.md"])
 	s := groups[0].Versions[0].Kinds[0].Schema
-	for _, cut := range []string{"Size in units.", "\"min must not exceed size\"", "At most 7 characters.", "List type `map`"} {
+	for _, cut := range []string{"Size in units.", "min must not exceed size", "At most 7 characters.", "List type `map`"} {
 		if len(apidocstest.Missing(strings.Replace(md, cut, "", 1), s, true)) == 0 {
 			t.Errorf("without %q the page passes", cut)
 		}

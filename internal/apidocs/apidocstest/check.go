@@ -52,7 +52,7 @@ func Missing(md string, s *apiextensionsv1.JSONSchemaProps, descriptions bool) [
 				out = append(out, fmt.Sprintf("%s[]: the page does not say %q", path, wanted(items, false)))
 			}
 			for _, r := range items.XValidations {
-				if !strings.Contains(md, r.Message) || !strings.Contains(md, r.Rule) {
+				if !containsAll(squash(md), []string{squash(r.Message), squash(r.Rule)}) {
 					out = append(out, fmt.Sprintf("%s[]: rule %q (%q) not on the page", path, r.Rule, r.Message))
 				}
 			}
@@ -68,7 +68,7 @@ func Missing(md string, s *apiextensionsv1.JSONSchemaProps, descriptions bool) [
 	}
 	walk("", s, 0)
 	for _, r := range s.XValidations {
-		if !strings.Contains(md, r.Rule) || !strings.Contains(md, r.Message) {
+		if !containsAll(squash(md), []string{squash(r.Rule), squash(r.Message)}) {
 			out = append(out, fmt.Sprintf("rule %q (%q) of the kind not on the page", r.Rule, r.Message))
 		}
 	}
@@ -128,10 +128,10 @@ func wanted(s *apiextensionsv1.JSONSchemaProps, descriptions bool) []string {
 		w = append(w, "Map type `"+*s.XMapType+"`")
 	}
 	for _, r := range s.XValidations {
-		w = append(w, r.Rule)
-		if r.Message != "" {
-			w = append(w, strconv.Quote(r.Message))
-		}
+		w = append(w, r.Rule, r.Message)
+	}
+	for i := range w {
+		w[i] = squash(w[i])
 	}
 	return w
 }
