@@ -18,7 +18,7 @@ const widgetSchema = `{"type":"object","description":"Widget is a widget.","x-ku
 "spec":{"type":"object","description":"WidgetSpec is what a widget should be.","required":["size"],
  "x-kubernetes-validations":[{"rule":"!has(self.min) || self.min <= self.size","message":"min must not exceed size"}],
  "properties":{
-  "size":{"type":"integer","format":"int32","description":"Size in units.","minimum":1,"maximum":100,"default":3},
+  "size":{"type":"integer","format":"int32","description":"Size in units.\n\nSupport: Core <gateway:util>","minimum":1,"maximum":100,"default":3},
   "min":{"type":"integer","description":"Min size.","exclusiveMinimum":true,"minimum":0,"x-kubernetes-validations":[{"rule":"self  >= 0 || self.string().matches(r\"\"\"^(\\*\\.)?[0-9]$\"\"\")","message":"matching ^(\\*\\.)?[0-9]$ with ticks"}]},
   "class":{"type":"string","description":"Class, fixed once set.","x-kubernetes-validations":[{"rule":"self == oldSelf","message":"class is immutable"}]},
   "mode":{"type":"string","description":"Mode of work.","enum":["Fast","Slow"]},
@@ -59,7 +59,7 @@ func TestMarkdown(t *testing.T) {
 		"| Scope | Cluster |", "| Short names | `wd` |", "| Categories | `all` |", "| Storage version | `v1` (this version) |",
 		"`scale` (replicas `.spec.size`, `.status.size`)", "`restart` (POST, request `WidgetRestart`)", "| Selectable fields | `.spec.mode` |",
 		"| Size | integer | `.spec.size` | 0 | the size |",
-		"- `.spec.size` (integer (int32), required): Size in units.", "Default: `3`.", "At least 1.", "At most 100.", "Greater than 0.",
+		"- `.spec.size` (integer (int32), required): Size in units.<br>Support: Core &lt;gateway:util>", "Default: `3`.", "At least 1.", "At most 100.", "Greater than 0.",
 		"Immutable once set. Rule `self == oldSelf`, else: `class is immutable`.",
 		"1 to 63 characters.", "Matches the pattern `^[a-z]+$`.", "One of `\"Fast\"`, `\"Slow\"`.",
 		"List type `set`", "At most 5 items.", "`.spec.tags[]`: At most 10 characters.",
@@ -106,5 +106,22 @@ func TestMissingFindsGaps(t *testing.T) {
 		if len(apidocstest.Missing(strings.Replace(md, cut, "", 1), s, true)) == 0 {
 			t.Errorf("without %q the page passes", cut)
 		}
+	}
+}
+
+// TestHTML: the site's pages, with a description's "<" shown as text.
+func TestHTML(t *testing.T) {
+	site, err := HTML(widgetGroups(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(site["shop.example.com.html"])
+	for _, want := range []string{"Support: Core &lt;gateway:util&gt;", `<a id="v1-widget"></a>`, `href="shop.example.com.html#v1-widget"`, "<table>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page does not hold %q", want)
+		}
+	}
+	if !strings.Contains(string(site["index.html"]), `<a href="shop.example.com.html#v1-widget">Widget</a>`) {
+		t.Errorf("index.html does not link Widget:\n%s", site["index.html"])
 	}
 }

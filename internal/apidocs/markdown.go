@@ -70,7 +70,8 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 // oneParagraph keeps a description on one Markdown line (paragraph breaks
 // as <br>), safe in a list item.
 func oneParagraph(s string) string {
-	s = strings.TrimSpace(s)
+	// A description's "<" is text ("<gateway:util>"), not HTML.
+	s = strings.ReplaceAll(strings.TrimSpace(s), "<", "&lt;")
 	s = strings.ReplaceAll(s, "\n\n", "<br>")
 	return strings.ReplaceAll(s, "\n", " ")
 }

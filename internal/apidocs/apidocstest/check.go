@@ -147,7 +147,8 @@ func containsAll(s string, want []string) bool {
 
 // squash makes whitespace and paragraph breaks single spaces.
 func squash(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "<br>", " ")), " ")
+	s = strings.ReplaceAll(strings.ReplaceAll(s, "<br>", " "), "&lt;", "<")
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // ServedSchemas reads the schemas a project's apiserver validates against,
