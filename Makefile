@@ -44,7 +44,7 @@ vet:
 # (v0.1.0): history, kept across regenerations; its fixtures must stay readable by
 # every later build of the framework (the example's TestCompatibility).
 EXAMPLE_RELEASES := example/pkg/apis/testdata
-example: build ## Regenerate example/ from scratch with the current templates and generators (recorded releases are kept).
+example: build ## Regenerate example/ from scratch with the current templates and generators (recorded releases are kept), and its API reference in docs/api.
 	rm -rf .cache/example-releases && mkdir -p .cache
 	if [ -d $(EXAMPLE_RELEASES) ]; then mv $(EXAMPLE_RELEASES) .cache/example-releases; fi
 	rm -rf example && mkdir example
@@ -54,6 +54,7 @@ example: build ## Regenerate example/ from scratch with the current templates an
 	cd example && ../$(BIN) create version --group stable --version v2 --kind CronTab --from v1
 	if [ -d .cache/example-releases ]; then mv .cache/example-releases $(EXAMPLE_RELEASES); fi
 	cd example && ../$(BIN) generate  # checks the API against the latest recorded release
+	cd example && ../$(BIN) build docs --output ../docs/api  # the example's API reference, linked from docs/
 
 demo: build ## Scaffold a sample into a temporary folder, run it on an embedded etcd and show kubectl output.
 	./hack/demo.sh

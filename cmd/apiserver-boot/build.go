@@ -30,7 +30,7 @@ func newBuildCommand() *cobra.Command {
 		Example: `  apiserver-boot build container --image registry.example.com/crontab:v0.1.0
   apiserver-boot build config --image registry.example.com/crontab:v0.1.0`,
 	}
-	cmd.AddCommand(newBuildContainerCommand(), newBuildConfigCommand())
+	cmd.AddCommand(newBuildContainerCommand(), newBuildConfigCommand(), newBuildDocsCommand())
 	return cmd
 }
 

@@ -229,7 +229,7 @@ func TestUnknownSubcommands(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"build", "docs"}, `unknown command "docs" for "apiserver-boot build": its commands are config, container`},
+		{[]string{"build", "manual"}, `unknown command "manual" for "apiserver-boot build": its commands are config, container, docs`},
 		{[]string{"create", "gvr"}, `unknown command "gvr" for "apiserver-boot create": its commands are controller, group, subresource, version`},
 		{[]string{"create", "group", "verison"}, `unknown command "verison" for "apiserver-boot create group": its commands are version; did you mean version?`},
 		{[]string{"run", "lcoal"}, `unknown command "lcoal" for "apiserver-boot run": its commands are in-cluster, local; did you mean local?`},
@@ -238,7 +238,7 @@ func TestUnknownSubcommands(t *testing.T) {
 		{[]string{"init", "project"}, `unknown command "project" for "apiserver-boot init": its commands are repo`},
 		{[]string{"creat"}, `did you mean create?`},
 		{[]string{"help", "biuld"}, `unknown command "biuld" for "apiserver-boot"`},
-		{[]string{"help", "build", "docs"}, `unknown command "docs" for "apiserver-boot build"`},
+		{[]string{"help", "build", "manual"}, `unknown command "manual" for "apiserver-boot build"`},
 	} {
 		_, err := run(t, dir, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -41,6 +41,17 @@ func (s Schema) Key() string { return s.Group + "/" + s.Version + "/" + s.Kind }
 // cannot carry their zero value while a constraint could see it
 // (zeroValueWarnings).
 func Generate(api *model.API, env []string) ([]Schema, []string, error) {
+	return generate(api, env, false)
+}
+
+// GenerateDocumented is Generate with the descriptions of every type and
+// field kept (the doc comments, as controller-gen writes them in a CRD):
+// the schemas an API reference is written from (build docs).
+func GenerateDocumented(api *model.API, env []string) ([]Schema, []string, error) {
+	return generate(api, env, true)
+}
+
+func generate(api *model.API, env []string, documented bool) ([]Schema, []string, error) {
 	reg := &markers.Registry{}
 	if err := (crd.Generator{}).RegisterMarkers(reg); err != nil {
 		return nil, nil, err
@@ -81,7 +92,9 @@ func Generate(api *model.API, env []string) ([]Schema, []string, error) {
 				parser.NeedFlattenedSchemaFor(ident)
 				s := parser.FlattenedSchemata[ident]
 				s = *s.DeepCopy()
-				crd.TruncateDescription(&s, 0)
+				if !documented {
+					crd.TruncateDescription(&s, 0)
+				}
 				if _, ok := s.Properties["metadata"]; ok {
 					// As controller-gen writes it: the server validates metadata itself.
 					s.Properties["metadata"] = apiextensionsv1.JSONSchemaProps{Type: "object"}

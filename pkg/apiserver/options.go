@@ -242,7 +242,7 @@ func NewCommand(cfg Config) *cobra.Command {
 	delegatedOnly = o.AddFlags(cmd.Flags())
 	// One subcommand, copy-storage; no shell completion command for a server.
 	cmd.CompletionOptions.DisableDefaultCmd = true
-	cmd.AddCommand(newCopyStorageCommand())
+	cmd.AddCommand(newCopyStorageCommand(), newOpenAPICommand(cfg))
 	return cmd
 }
 
