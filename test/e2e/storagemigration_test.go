@@ -97,10 +97,16 @@ func TestStorageVersionMigrationAggregated(t *testing.T) {
 			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 		}
 	}
-	sh(cli, "create", "version", "--group", "ops", "--version", "v2", "--kind", "Backup", "--from", "v1")
+	if _, err := os.Stat(filepath.Join(dir, "pkg", "apis", "ops", "v2")); err == nil {
+		// TestStorageVersionChange gave the shared project's Backup a v2
+		// and stores it there: the first build stores it in v1 again.
+		setBackupStorageVersion(t, dir, "v2", "v1")
+	} else {
+		sh(cli, "create", "version", "--group", "ops", "--version", "v2", "--kind", "Backup", "--from", "v1")
+	}
 	sh(cli, "generate")
 	sh("go", "build", "-o", "bin/apiserver-v1", "./cmd/apiserver")
-	moveBackupStorageVersion(t, dir)
+	setBackupStorageVersion(t, dir, "v1", "v2")
 	sh(cli, "generate")
 	sh("go", "build", "-o", "bin/apiserver-v2", "./cmd/apiserver")
 
@@ -329,9 +335,10 @@ func TestStorageVersionMigrationAggregated(t *testing.T) {
 	}
 }
 
-// moveBackupStorageVersion moves +storageversion of Backup from v1 to v2 in
-// the project at dir, and its REST hooks with it, as a user would.
-func moveBackupStorageVersion(t *testing.T, dir string) {
+// setBackupStorageVersion moves +storageversion of Backup from version from
+// to version to in the project at dir, and its REST hooks with it, as a
+// user would.
+func setBackupStorageVersion(t *testing.T, dir, from, to string) {
 	t.Helper()
 	edit := func(version string, f func(string) string) {
 		path := filepath.Join(dir, "pkg", "apis", "ops", version, "backup_types.go")
@@ -343,11 +350,11 @@ func moveBackupStorageVersion(t *testing.T, dir string) {
 			t.Fatal(err)
 		}
 	}
-	edit("v1", func(s string) string { return strings.Replace(s, "// +storageversion\n", "", 1) })
-	edit("v2", func(s string) string {
+	edit(from, func(s string) string { return strings.Replace(s, "// +storageversion\n", "", 1) })
+	edit(to, func(s string) string {
 		return strings.Replace(s, "// +resource:path=backups", "// +storageversion\n// +resource:path=backups", 1)
 	})
-	hooks := filepath.Join(dir, "pkg", "apis", "ops", "v1", "backup_hooks.go")
+	hooks := filepath.Join(dir, "pkg", "apis", "ops", from, "backup_hooks.go")
 	b, err := os.ReadFile(hooks)
 	if err != nil {
 		t.Fatal(err)
@@ -355,7 +362,7 @@ func moveBackupStorageVersion(t *testing.T, dir string) {
 	if err := os.Remove(hooks); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "pkg", "apis", "ops", "v2", "backup_hooks.go"), []byte(strings.Replace(string(b), "package v1\n", "package v2\n", 1)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "pkg", "apis", "ops", to, "backup_hooks.go"), []byte(strings.Replace(string(b), "package "+from+"\n", "package "+to+"\n", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
