@@ -12,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	_ "modernc.org/sqlite" // database/sql driver "sqlite", to add the trigger
 
+	"github.com/apiserver-boot/apiserver-boot/internal/testmysql"
 	"github.com/apiserver-boot/apiserver-boot/internal/testpg"
 )
 
@@ -48,6 +49,19 @@ func TestKineCreateNotStoredIsAnError(t *testing.T) {
 			defer conn.Close(ctx)
 			_, err = conn.Exec(ctx, `CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$;
 CREATE TRIGGER refuse BEFORE INSERT ON kine FOR EACH ROW WHEN (NEW.name = '`+refusedKey+`') EXECUTE FUNCTION refuse()`)
+			return err
+		})
+	})
+	t.Run("mysql", func(t *testing.T) {
+		my := testmysql.Start(t)
+		checkCreates(t, my.URL, func(ctx context.Context) error {
+			db, err := sql.Open("mysql", my.DSN)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			_, err = db.ExecContext(ctx, `CREATE TRIGGER refuse BEFORE INSERT ON kine FOR EACH ROW
+BEGIN IF NEW.name = '`+refusedKey+`' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused'; END IF; END`)
 			return err
 		})
 	})

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"net"
 	"os"
@@ -14,6 +15,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/freeport"
+	"github.com/apiserver-boot/apiserver-boot/internal/testmysql"
 	"github.com/apiserver-boot/apiserver-boot/internal/testpg"
 )
 
@@ -229,6 +231,58 @@ func TestKinePostgres(t *testing.T) {
 	err = startKineErr(t, missing, 10*time.Second)
 	if want := `database "nosuchdb" does not exist, and user "` + testpg.User + `" cannot connect to the database postgres to create it`; !strings.Contains(err.Error(), want) {
 		t.Errorf("missing database, no access to postgres: %v\nwant %q", err, want)
+	}
+}
+
+// TestKineMySQL starts kine on a real MariaDB (Debian's, started on
+// loopback): a key stored through kine's socket is read back after a
+// restart; a wrong password is refused before anything serves, naming the
+// flag, without the password.
+func TestKineMySQL(t *testing.T) {
+	my := testmysql.Start(t)
+	o := DatastoreOptions{Endpoint: my.URL, ConnectTimeout: 5 * time.Second, CompactMinRetain: 1000}
+	for i := 0; i < 2; i++ {
+		k, err := o.StartKine(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := clientv3.New(clientv3.Config{Endpoints: []string{k.Endpoint}, DialTimeout: 5 * time.Second})
+		if err != nil {
+			k.Stop()
+			t.Fatal(err)
+		}
+		if i == 0 {
+			_, err = c.Put(t.Context(), "/registry/crontabs/default/a", "stored")
+		}
+		resp, gerr := c.Get(t.Context(), "/registry/crontabs/default/a")
+		c.Close()
+		k.Stop()
+		if err != nil || gerr != nil {
+			t.Fatalf("put %v, get %v", err, gerr)
+		}
+		if len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != "stored" {
+			t.Fatalf("run %d: got %v, want the stored key", i, resp.Kvs)
+		}
+	}
+	// kine's table is in the URL's database.
+	var n int
+	db, err := sql.Open("mysql", my.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.QueryRowContext(t.Context(), "SELECT count(*) FROM kine WHERE name = '/registry/crontabs/default/a'").Scan(&n); err != nil || n != 1 {
+		t.Errorf("rows of the key in %s.kine: %d, %v: want 1", testmysql.Database, n, err)
+	}
+
+	wrong := strings.Replace(my.URL, ":"+my.Password+"@", ":hunter2@", 1)
+	err = startKineErr(t, wrong, 10*time.Second)
+	if want := "--datastore-endpoint " + Redact(wrong) + ": the database refused the credentials: "; !strings.HasPrefix(err.Error(), want) ||
+		!strings.Contains(err.Error(), "Access denied for user '"+testmysql.User+"'") {
+		t.Errorf("wrong password: %v\nwant it to start with %s and say access was denied", err, want)
+	}
+	if strings.Contains(err.Error(), my.Password) {
+		t.Errorf("the password is in the error: %v", err)
 	}
 }
 

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/go-sql-driver/mysql" // database/sql driver "mysql"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/testmysql"
 	"github.com/apiserver-boot/apiserver-boot/internal/testpg"
 	"github.com/apiserver-boot/apiserver-boot/test/harness"
 )
@@ -44,6 +47,23 @@ func TestRunLocalDatastorePostgres(t *testing.T) {
 	var n int
 	if err := pgCount(t, pg.URL, &n); err != nil || n == 0 {
 		t.Errorf("rows in Postgres' kine table: %d, %v: want the objects stored there", n, err)
+	}
+}
+
+// TestRunLocalDatastoreMySQL: the same CronTab walk on a real MariaDB
+// (Debian's, started on loopback by the test) through kine.
+func TestRunLocalDatastoreMySQL(t *testing.T) {
+	my := testmysql.Start(t)
+	holdEmbeddedEtcd(t)
+	cronTabWalk(t, "--datastore-endpoint", my.URL)
+	db, err := sql.Open("mysql", my.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRowContext(t.Context(), "SELECT count(*) FROM kine WHERE name LIKE '/registry/stable.example.com/crontabs/%'").Scan(&n); err != nil || n == 0 {
+		t.Errorf("rows in MariaDB's kine table: %d, %v: want the objects stored there", n, err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/testmysql"
 	"github.com/apiserver-boot/apiserver-boot/internal/testpg"
 )
 
@@ -24,6 +25,20 @@ func TestPostgres(t *testing.T) {
 	var n atomic.Int64
 	Run(t, func(t *testing.T) string {
 		url, err := pg.CreateDatabase(fmt.Sprintf("kinestorage_%d", n.Add(1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return url
+	})
+}
+
+// TestMySQL runs the suite on kine and a real MariaDB (Debian's, started
+// on loopback by the test), a new database per test.
+func TestMySQL(t *testing.T) {
+	my := testmysql.Start(t)
+	var n atomic.Int64
+	Run(t, func(t *testing.T) string {
+		url, err := my.CreateDatabase(fmt.Sprintf("kinestorage_%d", n.Add(1)))
 		if err != nil {
 			t.Fatal(err)
 		}
