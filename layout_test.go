@@ -41,6 +41,7 @@ var layers = map[string][]string{
 	"internal/files":               {},
 	"internal/freeport":            {},
 	"internal/testpg":              {"internal/freeport"},
+	"internal/testmysql":           {"internal/freeport"},
 	"internal/kubeconfig":          {},
 	"internal/private":             {},
 	"internal/progress":            {},
