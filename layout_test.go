@@ -13,51 +13,56 @@ import (
 
 // layers lists, for every package of this module, the packages of this
 // module it may import: imports run down the layers only (docs/design.md).
-// The CLI's pipeline (cmd, generators, internal/scaffold, internal/deploy)
-// sits above internal/'s leaves; pkg/ is the runtime library of generated
-// projects and imports only internal/'s leaves; internal/ imports neither
-// pkg/ nor generators/. A package not listed here fails the test.
+// internal/ is in three groups: internal/cli holds the CLI's stages (what
+// init, create, upgrade, build docs, build config and build container do),
+// above generators/ and used only by cmd/; internal/shared holds small facts
+// shared by the CLI, the generators and the runtime, which import only each
+// other; internal/testing holds test harnesses (databases, the reference's
+// reader), which import only internal/shared. pkg/ is the runtime library of
+// generated projects and imports only internal/shared. A package not listed
+// here fails the test, and so does a listed import that breaks the groups'
+// rule (groupRule).
 var layers = map[string][]string{
 	"": {},
-	"cmd/apiserver-boot": {"", "boilerplate", "generators", "generators/driver", "generators/model", "internal/apidocs", "internal/datastore", "internal/deploy", "internal/files", "internal/gomod", "internal/image",
-		"internal/kubeconfig", "internal/private", "internal/progress", "internal/project", "internal/runlock", "internal/scaffold", "internal/upgrade", "internal/version", "templates"},
-	"generators":                   {"generators/model", "generators/protobuf", "generators/crdschema", "generators/driver", "internal/files", "internal/private", "internal/project", "templates", "third_party/validation-gen"},
+	"cmd/apiserver-boot": {"", "boilerplate", "generators", "generators/driver", "generators/model", "internal/cli/apidocs", "internal/shared/datastore", "internal/cli/deploy", "internal/shared/files", "internal/shared/gomod", "internal/cli/image",
+		"internal/shared/kubeconfig", "internal/shared/private", "internal/shared/progress", "internal/shared/project", "internal/shared/runlock", "internal/cli/scaffold", "internal/cli/upgrade", "internal/shared/version", "templates"},
+	"generators":                   {"generators/model", "generators/protobuf", "generators/crdschema", "generators/driver", "internal/shared/files", "internal/shared/private", "internal/shared/project", "templates", "third_party/validation-gen"},
 	"third_party/validation-gen":   {},
 	"generators/crdschema":         {"generators/model"},
-	"internal/apidocs":             {"generators", "generators/crdschema", "generators/driver", "generators/model", "internal/project"},
-	"internal/apidocs/apidocstest": {},
-	"generators/protobuf":          {"generators/model", "internal/files", "internal/project", "templates"},
-	"generators/model":             {"internal/project"},
-	"generators/driver":            {"internal/files"},
-	"internal/scaffold":            {"", "boilerplate", "generators/model", "internal/files", "internal/gomod", "internal/project", "internal/version", "templates"},
-	"internal/deploy":              {"internal/files", "internal/image", "internal/project"},
-	"internal/image":               {"internal/files"},
-	"internal/gomod":               {"internal/version"},
-	"internal/runlock":             {"internal/private"},
-	"internal/release":             {},
-	"hack/modproxy":                {"internal/release", "internal/version"},
-	"internal/datastore":           {},
-	"internal/upgrade":             {},
-	"internal/files":               {},
-	"internal/freeport":            {},
-	"internal/testpg":              {"internal/freeport"},
-	"internal/testmysql":           {"internal/freeport"},
-	"internal/kubeconfig":          {},
-	"internal/private":             {},
-	"internal/progress":            {},
-	"internal/project":             {},
-	"internal/version":             {},
-	"pkg/apiserver":                {"internal/datastore", "internal/files", "internal/freeport", "internal/kubeconfig", "internal/private", "internal/runlock", "pkg/builders"},
+	"internal/cli/apidocs":         {"generators", "generators/crdschema", "generators/driver", "generators/model", "internal/shared/project"},
+	"internal/testing/apidocstest": {},
+	"generators/protobuf":          {"generators/model", "internal/shared/files", "internal/shared/project", "templates"},
+	"generators/model":             {"internal/shared/project"},
+	"generators/driver":            {"internal/shared/files"},
+	"internal/cli/scaffold":        {"", "boilerplate", "generators/model", "internal/shared/files", "internal/shared/gomod", "internal/shared/project", "internal/shared/version", "templates"},
+	"internal/cli/deploy":          {"internal/shared/files", "internal/cli/image", "internal/shared/project"},
+	"internal/cli/image":           {"internal/shared/files"},
+	"internal/shared/gomod":        {"internal/shared/version"},
+	"internal/shared/runlock":      {"internal/shared/private"},
+	"internal/cli/release":         {},
+	"hack/modproxy":                {"internal/cli/release", "internal/shared/version"},
+	"internal/shared/datastore":    {},
+	"internal/cli/upgrade":         {},
+	"internal/shared/files":        {},
+	"internal/shared/freeport":     {},
+	"internal/testing/testpg":      {"internal/shared/freeport"},
+	"internal/testing/testmysql":   {"internal/shared/freeport"},
+	"internal/shared/kubeconfig":   {},
+	"internal/shared/private":      {},
+	"internal/shared/progress":     {},
+	"internal/shared/project":      {},
+	"internal/shared/version":      {},
+	"pkg/apiserver":                {"internal/shared/datastore", "internal/shared/files", "internal/shared/freeport", "internal/shared/kubeconfig", "internal/shared/private", "internal/shared/runlock", "pkg/builders"},
 	"pkg/builders":                 {},
-	"pkg/conformance":              {"internal/project", "pkg/apiserver", "pkg/builders"},
-	"pkg/controllers":              {"internal/project"},
+	"pkg/conformance":              {"internal/shared/project", "pkg/apiserver", "pkg/builders"},
+	"pkg/controllers":              {"internal/shared/project"},
 	"pkg/testenv":                  {"pkg/apiserver"},
 	"templates":                    {},
 	"boilerplate":                  {},
-	"bench":                        {"bench/internal/proc", "generators/protobuf", "internal/freeport", "internal/testpg"},
-	"bench/internal/proc":          {"internal/freeport"},
-	"test/harness":                 {"internal/freeport"},
-	"test/kinestorage":             {"internal/testpg", "pkg/apiserver"},
+	"bench":                        {"bench/internal/proc", "generators/protobuf", "internal/shared/freeport", "internal/testing/testpg"},
+	"bench/internal/proc":          {"internal/shared/freeport"},
+	"test/harness":                 {"internal/shared/freeport"},
+	"test/kinestorage":             {"internal/testing/testpg", "pkg/apiserver"},
 	"test/fixtures":                {},
 	"test/fixtures/timer/v1":       {},
 	"test/fixtures/widgets/v1":     {},
@@ -96,6 +101,9 @@ func TestLayout(t *testing.T) {
 			t.Errorf("package %s is not in layout_test.go's layers: list what it may import", rel)
 		}
 		checkImports(t, rel, p.Imports, allowed)
+		if err := groupRule(rel, allowed); err != "" {
+			t.Error(err)
+		}
 		if strings.HasPrefix(rel, "test/") {
 			continue
 		}
@@ -134,6 +142,49 @@ func checkImports(t *testing.T, pkg string, imports, allowed []string) {
 		dep := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
 		if !slices.Contains(allowed, dep) {
 			t.Errorf("%s imports %s: not a layer below it (allowed: %s)", pkg, dep, strings.Join(allowed, ", "))
+		}
+	}
+}
+
+// groupRule is the rule of internal/'s groups, for pkg's allowed imports:
+// internal/shared and pkg/ import nothing of internal/cli or
+// internal/testing (and internal/shared nothing above itself), and only
+// cmd/ imports internal/cli.
+func groupRule(pkg string, allowed []string) string {
+	for _, dep := range allowed {
+		switch {
+		case strings.HasPrefix(dep, "internal/cli/") && !strings.HasPrefix(pkg, "cmd/") && !strings.HasPrefix(pkg, "internal/cli/") && !strings.HasPrefix(pkg, "hack/"):
+			return pkg + " may not import " + dep + ": internal/cli is the CLI's stages, used by cmd/ only"
+		case strings.HasPrefix(dep, "internal/testing/") && (strings.HasPrefix(pkg, "pkg/") || strings.HasPrefix(pkg, "internal/shared/") || strings.HasPrefix(pkg, "internal/cli/") || strings.HasPrefix(pkg, "cmd/")):
+			return pkg + " may not import " + dep + ": internal/testing is for tests and benchmarks"
+		case strings.HasPrefix(pkg, "internal/shared/") && !strings.HasPrefix(dep, "internal/shared/"):
+			return pkg + " may not import " + dep + ": internal/shared imports only internal/shared"
+		case strings.HasPrefix(pkg, "internal/testing/") && !strings.HasPrefix(dep, "internal/shared/") && !strings.HasPrefix(dep, "internal/testing/"):
+			return pkg + " may not import " + dep + ": internal/testing imports only internal/shared and internal/testing"
+		case strings.HasPrefix(pkg, "pkg/") && !strings.HasPrefix(dep, "internal/shared/") && !strings.HasPrefix(dep, "pkg/"):
+			return pkg + " may not import " + dep + ": pkg/ imports only pkg/ and internal/shared"
+		}
+	}
+	return ""
+}
+
+// TestGroupRule: the groups' rule refuses an import across them.
+func TestGroupRule(t *testing.T) {
+	for _, tc := range []struct {
+		pkg, dep string
+		ok       bool
+	}{
+		{"cmd/apiserver-boot", "internal/cli/scaffold", true},
+		{"pkg/apiserver", "internal/shared/datastore", true},
+		{"pkg/apiserver", "internal/cli/deploy", false},
+		{"pkg/apiserver", "internal/testing/testpg", false},
+		{"internal/shared/runlock", "internal/shared/private", true},
+		{"internal/shared/runlock", "generators/model", false},
+		{"internal/testing/testmysql", "internal/cli/deploy", false},
+		{"generators", "internal/cli/apidocs", false},
+	} {
+		if got := groupRule(tc.pkg, []string{tc.dep}) == ""; got != tc.ok {
+			t.Errorf("%s importing %s: allowed %v, want %v", tc.pkg, tc.dep, got, tc.ok)
 		}
 	}
 }

@@ -21,7 +21,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/freeport"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/freeport"
 
 	"github.com/apiserver-boot/apiserver-boot/bench/internal/proc"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

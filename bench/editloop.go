@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/freeport"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/freeport"
 
 	"github.com/apiserver-boot/apiserver-boot/bench/internal/proc"
 )

@@ -456,7 +456,7 @@ const methodText = `## How each figure is measured
    running at once: on its embedded etcd (no storage flag; ` + "`--embedded-etcd-data-dir`" + ` and ` + "`--cert-dir`" + ` in the run's
    temporary folder: the store ` + "`run local`" + ` uses), with ` + "`--datastore-endpoint sqlite://PATH`" + ` (a new file in that folder)
    and with ` + "`--datastore-endpoint postgres://…`" + ` on a new database of a PostgreSQL server started on loopback by
-   internal/testpg (Debian's package, ` + "`initdb`" + ` into a temporary folder, default settings; the kine+Postgres rows are
+   internal/testing/testpg (Debian's package, ` + "`initdb`" + ` into a temporary folder, default settings; the kine+Postgres rows are
    skipped, with a note, where PostgreSQL is not installed). kine runs in the apiserver's process in both cases.
    After 50 untimed creates on each, the client of item 4 creates 1,000 Widgets per server with C = 1, 8 and 32
    workers, in four chunks of 250 alternating between the three servers; then LISTs the 1,000 objects of the C=1

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/freeport"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/freeport"
 
 	"github.com/apiserver-boot/apiserver-boot/bench/internal/proc"
 )

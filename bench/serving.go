@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/freeport"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/freeport"
 
 	"github.com/apiserver-boot/apiserver-boot/bench/internal/proc"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"

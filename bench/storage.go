@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/apiserver-boot/apiserver-boot/bench/internal/proc"
-	"github.com/apiserver-boot/apiserver-boot/internal/testpg"
+	"github.com/apiserver-boot/apiserver-boot/internal/testing/testpg"
 )
 
 // Item 10: the generated apiserver of item 4's project on its embedded
@@ -84,7 +84,7 @@ func (b *bench) storagePostgres() (url string, stop func(), err error) {
 		}
 	}
 	out, _ := proc.Command(b.ctx, b.tmp, nil, filepath.Join(mustBinDir(), "postgres"), "--version")
-	b.note("10", "Postgres: %s, started by internal/testpg on loopback (initdb into a temporary folder, default settings: fsync and synchronous_commit on)", strings.TrimSpace(out))
+	b.note("10", "Postgres: %s, started by internal/testing/testpg on loopback (initdb into a temporary folder, default settings: fsync and synchronous_commit on)", strings.TrimSpace(out))
 	if url, err = pg.CreateDatabase("bench"); err != nil {
 		stop()
 		return "", nil, err

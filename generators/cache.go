@@ -15,9 +15,9 @@ import (
 	"strings"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
-	"github.com/apiserver-boot/apiserver-boot/internal/files"
-	"github.com/apiserver-boot/apiserver-boot/internal/private"
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/private"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 )
 
 // The generate cache. A run reads the hand-written files under pkg/apis, the

@@ -19,7 +19,7 @@ import (
 	"golang.org/x/tools/go/ast/astutil"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
-	"github.com/apiserver-boot/apiserver-boot/internal/files"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
 )
 
 // Conversion stubs. conversion-gen converts what it can match field by field

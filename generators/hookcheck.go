@@ -18,7 +18,7 @@ import (
 	gentypes "k8s.io/gengo/v2/types"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 )
 
 // Hooks are methods the user declares on the generated <Kind>Strategy and

@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
-	"github.com/apiserver-boot/apiserver-boot/internal/files"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
 )
 
 // Fields lost through the internal type. Every request is converted from its

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 )
 
 // TestReadFields: a hand-written conversion reads the fields it selects on

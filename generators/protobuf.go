@@ -4,7 +4,7 @@ import (
 	"k8s.io/gengo/v2/generator"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/protobuf"
-	"github.com/apiserver-boot/apiserver-boot/internal/files"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
 )
 
 // protobufMethods runs package protobuf, and keeps what it settled (field

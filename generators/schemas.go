@@ -8,8 +8,8 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/generators/crdschema"
 	"github.com/apiserver-boot/apiserver-boot/generators/driver"
-	"github.com/apiserver-boot/apiserver-boot/internal/files"
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 	"github.com/apiserver-boot/apiserver-boot/templates"
 )
 

@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
-	"github.com/apiserver-boot/apiserver-boot/internal/files"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
 )
 
 // Names the generated code reserves. The generators declare methods on the

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
-	"github.com/apiserver-boot/apiserver-boot/internal/files"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
 )
 
 // TestEveryGeneratedMethodIsReserved: every method the generators declare

@@ -5,7 +5,7 @@ import (
 	"path"
 	"path/filepath"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 
 	conversionargs "k8s.io/code-generator/cmd/conversion-gen/args"
 	conversiongen "k8s.io/code-generator/cmd/conversion-gen/generators"
@@ -18,7 +18,7 @@ import (
 	openapiargs "k8s.io/kube-openapi/cmd/openapi-gen/args"
 	openapigen "k8s.io/kube-openapi/pkg/generators"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/files"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
 )
 
 // The upstream generators, used as libraries over the shared universe.

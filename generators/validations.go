@@ -9,7 +9,7 @@ import (
 	"k8s.io/gengo/v2/generator"
 	"k8s.io/gengo/v2/types"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/files"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
 	validationgen "github.com/apiserver-boot/apiserver-boot/third_party/validation-gen"
 )
 

@@ -6,7 +6,7 @@
 #     made with golang.org/x/mod/zip from the checkout's files (hack/modproxy);
 #   dist/apiserver-boot_<os>_<arch>[.exe] and dist/SHA256SUMS
 #     the CLI for each of PLATFORMS, built with -trimpath and the release's
-#     version and module checksum set with -ldflags -X (internal/version).
+#     version and module checksum set with -ldflags -X (internal/shared/version).
 # The checkout must be clean and HEAD tagged VERSION; ALLOW_DIRTY=1 lifts
 # both (tests, dry runs) for a pre-release VERSION (vX.Y.Z-something). PLATFORMS="" builds no binaries. docs/releasing.md
 # tells the whole procedure.
@@ -16,7 +16,7 @@ cd "$root"
 version=${VERSION:?VERSION=vX.Y.Z is required, e.g. make release VERSION=v0.3.0}
 dist=${DIST:-$root/dist}
 platforms=${PLATFORMS-linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64}
-pkg=github.com/apiserver-boot/apiserver-boot/internal/version
+pkg=github.com/apiserver-boot/apiserver-boot/internal/shared/version
 
 if [ "${ALLOW_DIRTY:-}" = 1 ] && [[ "$version" != *-* ]]; then
   # A tree that is not the tag's has another checksum than the one the

@@ -19,8 +19,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
-	"github.com/apiserver-boot/apiserver-boot/internal/image"
-	"github.com/apiserver-boot/apiserver-boot/internal/progress"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/image"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/progress"
 )
 
 func newBuildCommand() *cobra.Command {

@@ -15,9 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
-	"github.com/apiserver-boot/apiserver-boot/internal/deploy"
-	"github.com/apiserver-boot/apiserver-boot/internal/image"
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/deploy"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/image"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 )
 
 // configOptions are the flags of build config (and run in-cluster).

@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	apiserverboot "github.com/apiserver-boot/apiserver-boot"
-	"github.com/apiserver-boot/apiserver-boot/internal/gomod"
-	"github.com/apiserver-boot/apiserver-boot/internal/version"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/gomod"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/version"
 )
 
 // versionReport is what `apiserver-boot version` prints.

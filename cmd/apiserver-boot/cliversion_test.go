@@ -11,8 +11,8 @@ import (
 	"golang.org/x/mod/modfile"
 
 	apiserverboot "github.com/apiserver-boot/apiserver-boot"
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
-	"github.com/apiserver-boot/apiserver-boot/internal/version"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/version"
 )
 
 // TestVersionCommand: version's first line is "apiserver-boot <version>";

@@ -8,7 +8,7 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/progress"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/progress"
 )
 
 // quietFlag is the root command's persistent --quiet (-q).

@@ -5,7 +5,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/progress"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/progress"
 )
 
 // TestConsoleGenerateLastLine: generate's last line reaches the output even

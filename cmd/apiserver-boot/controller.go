@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/scaffold"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/scaffold"
 )
 
 type controllerOptions struct {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
-	"github.com/apiserver-boot/apiserver-boot/internal/scaffold"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/scaffold"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 )
 
 func newCreateCommand() *cobra.Command {

@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
-	"github.com/apiserver-boot/apiserver-boot/internal/apidocs"
-	"github.com/apiserver-boot/apiserver-boot/internal/progress"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/apidocs"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/progress"
 )
 
 // docsFormats are the formats build docs writes.

@@ -12,9 +12,9 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/generators/crdschema"
 	"github.com/apiserver-boot/apiserver-boot/generators/driver"
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
-	"github.com/apiserver-boot/apiserver-boot/internal/apidocs/apidocstest"
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
-	"github.com/apiserver-boot/apiserver-boot/internal/version"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/version"
+	"github.com/apiserver-boot/apiserver-boot/internal/testing/apidocstest"
 )
 
 func servedSchemas(t *testing.T, root string) map[string]*apiextensionsv1.JSONSchemaProps {

@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
-	"github.com/apiserver-boot/apiserver-boot/internal/deploy"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/deploy"
 )
 
 type inClusterOptions struct {

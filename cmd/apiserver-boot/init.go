@@ -13,10 +13,10 @@ import (
 	gomodule "golang.org/x/mod/module"
 
 	"github.com/apiserver-boot/apiserver-boot/boilerplate"
-	"github.com/apiserver-boot/apiserver-boot/internal/gomod"
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
-	"github.com/apiserver-boot/apiserver-boot/internal/scaffold"
-	"github.com/apiserver-boot/apiserver-boot/internal/version"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/scaffold"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/gomod"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/version"
 )
 
 func newInitCommand() *cobra.Command {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 )
 
 // countLoads counts the model loads of the commands run until the test ends.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/version"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/version"
 )
 
 // makeIn runs make in dir with the environment of a user who set none of

@@ -24,13 +24,13 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
-	"github.com/apiserver-boot/apiserver-boot/internal/datastore"
-	"github.com/apiserver-boot/apiserver-boot/internal/files"
-	ownkubeconfig "github.com/apiserver-boot/apiserver-boot/internal/kubeconfig"
-	"github.com/apiserver-boot/apiserver-boot/internal/private"
-	"github.com/apiserver-boot/apiserver-boot/internal/progress"
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
-	"github.com/apiserver-boot/apiserver-boot/internal/runlock"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/datastore"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
+	ownkubeconfig "github.com/apiserver-boot/apiserver-boot/internal/shared/kubeconfig"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/private"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/progress"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/runlock"
 )
 
 func newRunCommand() *cobra.Command {

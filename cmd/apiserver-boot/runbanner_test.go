@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 )
 
 // TestReadyBanner: run local suggests a get of a kind the standalone

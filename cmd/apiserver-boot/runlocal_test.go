@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
-	"github.com/apiserver-boot/apiserver-boot/internal/private"
-	"github.com/apiserver-boot/apiserver-boot/internal/progress"
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
-	"github.com/apiserver-boot/apiserver-boot/internal/runlock"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/private"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/progress"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/runlock"
 )
 
 func freeLoopbackPort(t *testing.T) int {

@@ -16,9 +16,9 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
-	"github.com/apiserver-boot/apiserver-boot/internal/scaffold"
-	"github.com/apiserver-boot/apiserver-boot/internal/version"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/scaffold"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/version"
 )
 
 // replayStep is one command of a project's scaffold: the command line an

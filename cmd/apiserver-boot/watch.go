@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 
 	"github.com/fsnotify/fsnotify"
 )

@@ -19,7 +19,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/files"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
 	"golang.org/x/tools/go/packages"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"sigs.k8s.io/controller-tools/pkg/markers"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 )
 
 // FindResource is FindKind for a served kind: its type must carry a

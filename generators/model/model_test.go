@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 )
 
 func TestMarkerErrorsNameTheLine(t *testing.T) {

@@ -30,8 +30,8 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
 	"github.com/apiserver-boot/apiserver-boot/templates"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/files"
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 )
 
 // protoType holds the generated code of one struct type, field by field:

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/release"
-	"github.com/apiserver-boot/apiserver-boot/internal/version"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/release"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/version"
 )
 
 func main() {

@@ -18,7 +18,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/private"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/private"
 )
 
 // Standalone mode: no kube-apiserver to delegate to. Requests must carry the

@@ -31,8 +31,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/datastore"
-	"github.com/apiserver-boot/apiserver-boot/internal/runlock"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/datastore"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/runlock"
 )
 
 // StoreFlags name one store of copy-storage, on one side ("from" or "to"):

@@ -10,9 +10,9 @@ import (
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/freeport"
-	"github.com/apiserver-boot/apiserver-boot/internal/private"
-	"github.com/apiserver-boot/apiserver-boot/internal/runlock"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/freeport"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/private"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/runlock"
 )
 
 // EmbeddedEtcdOptions configure the etcd started in-process when no

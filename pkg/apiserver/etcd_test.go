@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/freeport"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/freeport"
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"

@@ -17,8 +17,8 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/files"
-	"github.com/apiserver-boot/apiserver-boot/internal/private"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/private"
 )
 
 // etcdPKI is the embedded etcd's own PKI: a CA, the certificate etcd

@@ -29,9 +29,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/datastore"
-	"github.com/apiserver-boot/apiserver-boot/internal/private"
-	"github.com/apiserver-boot/apiserver-boot/internal/runlock"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/datastore"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/private"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/runlock"
 )
 
 // DatastoreOptions configure kine (github.com/k3s-io/kine): the apiserver's

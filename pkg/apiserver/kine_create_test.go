@@ -12,8 +12,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	_ "modernc.org/sqlite" // database/sql driver "sqlite", to add the trigger
 
-	"github.com/apiserver-boot/apiserver-boot/internal/testmysql"
-	"github.com/apiserver-boot/apiserver-boot/internal/testpg"
+	"github.com/apiserver-boot/apiserver-boot/internal/testing/testmysql"
+	"github.com/apiserver-boot/apiserver-boot/internal/testing/testpg"
 )
 
 // The row the database refuses: a trigger on kine's table fails its insert,

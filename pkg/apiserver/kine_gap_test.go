@@ -10,8 +10,8 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/testmysql"
-	"github.com/apiserver-boot/apiserver-boot/internal/testpg"
+	"github.com/apiserver-boot/apiserver-boot/internal/testing/testmysql"
+	"github.com/apiserver-boot/apiserver-boot/internal/testing/testpg"
 )
 
 // TestKineWatchCommitOrder: a write whose transaction commits after a later

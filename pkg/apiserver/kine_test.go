@@ -14,9 +14,9 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/freeport"
-	"github.com/apiserver-boot/apiserver-boot/internal/testmysql"
-	"github.com/apiserver-boot/apiserver-boot/internal/testpg"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/freeport"
+	"github.com/apiserver-boot/apiserver-boot/internal/testing/testmysql"
+	"github.com/apiserver-boot/apiserver-boot/internal/testing/testpg"
 )
 
 func TestDatastoreFlags(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	certutil "k8s.io/client-go/util/cert"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/files"
-	"github.com/apiserver-boot/apiserver-boot/internal/kubeconfig"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/kubeconfig"
 )
 
 // caFromChain returns the CA certificates of a PEM chain (the self-signed

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/freeport"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/freeport"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/private"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/private"
 )
 
 // TestSecretsArePrivate: the state folder, the token and the self-signed

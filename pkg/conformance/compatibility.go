@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/cbor"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 	"github.com/apiserver-boot/apiserver-boot/pkg/apiserver"
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
 )

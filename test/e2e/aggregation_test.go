@@ -24,7 +24,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/deploy"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/deploy"
 )
 
 const (
@@ -101,7 +101,7 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: "crontab:leader
 subjects: [{kind: ServiceAccount, name: controller-manager, namespace: crontab-system}]
 `
 
-// apiserverClusterRole is the ClusterRole of the rules internal/deploy
+// apiserverClusterRole is the ClusterRole of the rules internal/cli/deploy
 // grants in the cluster configuration, as a manifest.
 func apiserverClusterRole(t *testing.T) string {
 	t.Helper()

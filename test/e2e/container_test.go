@@ -26,7 +26,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/deploy"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/deploy"
 )
 
 // TestBuildContainer builds the e2e project's image (linux/amd64 only, to

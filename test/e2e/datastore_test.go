@@ -15,8 +15,8 @@ import (
 	_ "github.com/go-sql-driver/mysql" // database/sql driver "mysql"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/testmysql"
-	"github.com/apiserver-boot/apiserver-boot/internal/testpg"
+	"github.com/apiserver-boot/apiserver-boot/internal/testing/testmysql"
+	"github.com/apiserver-boot/apiserver-boot/internal/testing/testpg"
 	"github.com/apiserver-boot/apiserver-boot/test/harness"
 )
 

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/release"
-	"github.com/apiserver-boot/apiserver-boot/internal/version"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/release"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/version"
 )
 
 // TestRelease: a release of this checkout, written by make release's

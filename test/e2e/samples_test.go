@@ -12,8 +12,8 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/generators/crdschema"
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
-	"github.com/apiserver-boot/apiserver-boot/internal/apidocs/apidocstest"
-	"github.com/apiserver-boot/apiserver-boot/internal/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
+	"github.com/apiserver-boot/apiserver-boot/internal/testing/apidocstest"
 	"github.com/apiserver-boot/apiserver-boot/test/harness"
 )
 

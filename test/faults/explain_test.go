@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/testpg"
+	"github.com/apiserver-boot/apiserver-boot/internal/testing/testpg"
 )
 
 // explainMissing says, for each acknowledged write a LIST did not find,

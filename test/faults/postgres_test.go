@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/testpg"
+	"github.com/apiserver-boot/apiserver-boot/internal/testing/testpg"
 	"github.com/apiserver-boot/apiserver-boot/test/harness"
 )
 
 // TestFaultsPostgres is the fault tier on PostgreSQL through kine: the
 // same apiserver binary, two replicas started with --datastore-endpoint on
-// one PostgreSQL (internal/testpg: initdb and the server on loopback), the
+// one PostgreSQL (internal/testing/testpg: initdb and the server on loopback), the
 // same writing clients and checks as on etcd. It writes its section of
 // docs/reliability.md.
 func TestFaultsPostgres(t *testing.T) {
@@ -64,7 +64,7 @@ func TestFaultsPostgres(t *testing.T) {
 	doc.WriteString(`## On PostgreSQL (kine)
 
 The same apiserver binary, its two replicas started with ` + "`--datastore-endpoint postgres://…`" + ` on
-one PostgreSQL (Debian's, started by the test on loopback: internal/testpg) instead of
+one PostgreSQL (Debian's, started by the test on loopback: internal/testing/testpg) instead of
 ` + "`--etcd-servers`" + `, the same clients and checks (` + "`TestFaultsPostgres`" + `).
 
 `)

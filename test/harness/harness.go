@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/freeport"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/freeport"
 )
 
 // Buffer collects a child's output; safe to read while the child writes.

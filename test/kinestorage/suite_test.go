@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/testmysql"
-	"github.com/apiserver-boot/apiserver-boot/internal/testpg"
+	"github.com/apiserver-boot/apiserver-boot/internal/testing/testmysql"
+	"github.com/apiserver-boot/apiserver-boot/internal/testing/testpg"
 )
 
 // TestSQLite runs the suite on kine and SQLite, a new file per test.
