@@ -49,6 +49,7 @@ var layers = map[string][]string{
 	"internal/testing/testmysql":   {"internal/shared/freeport"},
 	"internal/shared/kubeconfig":   {},
 	"internal/shared/private":      {},
+	"internal/shared/proc":         {},
 	"internal/shared/progress":     {},
 	"internal/shared/project":      {},
 	"internal/shared/version":      {},
