@@ -252,7 +252,7 @@ func (o *runLocalOptions) preflight(root string, p *project.Project) (string, er
 			return "", err
 		}
 		if o.etcdServers != "" {
-			return "", fmt.Errorf("--datastore-endpoint %s and --etcd-servers both given: store in SQL (--datastore-endpoint) or in etcd (--etcd-servers), not both", datastore.Redact(o.datastoreEndpoint))
+			return "", datastore.ErrBothStores(o.datastoreEndpoint)
 		}
 	} else if o.etcdServers == "" {
 		if err := embeddedEtcdFree(root); err != nil {
@@ -344,7 +344,7 @@ func (o *runLocalOptions) record() runlock.Record {
 // for ever, and the apiserver would never be ready.
 func embeddedEtcdFree(root string) error {
 	dir := filepath.Join(root, private.StateDir, "etcd")
-	db := filepath.Join(dir, "member", "snap", "db")
+	db := datastore.EtcdDB(dir)
 	who, pid, held := runlock.HeldBy(db)
 	if !held {
 		return nil // the apiserver says what is wrong, if anything

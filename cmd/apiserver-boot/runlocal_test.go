@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/datastore"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/private"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/progress"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
@@ -75,7 +76,7 @@ func TestRunLocalRefusedWhileAnotherRuns(t *testing.T) {
 // holdEmbeddedEtcd holds the embedded etcd's database of the project in
 // dir until the test ends, as etcd's bbolt holds it in a running apiserver.
 func holdEmbeddedEtcd(t *testing.T, dir string) {
-	db := filepath.Join(dir, private.StateDir, "etcd", "member", "snap", "db")
+	db := datastore.EtcdDB(filepath.Join(dir, private.StateDir, "etcd"))
 	os.MkdirAll(filepath.Dir(db), 0o700)
 	f, err := os.OpenFile(db, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/scaffold"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/version"
 )
@@ -326,7 +327,7 @@ func scaffoldFiles(dir string, want []byte) (map[string][]byte, error) {
 		if err != nil {
 			return err
 		}
-		if generatedFile(b) {
+		if files.IsGenerated(b) {
 			return nil
 		}
 		if len(bytes.TrimSpace(header)) > 0 && !bytes.Equal(header, want) {
@@ -336,17 +337,6 @@ func scaffoldFiles(dir string, want []byte) (map[string][]byte, error) {
 		return nil
 	})
 	return out, err
-}
-
-// generatedRE is Go's convention for generated files.
-var generatedRE = regexp.MustCompile(`(?m)^(//|#) Code generated .* DO NOT EDIT\.$`)
-
-// generatedFile tells whether b says it is generated (in its first lines).
-func generatedFile(b []byte) bool {
-	if len(b) > 4096 {
-		b = b[:4096]
-	}
-	return generatedRE.Match(b)
 }
 
 // licenseOf is the init repo --license of a project's header: none for an

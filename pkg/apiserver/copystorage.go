@@ -18,7 +18,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -90,7 +89,7 @@ func (s *StoreFlags) Validate() error {
 	}
 	// A source that does not exist would be created empty: say so instead.
 	if dir := s.EmbeddedDataDir; dir != "" {
-		if _, err := os.Stat(filepath.Join(dir, "member", "snap", "db")); err != nil {
+		if _, err := os.Stat(datastore.EtcdDB(dir)); err != nil {
 			return fmt.Errorf("%s %s holds no etcd data (no member/snap/db): name the data directory of the apiserver's embedded etcd (run local's is .apiserver-boot/etcd)", s.flag("embedded-etcd-data-dir"), dir)
 		}
 	}
@@ -165,7 +164,7 @@ func (s *StoreFlags) Open(ctx context.Context) (*clientv3.Client, func(), error)
 
 func (s *StoreFlags) openEmbedded() (*clientv3.Client, func(), error) {
 	dir := s.EmbeddedDataDir
-	if who, _, held := runlock.HeldBy(filepath.Join(dir, "member", "snap", "db")); held {
+	if who, _, held := runlock.HeldBy(datastore.EtcdDB(dir)); held {
 		return nil, nil, fmt.Errorf("%s %s is in use by %s: stop the apiserver (run local) that serves it first, the copy needs the store at rest", s.flag("embedded-etcd-data-dir"), dir, who)
 	}
 	certDir, err := os.MkdirTemp("", "apiserver-copy-etcd-")

@@ -3,13 +3,13 @@ package apiserver
 import (
 	"fmt"
 	"net/url"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/pflag"
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/datastore"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/freeport"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/private"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/runlock"
@@ -47,7 +47,7 @@ func (o *EmbeddedEtcdOptions) Start(certDir string) (*embed.Etcd, string, *etcdP
 	}
 	// etcd waits for ever for the lock of a database another etcd has open
 	// (an apiserver left running on the same data): say so at once.
-	if who, _, held := runlock.HeldBy(filepath.Join(o.DataDir, "member", "snap", "db")); held {
+	if who, _, held := runlock.HeldBy(datastore.EtcdDB(o.DataDir)); held {
 		return nil, "", nil, fmt.Errorf("--embedded-etcd-data-dir %s is in use by %s, another apiserver on the same data?: stop it, or give another --embedded-etcd-data-dir, or --etcd-servers", o.DataDir, who)
 	}
 	// Ports left to us are picked afresh when another process took one

@@ -16,6 +16,7 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	netutils "k8s.io/utils/net"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/datastore"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/private"
 )
 
@@ -158,7 +159,7 @@ func (o *Options) Validate() error {
 	if err := o.Datastore.Validate(); err != nil {
 		errs = append(errs, err)
 	} else if o.Datastore.Endpoint != "" && len(o.Etcd.StorageConfig.Transport.ServerList) > 0 {
-		errs = append(errs, fmt.Errorf("--datastore-endpoint %s and --etcd-servers both given: store in SQL (--datastore-endpoint) or in etcd (--etcd-servers), not both", Redact(o.Datastore.Endpoint)))
+		errs = append(errs, datastore.ErrBothStores(o.Datastore.Endpoint))
 	}
 	if o.ShutdownDelay < 0 {
 		errs = append(errs, errors.New("--shutdown-delay-duration may not be negative"))

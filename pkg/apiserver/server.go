@@ -35,6 +35,7 @@ import (
 	openapicommon "k8s.io/kube-openapi/pkg/common"
 	netutils "k8s.io/utils/net"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/datastore"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/private"
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
 )
@@ -137,7 +138,7 @@ type serverConfig struct {
 func (o *Options) startStorage(ctx context.Context) (stop func(), err error) {
 	if o.Datastore.Endpoint != "" {
 		if len(o.Etcd.StorageConfig.Transport.ServerList) > 0 {
-			return nil, fmt.Errorf("--datastore-endpoint %s and --etcd-servers both given: store in SQL (--datastore-endpoint) or in etcd (--etcd-servers), not both", Redact(o.Datastore.Endpoint))
+			return nil, datastore.ErrBothStores(o.Datastore.Endpoint)
 		}
 		k, err := o.Datastore.StartKine(ctx)
 		if err != nil {

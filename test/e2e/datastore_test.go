@@ -15,6 +15,7 @@ import (
 	_ "github.com/go-sql-driver/mysql" // database/sql driver "mysql"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/datastore"
 	"github.com/apiserver-boot/apiserver-boot/internal/testing/testmysql"
 	"github.com/apiserver-boot/apiserver-boot/internal/testing/testpg"
 	"github.com/apiserver-boot/apiserver-boot/test/harness"
@@ -24,7 +25,7 @@ import (
 // would, until the test ends: run local and the apiserver would refuse to
 // start on it, and with --datastore-endpoint they do not need it.
 func holdEmbeddedEtcd(t *testing.T) {
-	etcdDB := filepath.Join(proj, ".apiserver-boot", "etcd", "member", "snap", "db")
+	etcdDB := datastore.EtcdDB(filepath.Join(proj, ".apiserver-boot", "etcd"))
 	os.MkdirAll(filepath.Dir(etcdDB), 0o700)
 	f, err := os.OpenFile(etcdDB, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {

@@ -97,3 +97,15 @@ func Secrets(endpoint string) []string {
 func secretParam(k string) bool {
 	return strings.EqualFold(k, "password") || strings.EqualFold(k, "sslpassword")
 }
+
+// ErrBothStores is the error for a --datastore-endpoint given with
+// --etcd-servers: the objects are stored in one place.
+func ErrBothStores(endpoint string) error {
+	return fmt.Errorf("--datastore-endpoint %s and --etcd-servers both given: store in SQL (--datastore-endpoint) or in etcd (--etcd-servers), not both", Redact(endpoint))
+}
+
+// EtcdDB is the file that holds an etcd data directory's data (and the
+// lock a running etcd holds on it): DIR/member/snap/db.
+func EtcdDB(dataDir string) string {
+	return filepath.Join(dataDir, "member", "snap", "db")
+}
