@@ -17,8 +17,9 @@ import (
 // init, create, upgrade, build docs, build config and build container do),
 // above generators/ and used only by cmd/; internal/shared holds small facts
 // shared by the CLI, the generators and the runtime, which import only each
-// other; internal/testing holds test harnesses (databases, the reference's
-// reader), which import only internal/shared. pkg/ is the runtime library of
+// other; internal/testing holds test harnesses (databases and the harness
+// they share, the reference's reader), which import only internal/shared
+// and each other. pkg/ is the runtime library of
 // generated projects and imports only internal/shared. A package not listed
 // here fails the test, and so does a listed import that breaks the groups'
 // rule (groupRule).
@@ -45,8 +46,9 @@ var layers = map[string][]string{
 	"internal/cli/upgrade":         {},
 	"internal/shared/files":        {},
 	"internal/shared/freeport":     {},
-	"internal/testing/testpg":      {"internal/shared/freeport"},
-	"internal/testing/testmysql":   {"internal/shared/freeport"},
+	"internal/testing/testdb":      {"internal/shared/freeport", "internal/shared/proc"},
+	"internal/testing/testpg":      {"internal/testing/testdb"},
+	"internal/testing/testmysql":   {"internal/testing/testdb"},
 	"internal/shared/kubeconfig":   {},
 	"internal/shared/private":      {},
 	"internal/shared/proc":         {},

@@ -107,7 +107,7 @@ func TestServer(t *testing.T) {
 	if _, err := open(t, s.DSN).ExecContext(ctx, "INSERT INTO kv VALUES ('b', '2')"); err != nil {
 		t.Fatal(err)
 	}
-	pid := s.cmd.Process.Pid
+	pid := s.Pid()
 	if err := s.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestServer(t *testing.T) {
 	}
 
 	// Close: no process group, no folder; twice is fine.
-	pid = s.cmd.Process.Pid
+	pid = s.Pid()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
