@@ -1,6 +1,7 @@
 // Package harness runs the child processes of the end-to-end and fault
-// tiers: each in its own process group, its output collected, always
-// stopped when the test ends (also when it fails half-way).
+// tiers: each in its own process group (internal/shared/proc), its output
+// collected, always stopped when the test ends (also when it fails
+// half-way), killed should the test process die.
 package harness
 
 import (
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/freeport"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/proc"
 )
 
 // Buffer collects a child's output; safe to read while the child writes.
@@ -35,7 +37,7 @@ func (b *Buffer) String() string {
 }
 
 // Process is a child in its own process group, killed (with its children)
-// when the test ends.
+// when the test ends or the test process dies.
 type Process struct {
 	Name string
 	Args []string
@@ -43,8 +45,7 @@ type Process struct {
 	Cmd  *exec.Cmd
 	Out  *Buffer
 
-	done chan struct{}
-	err  error
+	proc *proc.Process
 }
 
 // Start runs name with args in dir, stdin closed.
@@ -60,49 +61,38 @@ func Start(t testing.TB, dir, name string, args ...string) *Process {
 // (or starts it the first time); its output starts empty.
 func (p *Process) Restart(t testing.TB) {
 	t.Helper()
-	p.Out, p.done, p.err = &Buffer{}, make(chan struct{}), nil
+	p.Out = &Buffer{}
 	p.Cmd = exec.Command(p.Name, p.Args...)
 	p.Cmd.Dir, p.Cmd.Stdin = p.Dir, nil
 	p.Cmd.Stdout, p.Cmd.Stderr = p.Out, p.Out
-	p.Cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := p.Cmd.Start(); err != nil {
+	started, err := proc.Start(p.Cmd, syscall.SIGKILL)
+	if err != nil {
 		t.Fatal(err)
 	}
-	cmd, done := p.Cmd, p.done
-	go func() { p.err = cmd.Wait(); close(done) }()
+	p.proc = started
 }
 
 // Done is closed when the process has ended.
-func (p *Process) Done() <-chan struct{} { return p.done }
+func (p *Process) Done() <-chan struct{} { return p.proc.Done() }
 
-// Err is how the process ended; read it after Done.
-func (p *Process) Err() error { return p.err }
+// Err is how the process ended; read it after Done (nil before).
+func (p *Process) Err() error {
+	if !p.proc.Exited() {
+		return nil
+	}
+	return p.proc.Err()
+}
 
 // Pid is the process's id, also its process group's.
-func (p *Process) Pid() int { return p.Cmd.Process.Pid }
+func (p *Process) Pid() int { return p.proc.Pid() }
 
 // Signal sends sig to the process group without waiting.
-func (p *Process) Signal(sig syscall.Signal) { _ = syscall.Kill(-p.Pid(), sig) }
+func (p *Process) Signal(sig syscall.Signal) { _ = p.proc.Signal(sig) }
 
 // Kill sends sig to the process group and waits for the process to end,
-// killing the group after 30s.
-func (p *Process) Kill(sig syscall.Signal) {
-	select {
-	case <-p.done:
-		// The leader is gone; children it left in its group (an
-		// apiserver, an etcd) are not.
-		p.Signal(syscall.SIGKILL)
-		return
-	default:
-	}
-	p.Signal(sig)
-	select {
-	case <-p.done:
-	case <-time.After(30 * time.Second):
-		p.Signal(syscall.SIGKILL)
-		<-p.done
-	}
-}
+// killing the group after 30s. Children the leader left in its group (an
+// apiserver, an etcd) are killed too once it has ended.
+func (p *Process) Kill(sig syscall.Signal) { _ = p.proc.Stop(sig, 30*time.Second) }
 
 // Stop sends SIGINT to the process, as Ctrl-C does, and fails the test
 // unless it exits cleanly within 60s.
@@ -110,9 +100,9 @@ func (p *Process) Stop(t testing.TB) {
 	t.Helper()
 	_ = p.Cmd.Process.Signal(syscall.SIGINT)
 	select {
-	case <-p.done:
-		if p.err != nil {
-			t.Errorf("exit after SIGINT: %v\n%s", p.err, p.Out.String())
+	case <-p.Done():
+		if err := p.Err(); err != nil {
+			t.Errorf("exit after SIGINT: %v\n%s", err, p.Out.String())
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatalf("still running 60s after SIGINT:\n%s", p.Out.String())
@@ -126,8 +116,8 @@ func (p *Process) WaitFor(t testing.TB, s string, timeout time.Duration) {
 	deadline := time.Now().Add(timeout)
 	for !strings.Contains(p.Out.String(), s) {
 		select {
-		case <-p.done:
-			t.Fatalf("process exited (%v) before printing %q:\n%s", p.err, s, p.Out.String())
+		case <-p.Done():
+			t.Fatalf("process exited (%v) before printing %q:\n%s", p.Err(), s, p.Out.String())
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {

@@ -1,7 +1,7 @@
 // Package proc starts and stops the commands and servers of make bench, each
 // in its own process group (stopping one also stops what it started: go
-// build's compilers, kube_codegen.sh's generators, run local's apiserver),
-// and reads what /proc says about them.
+// build's compilers, kube_codegen.sh's generators, run local's apiserver)
+// through internal/shared/proc, and reads what /proc says about them.
 package proc
 
 import (
@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	sharedproc "github.com/apiserver-boot/apiserver-boot/internal/shared/proc"
 )
 
 // Every command and server the bench starts runs in its own process group,
@@ -25,11 +27,9 @@ import (
 // Command runs name in dir with env added to the environment and returns its
 // combined output. A cancelled ctx kills the whole process group.
 func Command(ctx context.Context, dir string, env []string, name string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd := sharedproc.CommandContext(ctx, syscall.SIGKILL, name, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -64,13 +64,13 @@ func Head(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// Server is a long-running child whose output goes to a log file.
+// Server is a long-running child whose output goes to a log file: the
+// leader of its own process group, sent SIGTERM should the bench die.
+// Its Process says its Pid, Done, Err and Exited.
 type Server struct {
 	Name string
 	Log  string // its output
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
+	*sharedproc.Process
 }
 
 var (
@@ -89,43 +89,20 @@ func StartServer(dir, logDir, name, bin string, env []string, args ...string) (*
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
+	p, err := sharedproc.Start(cmd, syscall.SIGTERM)
+	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	s := &Server{Name: name, cmd: cmd, Log: logPath, done: make(chan struct{})}
+	s := &Server{Name: name, Log: logPath, Process: p}
 	go func() {
-		s.err = cmd.Wait()
+		<-p.Done()
 		f.Close()
-		close(s.done)
 	}()
 	serversMu.Lock()
 	servers = append(servers, s)
 	serversMu.Unlock()
 	return s, nil
-}
-
-// Pid is the server's process (and process group) ID.
-func (s *Server) Pid() int { return s.cmd.Process.Pid }
-
-// Done is closed once the server has exited.
-func (s *Server) Done() <-chan struct{} { return s.done }
-
-// Err is how the server exited (once Done is closed).
-func (s *Server) Err() error {
-	<-s.done
-	return s.err
-}
-
-// Exited tells whether the server has exited.
-func (s *Server) Exited() bool {
-	select {
-	case <-s.done:
-		return true
-	default:
-		return false
-	}
 }
 
 // LogTail is the end of the server's log, for error messages.
@@ -134,18 +111,10 @@ func (s *Server) LogTail() string {
 	return Tail(string(b), 30)
 }
 
-// Stop sends SIGTERM to the server's process group, then SIGKILL after grace.
+// Stop sends SIGTERM to the server's process group, then SIGKILL after
+// grace, and kills what the server left in its group once it has exited.
 func (s *Server) Stop(grace time.Duration) {
-	if s.Exited() {
-		return
-	}
-	_ = syscall.Kill(-s.Pid(), syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(grace):
-		_ = syscall.Kill(-s.Pid(), syscall.SIGKILL)
-		<-s.done
-	}
+	_ = s.Process.Stop(syscall.SIGTERM, grace)
 }
 
 // StopServers stops every server still running, the last started first.
