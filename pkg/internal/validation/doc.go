@@ -53,9 +53,10 @@
 //
 //  1. RecordWrites, an HTTP filter inside the server's handler chain (so
 //     for authorized requests only), creates the Record of each POST, PUT
-//     and PATCH to /apis/ and puts it into the request's context.
-//  2. The handler decodes the body: reading it writes the Record's body
-//     (contentType, buf, overflow).
+//     and PATCH with a body to /apis/, with the body's Content-Type
+//     (contentType), and puts it into the request's context.
+//  2. The handler decodes the body: reading it writes the Record's copy of
+//     it (buf, or overflow past maxSentBody).
 //  3. On a /scale write, the scale handler's UpdatedObject writes the
 //     replicas it sets (Record.Scaled: scale).
 //  4. The strategy's PrepareForCreate or PrepareForUpdate, before the kind's

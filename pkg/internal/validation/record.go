@@ -19,8 +19,9 @@ const maxSentBody = 3 << 20
 // failed defaulting. RecordWrites creates it; each later step writes its
 // own field, in the order the package documentation gives (step 1 to 5).
 type Record struct {
-	// Written as the handler reads the body (step 2): its Content-Type,
-	// its bytes, and whether it is over maxSentBody (then not kept).
+	// contentType is the body's Content-Type (step 1, RecordWrites); buf
+	// the body, written as the handler reads it (step 2), unless it is
+	// over maxSentBody (overflow, then buf is nil).
 	contentType string
 	buf         []byte
 	overflow    bool
