@@ -12,8 +12,8 @@ import (
 // openAPIDefinitions writes pkg/openapi/zz_generated.markers.go:
 // Definitions, what cmd/apiserver/main.go hands the apiserver. The
 // apiserver merges into openapi-gen's definitions what each kind's schema
-// declares (builders.WithSchemas), so the published OpenAPI follows the
-// markers as the server enforces them.
+// declares (WithSchemas, pkg/internal/openapi), so the published OpenAPI
+// follows the markers as the server enforces them.
 type openAPIDefinitions struct{}
 
 func (openAPIDefinitions) Name() string { return "openapi-definitions" }

@@ -3,7 +3,6 @@ package apiserver
 import (
 	"context"
 	"encoding/json"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +16,8 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/jsoncontent"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/validation"
 	timerv1 "github.com/apiserver-boot/apiserver-boot/test/fixtures/timer/v1"
 )
 
@@ -113,7 +114,7 @@ func newTimer(t *testing.T, name, interval string) *internalTimer {
 // string, got []uint8"), and its pattern was not checked.
 func TestCustomJSONTypesAsCRDs(t *testing.T) {
 	scheme := timerScheme(t)
-	v, err := newCRValidation(scheme, "example.com", timerResource, nil)
+	v, err := validation.New(scheme, "example.com", timerResource, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestCustomJSONTypesAsCRDs(t *testing.T) {
 	}
 
 	// The printer column.
-	content := newKindContent(scheme, "example.com", timerResource)
+	content := jsoncontent.ForKind(scheme, "example.com", timerResource)
 	tc, err := newTableConvertor(timerResource, content)
 	if err != nil {
 		t.Fatal(err)
@@ -168,13 +169,13 @@ func TestCustomJSONTypesAsCRDs(t *testing.T) {
 
 	// /scale's way: the content read, a field set, the object written back.
 	noPanic(t, "a write through the content", func() {
-		m, err := content.toMap(newTimer(t, "t", "1m30s"))
+		m, err := content.ToMap(newTimer(t, "t", "1m30s"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		m["spec"].(map[string]any)["count"] = int64(2)
 		var back internalTimer
-		if err := content.fromMap(m, &back); err != nil {
+		if err := content.FromMap(m, &back); err != nil {
 			t.Fatal(err)
 		}
 		if back.Name != "t" || back.Spec.Count != 2 || string(back.Spec.Interval.Raw) != `"1m30s"` || *back.Spec.Interval.Duration != 90*time.Second {
@@ -187,7 +188,7 @@ func TestCustomJSONTypesAsCRDs(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"spec":{"interval":"1m30s"}}`), &versioned); err != nil {
 		t.Fatal(err)
 	}
-	applySchemaDefaults(&versioned)
+	builders.ApplySchemaDefaults(&versioned)
 	if b, _ := json.Marshal(versioned.Spec); string(b) != `{"interval":"1m30s","count":3}` {
 		t.Errorf("defaulted spec %s, want the interval as read and count 3", b)
 	}
@@ -210,41 +211,15 @@ func noPanic(t *testing.T, what string, f func()) {
 	f()
 }
 
-// TestEncodesItself: which types take the way through encoding/json.
-func TestEncodesItself(t *testing.T) {
-	type withTime struct {
-		T metav1.Time     `json:"t"`
-		D metav1.Duration `json:"d"`
-		S []string        `json:"s"`
-	}
-	type embedsInt struct {
-		*time.Duration
-	}
-	type ignored struct {
-		D rawDuration `json:"-"`
-	}
-	for _, tc := range []struct {
-		v    any
-		want bool
-	}{
-		{&timer{}, true}, {&internalTimer{}, true}, {&widget{}, false}, {&withTime{}, false},
-		{&embedsInt{}, true}, {&ignored{}, false}, {&map[string][]rawDuration{}, true},
-	} {
-		if got := encodesItself(reflect.TypeOf(tc.v)); got != tc.want {
-			t.Errorf("%T: %v, want %v", tc.v, got, tc.want)
-		}
-	}
-}
-
 // TestConversionPanicIsAnError: apimachinery's converter panics on the
 // internal copy of a type with its own encoding when nothing says the kind
 // encodes itself; the table, field selector and validation get an error,
 // and the process (a watch cache calls the attribute function) lives on.
 func TestConversionPanicIsAnError(t *testing.T) {
 	obj := newTimer(t, "t", "5s")
-	var kc kindContent // no storage version to go through: the converter reads the internal type
-	if _, err := kc.toMap(obj); err == nil || !strings.Contains(err.Error(), "reading the content of *apiserver.internalTimer") {
-		t.Errorf("toMap: want the converter's panic as an error, got %v", err)
+	var kc jsoncontent.Kind // no storage version to go through: the converter reads the internal type
+	if _, err := kc.ToMap(obj); err == nil || !strings.Contains(err.Error(), "reading the content of *apiserver.internalTimer") {
+		t.Errorf("ToMap: want the converter's panic as an error, got %v", err)
 	}
 	_, _, err := attrFunc(timerResource, kc)(obj)
 	if err == nil {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apiserver/pkg/storage"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/jsoncontent"
 )
 
 // fieldLabel is how a selectable field is named in a field selector: its
@@ -20,7 +21,7 @@ import (
 func fieldLabel(path string) string { return strings.TrimPrefix(path, ".") }
 
 // attrFunc returns the labels and selectable fields of objects of r.
-func attrFunc(r *builders.Resource, kc kindContent) storage.AttrFunc {
+func attrFunc(r *builders.Resource, kc jsoncontent.Kind) storage.AttrFunc {
 	return func(obj runtime.Object) (labels.Set, fields.Set, error) {
 		m, err := meta.Accessor(obj)
 		if err != nil {
@@ -31,7 +32,7 @@ func attrFunc(r *builders.Resource, kc kindContent) storage.AttrFunc {
 			fs["metadata.namespace"] = m.GetNamespace()
 		}
 		if len(r.SelectableFields) > 0 {
-			content, err := kc.toMap(obj)
+			content, err := kc.ToMap(obj)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/jsoncontent"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/validation"
 )
 
 // addScaleToScheme registers autoscaling/v1 Scale, also as its own internal
@@ -30,7 +32,7 @@ func addScaleToScheme(scheme *runtime.Scheme) {
 type scaleREST struct {
 	store   *genericregistry.Store
 	paths   builders.Scale
-	content kindContent
+	content jsoncontent.Kind
 }
 
 var (
@@ -83,7 +85,7 @@ func (r *scaleREST) Update(ctx context.Context, name string, objInfo rest.Update
 func jsonPath(p string) []string { return strings.Split(strings.TrimPrefix(p, "."), ".") }
 
 func (r *scaleREST) toScale(obj runtime.Object) (*autoscalingv1.Scale, error) {
-	u, err := r.content.toMap(obj)
+	u, err := r.content.ToMap(obj)
 	if err != nil {
 		return nil, err
 	}
@@ -136,23 +138,25 @@ func (s *scaleUpdate) UpdatedObject(ctx context.Context, oldObj runtime.Object) 
 		return nil, apierrors.NewInvalid(autoscalingv1.SchemeGroupVersion.WithKind("Scale").GroupKind(), scale.Name,
 			field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), scale.Spec.Replicas, "must be greater than or equal to 0")})
 	}
-	u, err := s.rest.content.toMap(oldObj)
+	u, err := s.rest.content.ToMap(oldObj)
 	if err != nil {
 		return nil, err
 	}
 	if err := unstructured.SetNestedField(u, int64(scale.Spec.Replicas), jsonPath(s.rest.paths.SpecReplicasPath)...); err != nil {
 		return nil, err
 	}
-	if sent := sentFrom(ctx); sent != nil {
+	if sent := validation.RecordFrom(ctx); sent != nil {
 		// What the schema validation sees of the write, as a CRD's: the
 		// replicas even where the Go field drops a zero.
 		m := map[string]any{}
 		if err := unstructured.SetNestedField(m, int64(scale.Spec.Replicas), jsonPath(s.rest.paths.SpecReplicasPath)...); err == nil {
-			sent.scale = m
+			if err := sent.Scaled(m); err != nil {
+				return nil, err
+			}
 		}
 	}
 	updated := s.rest.store.New()
-	if err := s.rest.content.fromMap(u, updated); err != nil {
+	if err := s.rest.content.FromMap(u, updated); err != nil {
 		return nil, err
 	}
 	// A resourceVersion on the Scale is a precondition on the object.

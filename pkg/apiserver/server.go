@@ -38,6 +38,8 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/datastore"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/private"
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	schemaopenapi "github.com/apiserver-boot/apiserver-boot/pkg/internal/openapi"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/validation"
 )
 
 // Config is what a generated cmd/apiserver/main.go hands to NewCommand.
@@ -188,10 +190,10 @@ func (o *Options) Config(cfg Config) (*serverConfig, error) {
 	} else if err := o.applyDelegated(c.generic); err != nil {
 		return nil, err
 	}
-	// Writes keep their body for the schema validation (sent.go); inside
-	// every filter, so only for authorized requests.
+	// Writes keep their body for the schema validation (validation.Record);
+	// inside every filter, so only for authorized requests.
 	c.generic.BuildHandlerChainFunc = func(h http.Handler, gc *genericapiserver.Config) http.Handler {
-		return genericapiserver.DefaultBuildHandlerChain(withSentBodies(h), gc)
+		return genericapiserver.DefaultBuildHandlerChain(validation.RecordWrites(h), gc)
 	}
 	c.generic.ShutdownDelayDuration = o.ShutdownDelay
 	c.generic.ShutdownSendRetryAfter = o.ShutdownSendRetryAfter
@@ -221,7 +223,7 @@ func (c *serverConfig) newScheme() error {
 // server enforces (what the schemas enforce is what the OpenAPI publishes).
 func (c *serverConfig) applyOpenAPI() {
 	namer := openapi.NewDefinitionNamer(c.scheme)
-	definitions := WithSchemas(c.cfg.OpenAPIDefinitions, c.cfg.Groups)
+	definitions := schemaopenapi.WithSchemas(c.cfg.OpenAPIDefinitions, c.cfg.Groups)
 	if c.standalone {
 		definitions = withNamespaceDefinitions(definitions)
 	}

@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/jsoncontent"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/validation"
 )
 
 // resourceREST is the main endpoint of a resource: the generic etcd-backed
@@ -80,14 +82,14 @@ func newStorage(r *builders.Resource, group string, scheme *runtime.Scheme, opts
 		return nil, err
 	}
 	if len(r.Schemas) > 0 {
-		v, err := newCRValidation(scheme, group, r, strategy.NameRule())
+		v, err := validation.New(scheme, group, r, strategy.NameRule())
 		if err != nil {
 			return nil, err
 		}
 		strategy.SetSchemaValidation(v)
 	}
 	gr := schema.GroupResource{Group: group, Resource: r.Plural}
-	content := newKindContent(scheme, group, r)
+	content := jsoncontent.ForKind(scheme, group, r)
 	table, err := newTableConvertor(r, content)
 	if err != nil {
 		return nil, err

@@ -14,13 +14,14 @@ import (
 	"k8s.io/client-go/util/jsonpath"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/jsoncontent"
 )
 
 // tableConvertor prints NAME, the +printcolumn columns and AGE, as
 // kube-apiserver does for CRDs with additional printer columns (with
 // +kubebuilder:printcolumn, exactly the declared columns, as in a CRD).
 type tableConvertor struct {
-	content kindContent
+	content jsoncontent.Kind
 	age     bool // an AGE column ends the row
 	headers []metav1.TableColumnDefinition
 	columns []*jsonpath.JSONPath
@@ -29,7 +30,7 @@ type tableConvertor struct {
 
 // newTableConvertor returns the hooks' own ConvertToTable if they declare one,
 // else a convertor for the declared columns.
-func newTableConvertor(r *builders.Resource, content kindContent) (rest.TableConvertor, error) {
+func newTableConvertor(r *builders.Resource, content jsoncontent.Kind) (rest.TableConvertor, error) {
 	if tc, ok := r.Hooks().(rest.TableConvertor); ok {
 		return tc, nil
 	}
@@ -77,7 +78,7 @@ func (c *tableConvertor) ConvertToTable(ctx context.Context, obj runtime.Object,
 	var err error
 	table.Rows, err = metatable.MetaToTableRow(obj, func(obj runtime.Object, m metav1.Object, name, age string) ([]interface{}, error) {
 		cells := []interface{}{name}
-		content, err := c.content.toMap(obj)
+		content, err := c.content.ToMap(obj)
 		if err != nil {
 			return nil, err
 		}

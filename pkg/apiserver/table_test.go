@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/jsoncontent"
 	"k8s.io/client-go/util/jsonpath"
 )
 
@@ -46,7 +47,7 @@ func TestCellsAreTypedAsDeclared(t *testing.T) {
 // are all the columns, as a CRD's.
 func TestAgeColumn(t *testing.T) {
 	names := func(r *builders.Resource) string {
-		tc, err := newTableConvertor(r, kindContent{})
+		tc, err := newTableConvertor(r, jsoncontent.Kind{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,18 @@
-package apiserver
+// Package jsoncontent reads and writes an object's content as its JSON has
+// it.
+//
+// What validation, CEL rules, schema defaults, printer columns, selectable
+// fields and /scale read of an object is its content as JSON: what a client
+// reads, what a CRD stores and kube-apiserver validates. apimachinery's
+// unstructured converter reads Go values by reflection and trusts a type's
+// ToUnstructured method; a type with its own JSON encoding (a duration
+// keeping the bytes it was read from, say) may answer there with a Go value
+// ([]byte) that is not its JSON, and the internal copy of such a type has
+// none of its methods at all (an embedded *time.Duration then makes the
+// converter panic). So objects whose types encode themselves go through
+// encoding/json, in a version whose types carry their methods; the others
+// keep the converter, which gives the same content faster.
+package jsoncontent
 
 import (
 	"encoding/json"
@@ -14,18 +28,6 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
 )
-
-// What validation, CEL rules, schema defaults, printer columns, selectable
-// fields and /scale read of an object is its content as JSON: what a client
-// reads, what a CRD stores and kube-apiserver validates. apimachinery's
-// unstructured converter reads Go values by reflection and trusts a type's
-// ToUnstructured method; a type with its own JSON encoding (a duration
-// keeping the bytes it was read from, say) may answer there with a Go value
-// ([]byte) that is not its JSON, and the internal copy of such a type has
-// none of its methods at all (an embedded *time.Duration then makes the
-// converter panic). So objects whose types encode themselves go through
-// encoding/json, in a version whose types carry their methods; the others
-// keep the converter, which gives the same content faster.
 
 var (
 	marshalerType   = reflect.TypeFor[json.Marshaler]()
@@ -95,9 +97,9 @@ func trustedEncoding(pkg string) bool {
 	return strings.HasPrefix(pkg, "k8s.io/") || !strings.Contains(first, ".")
 }
 
-// toContent returns the content of obj, a versioned object, as its JSON
+// ToMap returns the content of obj, a versioned object, as its JSON
 // encoding has it (integers as int64, as in a custom resource).
-func toContent(obj runtime.Object) (map[string]any, error) {
+func ToMap(obj runtime.Object) (map[string]any, error) {
 	if !encodesItself(reflect.TypeOf(obj)) {
 		return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	}
@@ -112,9 +114,9 @@ func toContent(obj runtime.Object) (map[string]any, error) {
 	return m, nil
 }
 
-// fromContent sets obj, a versioned object, to content m, as decoding m's
-// JSON does.
-func fromContent(m map[string]any, obj runtime.Object) error {
+// FromMap sets obj, a versioned object, to content m, as decoding m's JSON
+// does; obj is left as it was when its type refuses m.
+func FromMap(m map[string]any, obj runtime.Object) error {
 	if !encodesItself(reflect.TypeOf(obj)) {
 		return runtime.DefaultUnstructuredConverter.FromUnstructured(m, obj)
 	}
@@ -133,25 +135,28 @@ func fromContent(m map[string]any, obj runtime.Object) error {
 	return nil
 }
 
-// kindContent reads and writes the content of a kind's internal objects
-// (what the store holds) as their storage version's JSON has it, when the
-// storage version's types encode themselves; otherwise directly, as the
-// internal types have the same JSON.
-type kindContent struct {
+// Kind reads and writes the content of a kind's internal objects (what the
+// store holds) as their storage version's JSON has it, when the storage
+// version's types encode themselves; otherwise directly, as the internal
+// types have the same JSON. Its zero value reads and writes directly.
+type Kind struct {
 	scheme *runtime.Scheme
 	gvk    schema.GroupVersionKind // the storage version, when its types encode themselves
 }
 
-func newKindContent(scheme *runtime.Scheme, group string, r *builders.Resource) kindContent {
+// ForKind is the Kind of resource r of group, whose types scheme knows.
+func ForKind(scheme *runtime.Scheme, group string, r *builders.Resource) Kind {
 	gvk := schema.GroupVersionKind{Group: group, Version: r.StorageVersion, Kind: r.Kind}
 	if obj, err := scheme.New(gvk); err == nil && encodesItself(reflect.TypeOf(obj)) {
-		return kindContent{scheme: scheme, gvk: gvk}
+		return Kind{scheme: scheme, gvk: gvk}
 	}
-	return kindContent{}
+	return Kind{}
 }
 
-func (k kindContent) toMap(obj runtime.Object) (_ map[string]any, err error) {
-	defer conversionPanic(&err, "reading", obj)
+// ToMap returns the content of obj, an internal object of the kind; a panic
+// of the conversion is its error.
+func (k Kind) ToMap(obj runtime.Object) (_ map[string]any, err error) {
+	defer RecoverConversion(&err, "reading", obj)
 	if k.scheme == nil {
 		return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	}
@@ -159,12 +164,13 @@ func (k kindContent) toMap(obj runtime.Object) (_ map[string]any, err error) {
 	if err != nil {
 		return nil, err
 	}
-	return toContent(out)
+	return ToMap(out)
 }
 
-// fromMap sets into, an internal object, to content m.
-func (k kindContent) fromMap(m map[string]any, into runtime.Object) (err error) {
-	defer conversionPanic(&err, "writing", into)
+// FromMap sets into, an internal object of the kind, to content m; a panic
+// of the conversion is its error.
+func (k Kind) FromMap(m map[string]any, into runtime.Object) (err error) {
+	defer RecoverConversion(&err, "writing", into)
 	if k.scheme == nil {
 		return runtime.DefaultUnstructuredConverter.FromUnstructured(m, into)
 	}
@@ -172,16 +178,17 @@ func (k kindContent) fromMap(m map[string]any, into runtime.Object) (err error) 
 	if err != nil {
 		return err
 	}
-	if err := fromContent(m, versioned); err != nil {
+	if err := FromMap(m, versioned); err != nil {
 		return err
 	}
 	return k.scheme.Convert(versioned, into, nil)
 }
 
-// conversionPanic turns a panic of a conversion into the conversion's error:
-// a type the converter cannot handle fails its request (or, in the watch
-// cache's attribute function, that object), never the process.
-func conversionPanic(err *error, what string, obj runtime.Object) {
+// RecoverConversion, deferred, turns a panic of a conversion into the
+// conversion's error (*err), saying what it was doing to obj: a type the
+// converter cannot handle fails its request (or, in the watch cache's
+// attribute function, that object), never the process.
+func RecoverConversion(err *error, what string, obj runtime.Object) {
 	if r := recover(); r != nil {
 		*err = fmt.Errorf("%s the content of %T: %v (a type with its own JSON encoding the converter cannot handle?)", what, obj, r)
 	}

@@ -1,10 +1,11 @@
-package apiserver
+package validation
 
 import (
 	"reflect"
 	"sync"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/jsoncontent"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -12,7 +13,7 @@ import (
 )
 
 // schemaDefaults holds, by versioned Go type, the schemas whose defaults
-// applySchemaDefaults applies; the apiserver fills it at start-up.
+// applySchemaDefaults applies; New fills it, at start-up.
 var schemaDefaults sync.Map // reflect.Type -> *structuralschema.Structural
 
 // registerSchemaDefaults makes applySchemaDefaults apply s to objects of
@@ -43,7 +44,7 @@ func applySchemaDefaults(obj runtime.Object) {
 	if !ok {
 		return
 	}
-	u, err := toContent(obj)
+	u, err := jsoncontent.ToMap(obj)
 	if err != nil {
 		utilruntime.HandleError(err)
 		return
@@ -51,7 +52,7 @@ func applySchemaDefaults(obj runtime.Object) {
 	dropEmptyStructs(u, reflect.ValueOf(obj))
 	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(u, s.(*structuralschema.Structural))
 	structuraldefaulting.Default(u, s.(*structuralschema.Structural))
-	if err := fromContent(u, obj); err != nil {
+	if err := jsoncontent.FromMap(u, obj); err != nil {
 		utilruntime.HandleError(err)
 	}
 }

@@ -1,4 +1,4 @@
-package apiserver
+package validation
 
 import (
 	"bytes"
@@ -71,13 +71,13 @@ const shelfSchema = `{"type":"object","required":["spec"],"properties":{
   "status":{"type":"object","properties":{"ready":{"type":"integer","format":"int32","minimum":1},"phase":{"type":"string","default":"Pending"},
     "interval":{"type":"integer","format":"int32","default":5,"minimum":1}}}}}`
 
-func shelfValidation(t testing.TB) *crValidation {
+func shelfValidation(t testing.TB) *Validator {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	gk := schema.GroupKind{Group: "example.com", Kind: "Shelf"}
 	scheme.AddKnownTypeWithName(gk.WithVersion("v1"), &shelf{})
 	scheme.AddKnownTypeWithName(gk.WithVersion(runtime.APIVersionInternal), &shelf{})
-	v, err := newCRValidation(scheme, "example.com", &builders.Resource{Kind: "Shelf", Plural: "shelves", Singular: "shelf", Namespaced: true,
+	v, err := New(scheme, "example.com", &builders.Resource{Kind: "Shelf", Plural: "shelves", Singular: "shelf", Namespaced: true,
 		StatusSubresource: true, Scale: &builders.Scale{SpecReplicasPath: ".spec.replicas", StatusReplicasPath: ".status.ready"},
 		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: shelfSchema}}}, nil)
 	if err != nil {
@@ -90,7 +90,7 @@ func shelfValidation(t testing.TB) *crValidation {
 func sentRequest(verb, subresource, name, contentType string, body []byte) context.Context {
 	ctx := request.WithRequestInfo(context.Background(), &request.RequestInfo{IsResourceRequest: true, Verb: verb,
 		APIGroup: "example.com", APIVersion: "v1", Resource: "shelves", Subresource: subresource, Name: name})
-	return withSent(request.WithNamespace(ctx, "default"), contentType, body)
+	return withRecord(request.WithNamespace(ctx, "default"), contentType, body)
 }
 
 // decodeShelf decodes a shelf as the handler does, from JSON, with the
@@ -268,7 +268,7 @@ func TestValidatesWhatWasSent(t *testing.T) {
 
 	t.Run("scale", func(t *testing.T) {
 		ctx := sentRequest("update", "scale", "s", "application/json", []byte(`{"apiVersion":"autoscaling/v1","kind":"Scale","spec":{"replicas":0}}`))
-		sentFrom(ctx).scale = map[string]any{"spec": map[string]any{"replicas": int64(0)}}
+		RecordFrom(ctx).scale = map[string]any{"spec": map[string]any{"replicas": int64(0)}}
 		scaled := decodeShelf(t, []byte(storedShelf))
 		scaled.Spec.Replicas = 0
 		check(t, v.ValidateUpdate(ctx, scaled, old), []string{"spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1"}, "")
@@ -279,7 +279,7 @@ func TestValidatesWhatWasSent(t *testing.T) {
 		// server cannot read: the Go object's encoding, as before.
 		object := `{"apiVersion":"example.com/v1","kind":"Shelf","metadata":{"name":"s","namespace":"default"},"spec":{"replicas":0,"selector":{"matchLabels":{"a":"b"}}}}`
 		for name, ctx := range map[string]context.Context{
-			"other resource":     withSent(request.WithRequestInfo(context.Background(), &request.RequestInfo{APIGroup: "example.com", APIVersion: "v1", Resource: "others"}), "application/json", []byte(object)),
+			"other resource":     withRecord(request.WithRequestInfo(context.Background(), &request.RequestInfo{APIGroup: "example.com", APIVersion: "v1", Resource: "others"}), "application/json", []byte(object)),
 			"custom subresource": sentRequest("create", "publish", "s", "application/json", []byte(object)),
 			"other name":         sentRequest("update", "", "t", "application/json", []byte(object)),
 			"protobuf":           sentRequest("create", "", "", "application/vnd.kubernetes.protobuf", []byte(object)),
@@ -302,12 +302,12 @@ func TestValidatesWhatWasSent(t *testing.T) {
 // TestSentBodiesKept: the body of a write is kept as the handler reads it,
 // up to maxSentBody.
 func TestSentBodiesKept(t *testing.T) {
-	var got *sentBody
-	h := withSentBodies(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	var got *Record
+	h := RecordWrites(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if _, err := io.ReadAll(req.Body); err != nil {
 			t.Fatal(err)
 		}
-		got = sentFrom(req.Context())
+		got = RecordFrom(req.Context())
 	}))
 	body := `{"spec":{"replicas":0}}`
 	req := httptest.NewRequest(http.MethodPost, "/apis/example.com/v1/namespaces/default/shelves", strings.NewReader(body))
@@ -356,11 +356,11 @@ func BenchmarkSchemaValidationCreate(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				s := &sentBody{contentType: "application/json", buf: make([]byte, 0, len(body))}
-				if _, err := io.Copy(io.Discard, &recordingBody{ReadCloser: io.NopCloser(bytes.NewReader(body)), s: s}); err != nil {
+				s := &Record{contentType: "application/json", buf: make([]byte, 0, len(body))}
+				if _, err := io.Copy(io.Discard, &recordingBody{ReadCloser: io.NopCloser(bytes.NewReader(body)), r: s}); err != nil {
 					b.Fatal(err)
 				}
-				if errs := v.Validate(context.WithValue(plain, sentKey{}, s), obj); len(errs) != 0 {
+				if errs := v.Validate(context.WithValue(plain, recordKey{}, s), obj); len(errs) != 0 {
 					b.Fatal(errs)
 				}
 			}
@@ -388,11 +388,11 @@ func BenchmarkSchemaValidationCreate(b *testing.B) {
 	b.Run("absent-fields sent", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			s := &sentBody{contentType: "application/json", buf: make([]byte, 0, len(cbody))}
-			if _, err := io.Copy(io.Discard, &recordingBody{ReadCloser: io.NopCloser(bytes.NewReader(cbody)), s: s}); err != nil {
+			s := &Record{contentType: "application/json", buf: make([]byte, 0, len(cbody))}
+			if _, err := io.Copy(io.Discard, &recordingBody{ReadCloser: io.NopCloser(bytes.NewReader(cbody)), r: s}); err != nil {
 				b.Fatal(err)
 			}
-			ctx := context.WithValue(cplain, sentKey{}, s)
+			ctx := context.WithValue(cplain, recordKey{}, s)
 			cobj.Spec.Count = 0
 			cv.DefaultAbsent(ctx, cobj, nil)
 			if cobj.Spec.Count != 3 {
@@ -513,13 +513,13 @@ const crateSchema = `{"type":"object","properties":{
     "ports":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"],
       "items":{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"port":{"type":"integer","format":"int32","minimum":1}}}}}}}}`
 
-func crateValidation(t testing.TB) *crValidation {
+func crateValidation(t testing.TB) *Validator {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	gk := schema.GroupKind{Group: "example.com", Kind: "Crate"}
 	scheme.AddKnownTypeWithName(gk.WithVersion("v1"), &crate{})
 	scheme.AddKnownTypeWithName(gk.WithVersion(runtime.APIVersionInternal), &crate{})
-	v, err := newCRValidation(scheme, "example.com", &builders.Resource{Kind: "Crate", Plural: "crates", Singular: "crate", Namespaced: true,
+	v, err := New(scheme, "example.com", &builders.Resource{Kind: "Crate", Plural: "crates", Singular: "crate", Namespaced: true,
 		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: crateSchema}}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -530,7 +530,7 @@ func crateValidation(t testing.TB) *crValidation {
 func crateRequest(verb, name, contentType string, body []byte) context.Context {
 	ctx := request.WithRequestInfo(context.Background(), &request.RequestInfo{IsResourceRequest: true, Verb: verb,
 		APIGroup: "example.com", APIVersion: "v1", Resource: "crates", Name: name})
-	return withSent(request.WithNamespace(ctx, "default"), contentType, body)
+	return withRecord(request.WithNamespace(ctx, "default"), contentType, body)
 }
 
 func decodeCrate(t *testing.T, data []byte) *crate {
@@ -731,7 +731,7 @@ func TestAbsentStatusFields(t *testing.T) {
   "apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},
   "spec":{"type":"object","properties":{"name":{"type":"string"}}},
   "status":{"type":"object","properties":{"phase":{"type":"string","default":"Pending","enum":["Pending","Ready"]},"count":{"type":"integer","format":"int32"}}}}}`
-	v, err := newCRValidation(scheme, "example.com", &builders.Resource{Kind: "Pallet", Plural: "pallets", Singular: "pallet", Namespaced: true, StatusSubresource: true,
+	v, err := New(scheme, "example.com", &builders.Resource{Kind: "Pallet", Plural: "pallets", Singular: "pallet", Namespaced: true, StatusSubresource: true,
 		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: palletSchema}}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -743,7 +743,7 @@ func TestAbsentStatusFields(t *testing.T) {
 		if err := json.Unmarshal([]byte(body), p); err != nil {
 			t.Fatal(err)
 		}
-		return withSent(request.WithNamespace(ctx, "default"), "application/json", []byte(body)), p
+		return withRecord(request.WithNamespace(ctx, "default"), "application/json", []byte(body)), p
 	}
 	old := &pallet{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", ResourceVersion: "1"}, Spec: crateRef{Name: "s"}, Status: palletStatus{Phase: "Ready", Count: 1}}
 	ctx, p := write(`{"apiVersion":"example.com/v1","kind":"Pallet","metadata":{"name":"p","namespace":"default","resourceVersion":"1"},"spec":{"name":"s"},"status":{"count":2}}`)

@@ -1,4 +1,4 @@
-package apiserver
+package openapi
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package apiserver
+package validation
 
 import (
 	"encoding/json"

@@ -1,4 +1,7 @@
-package apiserver
+// Package openapi merges what the kinds' schemas declare into the OpenAPI
+// definitions openapi-gen wrote, so that the server publishes what it
+// enforces.
+package openapi
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package apiserver
+package validation
 
 import (
 	"context"
@@ -39,13 +39,13 @@ const widgetSchema = `{"type":"object","properties":{
       {"rule":"self.size >= oldSelf.size","message":"size may not shrink","reason":"FieldValueForbidden"}]},
   "status":{"type":"object","required":["ready","since"],"properties":{"ready":{"type":"boolean"},"since":{"type":"string"}}}}}`
 
-func widgetValidation(t *testing.T) (*crValidation, context.Context) {
+func widgetValidation(t *testing.T) (*Validator, context.Context) {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	gv := schema.GroupVersion{Group: "example.com", Version: "v1"}
 	scheme.AddKnownTypeWithName(gv.WithKind("Widget"), &widget{})
 	scheme.AddKnownTypeWithName(schema.GroupVersion{Group: "example.com", Version: runtime.APIVersionInternal}.WithKind("Widget"), &widget{})
-	v, err := newCRValidation(scheme, "example.com", &builders.Resource{Kind: "Widget", Plural: "widgets", Singular: "widget", Namespaced: true, StatusSubresource: true,
+	v, err := New(scheme, "example.com", &builders.Resource{Kind: "Widget", Plural: "widgets", Singular: "widget", Namespaced: true, StatusSubresource: true,
 		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: widgetSchema}}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +134,7 @@ func TestSchemaDefaults(t *testing.T) {
 	const s = `{"type":"object","properties":{"metadata":{"type":"object"},"spec":{"type":"object","properties":{
 		"mode":{"type":"string","default":"auto"},"ports":{"type":"array","items":{"type":"integer"},"default":[80]},"size":{"type":"integer","default":3},
 		"tls":{"type":"object","properties":{"mode":{"type":"string","default":"Terminate"}}}}}}}`
-	if _, err := newCRValidation(scheme, "example.com", &builders.Resource{Kind: "Gadget", Plural: "gadgets", Singular: "gadget", Namespaced: true,
+	if _, err := New(scheme, "example.com", &builders.Resource{Kind: "Gadget", Plural: "gadgets", Singular: "gadget", Namespaced: true,
 		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: s}}}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestSchemasCheckedAsCRDs(t *testing.T) {
 	gk := schema.GroupKind{Group: "example.com", Kind: "Widget"}
 	scheme.AddKnownTypeWithName(gk.WithVersion("v1"), &widget{})
 	bad := strings.Replace(widgetSchema, "self.size % 2 == 0", "self.size %% 2 ==", 1)
-	_, err := newCRValidation(scheme, "example.com", &builders.Resource{Kind: "Widget", Plural: "widgets", Singular: "widget", Namespaced: true,
+	_, err := New(scheme, "example.com", &builders.Resource{Kind: "Widget", Plural: "widgets", Singular: "widget", Namespaced: true,
 		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: bad}}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "Widget.example.com") || !strings.Contains(err.Error(), "x-kubernetes-validations[0].rule") || !strings.Contains(err.Error(), "compil") {
 		t.Fatalf("want an error naming the kind and the rule, got %v", err)
@@ -168,7 +168,7 @@ func TestSchemasCheckedAsCRDs(t *testing.T) {
 	// A Kubernetes-owned group (*.k8s.io) is served as any other.
 	k8s := runtime.NewScheme()
 	k8s.AddKnownTypeWithName(schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "Widget"}, &widget{})
-	if _, err := newCRValidation(k8s, "gateway.networking.k8s.io", &builders.Resource{Kind: "Widget", Plural: "widgets", Singular: "widget", Namespaced: true,
+	if _, err := New(k8s, "gateway.networking.k8s.io", &builders.Resource{Kind: "Widget", Plural: "widgets", Singular: "widget", Namespaced: true,
 		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: widgetSchema}}}, nil); err != nil {
 		t.Errorf("a *.k8s.io group: %v", err)
 	}
@@ -203,7 +203,7 @@ func TestOmittedStructIsAbsent(t *testing.T) {
 	scheme.AddKnownTypeWithName(gk.WithVersion(runtime.APIVersionInternal), &gadget{})
 	const s = `{"type":"object","properties":{"metadata":{"type":"object"},"spec":{"type":"object","properties":{
 		"size":{"type":"integer"},"tls":{"type":"object","required":["mode"],"properties":{"mode":{"type":"string","enum":["Terminate","Passthrough"]}}}}}}}`
-	v, err := newCRValidation(scheme, "example.com", &builders.Resource{Kind: "Gadget", Plural: "gadgets", Singular: "gadget", Namespaced: true,
+	v, err := New(scheme, "example.com", &builders.Resource{Kind: "Gadget", Plural: "gadgets", Singular: "gadget", Namespaced: true,
 		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: s}}}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package apiserver
+package validation
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/jsoncontent"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
@@ -24,13 +25,14 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// crValidation validates the objects of one kind exactly as kube-apiserver
+// Validator validates the objects of one kind exactly as kube-apiserver
 // validates custom resources: k8s.io/apiextensions-apiserver's own strategy
 // (object metadata as a DNS subdomain name, the schema, list sets and maps,
 // x-kubernetes-validations CEL rules within the Kubernetes cost limits, and
 // ratcheting on update: a value left unchanged is not re-rejected), run on
-// the object in the version it was sent in.
-type crValidation struct {
+// the object in the version it was sent in, as the client sent it (Record).
+// It is the kind's builders.SchemaValidation.
+type Validator struct {
 	scheme *runtime.Scheme
 	// nameRule replaces the DNS subdomain rule of metadata.name when the
 	// kind's strategy declares a ValidateName hook.
@@ -45,8 +47,8 @@ type crValidation struct {
 type crVersion struct {
 	gvk        schema.GroupVersionKind
 	structural *structuralschema.Structural
-	main       validator
-	status     validator
+	main       strategyValidation
+	status     strategyValidation
 	// goType is the versioned Go type (a strategic merge patch applies by
 	// the patch strategies of its fields).
 	goType reflect.Type
@@ -56,15 +58,20 @@ type crVersion struct {
 	parseAll, fill bool
 }
 
-// validator is what crValidation uses of the custom resource strategies.
-type validator interface {
+// strategyValidation is what Validator uses of the custom resource
+// strategies.
+type strategyValidation interface {
 	Validate(ctx context.Context, obj runtime.Object) field.ErrorList
 	ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList
 }
 
-// newCRValidation compiles the schemas of a kind (CEL programs included)
-// once, at start-up.
-func newCRValidation(scheme *runtime.Scheme, group string, r *builders.Resource, nameRule func(string, bool) []string) (*crValidation, error) {
+// New compiles the schemas of resource r of group (CEL programs included)
+// once, at start-up, and registers their defaults for
+// builders.ApplySchemaDefaults. It refuses schemas kube-apiserver would
+// refuse in a CRD, naming the kind and the path. nameRule, when not nil,
+// replaces the DNS subdomain rule of metadata.name (the kind's ValidateName
+// hook).
+func New(scheme *runtime.Scheme, group string, r *builders.Resource, nameRule func(name string, prefix bool) []string) (*Validator, error) {
 	gk := schema.GroupKind{Group: group, Kind: r.Kind}
 	namespaced, status, scale, storage := r.Namespaced, r.StatusSubresource, r.Scale, r.StorageVersion
 	schemas := map[string]*apiextensions.JSONSchemaProps{}
@@ -82,7 +89,7 @@ func newCRValidation(scheme *runtime.Scheme, group string, r *builders.Resource,
 	if err := checkSchemas(group, r, schemas); err != nil {
 		return nil, err
 	}
-	v := &crValidation{scheme: scheme, nameRule: nameRule, status: status, group: gk.Group, plural: r.Plural, storage: storage, versions: map[string]*crVersion{}}
+	v := &Validator{scheme: scheme, nameRule: nameRule, status: status, group: gk.Group, plural: r.Plural, storage: storage, versions: map[string]*crVersion{}}
 	for version, internal := range schemas {
 		gvk := gk.WithVersion(version)
 		structural, err := structuralschema.NewStructural(internal)
@@ -134,7 +141,7 @@ func newCRValidation(scheme *runtime.Scheme, group string, r *builders.Resource,
 
 // version picks the version an object is validated in: the request's, or
 // the storage version for calls from within the server.
-func (v *crValidation) version(ctx context.Context) *crVersion {
+func (v *Validator) version(ctx context.Context) *crVersion {
 	if info, ok := request.RequestInfoFrom(ctx); ok && info.APIGroup == v.group {
 		if cv := v.versions[info.APIVersion]; cv != nil {
 			return cv
@@ -148,12 +155,12 @@ func (v *crValidation) version(ctx context.Context) *crVersion {
 // left out (dropEmptyStructs), and the nulls Go writes for nil slices, maps
 // and pointers without omitempty are dropped where the schema does not allow
 // null, as kube-apiserver drops them from a custom resource it decodes.
-func (v *crValidation) unstructured(obj runtime.Object, cv *crVersion) (*unstructured.Unstructured, error) {
+func (v *Validator) unstructured(obj runtime.Object, cv *crVersion) (*unstructured.Unstructured, error) {
 	out, err := v.scheme.ConvertToVersion(obj, cv.gvk.GroupVersion())
 	if err != nil {
 		return nil, err
 	}
-	m, err := toContent(out)
+	m, err := jsoncontent.ToMap(out)
 	if err != nil {
 		return nil, err
 	}
@@ -165,10 +172,10 @@ func (v *crValidation) unstructured(obj runtime.Object, cv *crVersion) (*unstruc
 }
 
 // sentForm is the request's form of the object u (sent.go), when ctx is a
-// write of this kind through the API, and whether it is the whole object
-// the client wrote; old is the stored object, on update.
-func (v *crValidation) sentForm(ctx context.Context, u, old map[string]any, cv *crVersion) (map[string]any, sentShape, bool) {
-	s := sentFrom(ctx)
+// write of this kind through the API (its Record), and whether it is the
+// whole object the client wrote; old is the stored object, on update.
+func (v *Validator) sentForm(ctx context.Context, u, old map[string]any, cv *crVersion) (map[string]any, sentShape, bool) {
+	s := RecordFrom(ctx)
 	if s == nil {
 		return nil, sentNone, false
 	}
@@ -215,7 +222,7 @@ func (v *crValidation) sentForm(ctx context.Context, u, old map[string]any, cv *
 // values of the request's body that the encoding dropped, and takes out of
 // it the zero values of fields the client left out (sent.go), when ctx is a
 // write of this kind through the API; old is the stored object, on update.
-func (v *crValidation) restoreSent(ctx context.Context, u, old *unstructured.Unstructured, cv *crVersion, keep func(string) bool) {
+func (v *Validator) restoreSent(ctx context.Context, u, old *unstructured.Unstructured, cv *crVersion, keep func(string) bool) {
 	var oldObject map[string]any
 	if old != nil {
 		oldObject = old.Object
@@ -232,44 +239,29 @@ func (v *crValidation) restoreSent(ctx context.Context, u, old *unstructured.Uns
 // write as their zero value (no omitempty): decoding cannot tell them from
 // a zero sent, and a CRD stores the default. Called before the
 // PrepareForCreate and PrepareForUpdate hooks, for the kinds that have such
-// fields. The object is read and written as its JSON (content.go); an
+// fields. The object is read and written as its JSON (jsoncontent); an
 // object that cannot be fails the request's validation (the prepare hooks
-// return nothing).
-func (v *crValidation) DefaultAbsent(ctx context.Context, obj, old runtime.Object) {
-	v.keepDefaultErr(ctx, v.defaultAbsent(ctx, obj, old, func(k string) bool { return !v.status || k != "status" }))
+// return nothing): step 4 of the package documentation's order.
+func (v *Validator) DefaultAbsent(ctx context.Context, obj, old runtime.Object) {
+	RecordFrom(ctx).defaulted(v.defaultAbsent(ctx, obj, old, func(k string) bool { return !v.status || k != "status" }))
 }
 
 // DefaultAbsentStatus is DefaultAbsent for a write to /status: its status only.
-func (v *crValidation) DefaultAbsentStatus(ctx context.Context, obj, old runtime.Object) {
-	v.keepDefaultErr(ctx, v.defaultAbsent(ctx, obj, old, func(k string) bool { return k == "status" }))
+func (v *Validator) DefaultAbsentStatus(ctx context.Context, obj, old runtime.Object) {
+	RecordFrom(ctx).defaulted(v.defaultAbsent(ctx, obj, old, func(k string) bool { return k == "status" }))
 }
 
-// keepDefaultErr records a failed defaulting for the request's validation.
-func (v *crValidation) keepDefaultErr(ctx context.Context, err error) {
-	if s := sentFrom(ctx); s != nil && err != nil {
-		s.defaultErr = err
-	}
-}
-
-// defaultErr is the request's failed defaulting, as a validation error.
-func defaultErr(ctx context.Context) field.ErrorList {
-	if s := sentFrom(ctx); s != nil && s.defaultErr != nil {
-		return field.ErrorList{field.InternalError(nil, s.defaultErr)}
-	}
-	return nil
-}
-
-func (v *crValidation) defaultAbsent(ctx context.Context, obj, old runtime.Object, keep func(string) bool) (err error) {
+func (v *Validator) defaultAbsent(ctx context.Context, obj, old runtime.Object, keep func(string) bool) (err error) {
 	cv := v.version(ctx)
-	if cv == nil || !cv.fill || sentFrom(ctx) == nil {
+	if cv == nil || !cv.fill || RecordFrom(ctx) == nil {
 		return nil
 	}
-	defer conversionPanic(&err, "defaulting", obj)
+	defer jsoncontent.RecoverConversion(&err, "defaulting", obj)
 	out, err := v.scheme.ConvertToVersion(obj, cv.gvk.GroupVersion())
 	if err != nil {
 		return err
 	}
-	u, err := toContent(out)
+	u, err := jsoncontent.ToMap(out)
 	if err != nil {
 		return err
 	}
@@ -285,7 +277,7 @@ func (v *crValidation) defaultAbsent(ctx context.Context, obj, old runtime.Objec
 	if shape == sentNone || !fillDefaults(u, m, shape, whole, oldObject, cv.structural, keep) {
 		return nil
 	}
-	if err := fromContent(u, out); err != nil {
+	if err := jsoncontent.FromMap(u, out); err != nil {
 		return fmt.Errorf("%s: the defaults of fields left out: %w", cv.gvk, err)
 	}
 	switch {
@@ -300,14 +292,16 @@ func (v *crValidation) defaultAbsent(ctx context.Context, obj, old runtime.Objec
 	return nil
 }
 
-// Validate validates a new object.
-func (v *crValidation) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
+// Validate validates a new object (step 5 of the package documentation's
+// order).
+func (v *Validator) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
+	defaulting := RecordFrom(ctx).validating()
 	cv := v.version(ctx)
 	if cv == nil {
 		return nil
 	}
-	if errs := defaultErr(ctx); errs != nil {
-		return errs
+	if defaulting != nil {
+		return defaulting
 	}
 	u, err := v.unstructured(obj, cv)
 	if err != nil {
@@ -342,23 +336,26 @@ func (v *crValidation) Validate(ctx context.Context, obj runtime.Object) field.E
 	return errs
 }
 
-// ValidateUpdate validates an update of the main resource.
-func (v *crValidation) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+// ValidateUpdate validates an update of the main resource (step 5 of the
+// package documentation's order).
+func (v *Validator) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
 	return v.validateUpdate(ctx, obj, old, false)
 }
 
-// ValidateStatusUpdate validates an update through /status.
-func (v *crValidation) ValidateStatusUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+// ValidateStatusUpdate validates an update through /status (step 5 of the
+// package documentation's order).
+func (v *Validator) ValidateStatusUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
 	return v.validateUpdate(ctx, obj, old, true)
 }
 
-func (v *crValidation) validateUpdate(ctx context.Context, obj, old runtime.Object, status bool) field.ErrorList {
+func (v *Validator) validateUpdate(ctx context.Context, obj, old runtime.Object, status bool) field.ErrorList {
+	defaulting := RecordFrom(ctx).validating()
 	cv := v.version(ctx)
 	if cv == nil {
 		return nil
 	}
-	if errs := defaultErr(ctx); errs != nil {
-		return errs
+	if defaulting != nil {
+		return defaulting
 	}
 	u, err := v.unstructured(obj, cv)
 	if err != nil {

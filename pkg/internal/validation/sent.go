@@ -1,10 +1,7 @@
-package apiserver
+package validation
 
 import (
-	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"reflect"
 	"strings"
 
@@ -19,118 +16,6 @@ import (
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 )
-
-// What the client sent.
-//
-// A custom resource is validated as kube-apiserver's CRD handler decodes
-// it: the request as sent, pruned and defaulted. The object this server
-// validates was decoded into the Go types and is encoded again, and a zero
-// value the client sent on an omitempty (or omitzero) field is gone from
-// that encoding: `replicas: 0`, `tls: {}`, `selector: {matchLabels: {}}`.
-// So each write keeps its request body (withSentBodies), and the schema
-// validation puts back into the encoded object the values of the body that
-// the encoding dropped (restoreSent), with the schema's defaults inside
-// them: everything else, and the Go object the hooks see and the store
-// keeps, is as before. A value a hook changed is not touched (only values
-// the encoding lacks are restored, and only zero values: what a hook cleared
-// was not zero when sent).
-//
-// Per kind of write, the body is read as kube-apiserver reads it:
-//   - create and update (JSON, YAML or CBOR): the object as sent;
-//   - merge patch and JSON patch: the patch applied to the stored object's
-//     encoding, as the patch handler applies it;
-//   - server-side apply (YAML or CBOR): the applied configuration, whose values are the
-//     result's: its maps, its atomic lists (which the result takes as
-//     applied) and the items of its map lists (matched by their keys);
-//   - strategic merge patch (which CRDs do not take): the patch applied to
-//     the stored object's encoding, by the patch strategies of the Go types,
-//     as the patch handler applies it;
-//   - /scale: the replicas written at the kind's spec replicas path.
-//
-// The other way round, a field without omitempty is written as its zero
-// value when the client left it out. Where the form is the whole object (a
-// body, a patch applied to the stored object, an apply creating it), a
-// field it lacks is absent, and so is one an apply no longer sets (its
-// manager set it before, the stored object held a value): validation sees
-// it absent ("Required value"), or with its schema default, which
-// DefaultAbsent also puts into the Go object before the prepare hooks, so
-// that it is stored as a CRD stores it. A null sent for a nullable field is
-// kept, and a spec an apply empties of all it held is null, as server-side
-// apply leaves it.
-//
-// A protobuf body, a write made within the server (a hook's own
-// update, a custom subresource's handler), or a body over maxSentBody is
-// validated as before, from the Go object's encoding. Over protobuf nothing
-// more is lost: go-to-protobuf writes every non-pointer scalar, so a zero and
-// an absent field arrive alike.
-
-// maxSentBody bounds the body kept for validation (kube-apiserver's default
-// request body limit).
-const maxSentBody = 3 << 20
-
-type sentKey struct{}
-
-// sentBody is the body of one write request, kept as the handler reads it.
-type sentBody struct {
-	contentType string
-	buf         []byte
-	overflow    bool
-	// scale is what a /scale write sets: the object's fields at the spec
-	// replicas path (scaleUpdate).
-	scale map[string]any
-	// defaultErr is a failed DefaultAbsent, reported by the validation.
-	defaultErr error
-}
-
-func sentFrom(ctx context.Context) *sentBody {
-	s, _ := ctx.Value(sentKey{}).(*sentBody)
-	return s
-}
-
-// withSent returns ctx carrying a body as sent with contentType.
-func withSent(ctx context.Context, contentType string, body []byte) context.Context {
-	return context.WithValue(ctx, sentKey{}, &sentBody{contentType: contentType, buf: body})
-}
-
-// withSentBodies keeps the body of each write to an API group as the
-// handler reads it, for the schema validation.
-func withSentBodies(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		switch req.Method {
-		case http.MethodPost, http.MethodPut, http.MethodPatch:
-		default:
-			h.ServeHTTP(w, req)
-			return
-		}
-		if req.Body == nil || !strings.HasPrefix(req.URL.Path, "/apis/") {
-			h.ServeHTTP(w, req)
-			return
-		}
-		s := &sentBody{contentType: req.Header.Get("Content-Type")}
-		if req.ContentLength > 0 && req.ContentLength <= maxSentBody {
-			s.buf = make([]byte, 0, req.ContentLength)
-		}
-		req.Body = &recordingBody{ReadCloser: req.Body, s: s}
-		h.ServeHTTP(w, req.WithContext(context.WithValue(req.Context(), sentKey{}, s)))
-	})
-}
-
-type recordingBody struct {
-	io.ReadCloser
-	s *sentBody
-}
-
-func (b *recordingBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if n > 0 && !b.s.overflow {
-		if len(b.s.buf)+n > maxSentBody {
-			b.s.overflow, b.s.buf = true, nil
-		} else {
-			b.s.buf = append(b.s.buf, p[:n]...)
-		}
-	}
-	return n, err
-}
 
 // sentShape is how a sent form relates to the validated object.
 type sentShape int
@@ -151,7 +36,7 @@ func mediaType(ct string) string {
 // for a strategic merge patch. A JSON body without a value the encoding
 // drops is not parsed unless all is set (a kind with fields whose absence
 // the encoding hides: absentFields).
-func (s *sentBody) form(old func() ([]byte, error), goType reflect.Type, all bool) (map[string]any, sentShape) {
+func (s *Record) form(old func() ([]byte, error), goType reflect.Type, all bool) (map[string]any, sentShape) {
 	if s.scale != nil {
 		return s.scale, sentObject
 	}

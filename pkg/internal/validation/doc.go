@@ -1,0 +1,75 @@
+// Package validation validates and defaults the objects of a kind by its
+// schemas exactly as kube-apiserver validates and defaults custom resources
+// (Validator), on what the client sent (Record).
+//
+// # What the client sent
+//
+// A custom resource is validated as kube-apiserver's CRD handler decodes
+// it: the request as sent, pruned and defaulted. The object this server
+// validates was decoded into the Go types and is encoded again, and a zero
+// value the client sent on an omitempty (or omitzero) field is gone from
+// that encoding: `replicas: 0`, `tls: {}`, `selector: {matchLabels: {}}`.
+// So each write keeps its request body (RecordWrites), and the schema
+// validation puts back into the encoded object the values of the body that
+// the encoding dropped (restoreSent), with the schema's defaults inside
+// them: everything else, and the Go object the hooks see and the store
+// keeps, is as before. A value a hook changed is not touched (only values
+// the encoding lacks are restored, and only zero values: what a hook cleared
+// was not zero when sent).
+//
+// Per kind of write, the body is read as kube-apiserver reads it:
+//   - create and update (JSON, YAML or CBOR): the object as sent;
+//   - merge patch and JSON patch: the patch applied to the stored object's
+//     encoding, as the patch handler applies it;
+//   - server-side apply (YAML or CBOR): the applied configuration, whose values are the
+//     result's: its maps, its atomic lists (which the result takes as
+//     applied) and the items of its map lists (matched by their keys);
+//   - strategic merge patch (which CRDs do not take): the patch applied to
+//     the stored object's encoding, by the patch strategies of the Go types,
+//     as the patch handler applies it;
+//   - /scale: the replicas written at the kind's spec replicas path.
+//
+// The other way round, a field without omitempty is written as its zero
+// value when the client left it out. Where the form is the whole object (a
+// body, a patch applied to the stored object, an apply creating it), a
+// field it lacks is absent, and so is one an apply no longer sets (its
+// manager set it before, the stored object held a value): validation sees
+// it absent ("Required value"), or with its schema default, which
+// DefaultAbsent also puts into the Go object before the prepare hooks, so
+// that it is stored as a CRD stores it. A null sent for a nullable field is
+// kept, and a spec an apply empties of all it held is null, as server-side
+// apply leaves it.
+//
+// A protobuf body, a write made within the server (a hook's own
+// update, a custom subresource's handler), or a body over maxSentBody is
+// validated as before, from the Go object's encoding. Over protobuf nothing
+// more is lost: go-to-protobuf writes every non-pointer scalar, so a zero and
+// an absent field arrive alike.
+//
+// # The order of a write's steps
+//
+// One Record per write request carries what each step tells the later
+// ones; each of its fields has one writer. The steps, in their order:
+//
+//  1. RecordWrites, an HTTP filter inside the server's handler chain (so
+//     for authorized requests only), creates the Record of each POST, PUT
+//     and PATCH with a body to /apis/, with the body's Content-Type
+//     (contentType), and puts it into the request's context.
+//  2. The handler decodes the body: reading it writes the Record's copy of
+//     it (buf, or overflow past maxSentBody).
+//  3. On a /scale write, the scale handler's UpdatedObject writes the
+//     replicas it sets (Record.Scaled: scale).
+//  4. The strategy's PrepareForCreate or PrepareForUpdate, before the kind's
+//     own hook, calls DefaultAbsent (DefaultAbsentStatus through /status):
+//     it reads the body and the scale, and writes a failed defaulting
+//     (defaultErr).
+//  5. The strategy's Validate, ValidateUpdate or ValidateStatusUpdate, before
+//     the kind's own validation hook, reads the body, the scale and the
+//     defaulting's error, which fails the validation.
+//
+// A store retrying an update (a conflict, or stale data) runs steps 3 to 5
+// again, so after a validation any step may come; before it, a step runs
+// after those before it: /scale's replicas recorded once defaulting has read
+// the Record are an error (Record.Scaled), not a write validated without
+// them.
+package validation
