@@ -42,22 +42,24 @@ func Run(dir, modulePath, next string, w io.Writer) error {
 		return err
 	}
 	r := Compare(modulePath, old, cur)
+	if next != "" {
+		if err := Check(last, next, r); err != nil {
+			return err // it lists the incompatible changes
+		}
+	}
 	if len(r.Changes) == 0 {
 		fmt.Fprintf(w, "apicompat: pkg/'s exported API is unchanged since %s\n", last)
 	} else {
 		fmt.Fprintf(w, "apicompat: pkg/'s exported API since %s:\n%s", last, r)
 	}
+	if next != "" {
+		fmt.Fprintf(w, "apicompat: %s may follow %s\n", next, last)
+		return nil
+	}
 	required, err := Required(last, r)
 	if err != nil {
 		return err
 	}
-	if next == "" {
-		fmt.Fprintf(w, "apicompat: the next release may be %s or later (docs/releasing.md)\n", required)
-		return nil
-	}
-	if err := Check(last, next, r); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "apicompat: %s may follow %s\n", next, last)
+	fmt.Fprintf(w, "apicompat: the next release may be %s or later (docs/releasing.md)\n", required)
 	return nil
 }
