@@ -5,7 +5,7 @@ BIN := bin/apiserver-boot
 EXAMPLE_INIT := init repo --module example.com/crontab --domain example.com --owner "The apiserver-boot Authors"
 EXAMPLE_CREATE := create group version resource --group stable --version v1
 
-.PHONY: all build release test test-unit test-e2e test-faults soak test-tools bench example demo fmt vet clean
+.PHONY: all build release apicompat test test-unit test-e2e test-faults soak test-tools bench example demo fmt vet clean
 all: build
 
 build: ## Build bin/apiserver-boot.
@@ -14,9 +14,12 @@ build: ## Build bin/apiserver-boot.
 release: ## A release from this checkout (clean, HEAD tagged VERSION): make release VERSION=vX.Y.Z writes dist/proxy (the module as a proxy serves it) and dist/apiserver-boot_<os>_<arch> (docs/releasing.md).
 	VERSION=$(VERSION) ./hack/release.sh
 
+apicompat: ## pkg/'s exported API against the last release tag's (apidiff): what changed, and the lowest version that may be released next; says so when there is no release yet.
+	$(GO) run ./hack/apicompat
+
 test: test-unit test-e2e test-faults ## Everything CI runs.
 
-test-unit: vet ## Fast tests: naming, templates, markers, generators (goldens), strategies, CLI input checks, example/ in sync.
+test-unit: vet apicompat ## Fast tests (and the API check against the last release): naming, templates, markers, generators (goldens), strategies, CLI input checks, example/ in sync.
 	$(GO) test -timeout 30m ./...
 
 test-e2e: test-tools ## Slow tier: scaffold, build and run a project; drive it with kubectl on embedded and external etcd, and aggregated behind kube-apiserver.

@@ -42,6 +42,8 @@ var layers = map[string][]string{
 	"internal/shared/runlock":      {"internal/shared/private"},
 	"internal/cli/release":         {},
 	"hack/modproxy":                {"internal/cli/release", "internal/shared/version"},
+	"internal/cli/apicompat":       {},
+	"hack/apicompat":               {"internal/cli/apicompat", "internal/shared/version"},
 	"internal/shared/datastore":    {},
 	"internal/cli/upgrade":         {},
 	"internal/shared/files":        {},

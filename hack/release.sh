@@ -7,6 +7,8 @@
 #   dist/apiserver-boot_<os>_<arch>[.exe] and dist/SHA256SUMS
 #     the CLI for each of PLATFORMS, built with -trimpath and the release's
 #     version and module checksum set with -ldflags -X (internal/shared/version).
+# Before building, pkg/'s exported API is compared with the last release's
+# (hack/apicompat): an incompatible change VERSION does not allow is refused.
 # The checkout must be clean and HEAD tagged VERSION; ALLOW_DIRTY=1 lifts
 # both (tests, dry runs) for a pre-release VERSION (vX.Y.Z-something). PLATFORMS="" builds no binaries. docs/releasing.md
 # tells the whole procedure.
@@ -35,6 +37,11 @@ if [ "${ALLOW_DIRTY:-}" != 1 ]; then
     exit 1
   fi
 fi
+
+# pkg/'s exported API against the last release's (the highest tag vX.Y.Z
+# below VERSION): an incompatible change needs a new minor while the major
+# is 0, a new major from v1 on (docs/releasing.md). Refused before building.
+go run ./hack/apicompat -version "$version"
 
 mkdir -p "$dist"
 sum=$(go run ./hack/modproxy -version "$version" -out "$dist/proxy")
