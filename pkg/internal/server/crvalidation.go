@@ -1,0 +1,441 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/utils/ptr"
+)
+
+// crValidation validates the objects of one kind exactly as kube-apiserver
+// validates custom resources: k8s.io/apiextensions-apiserver's own strategy
+// (object metadata as a DNS subdomain name, the schema, list sets and maps,
+// x-kubernetes-validations CEL rules within the Kubernetes cost limits, and
+// ratcheting on update: a value left unchanged is not re-rejected), run on
+// the object in the version it was sent in.
+type crValidation struct {
+	scheme *runtime.Scheme
+	// nameRule replaces the DNS subdomain rule of metadata.name when the
+	// kind's strategy declares a ValidateName hook.
+	nameRule func(name string, prefix bool) []string
+	status   bool // /status is served: a create carries no status
+	group    string
+	plural   string
+	storage  string
+	versions map[string]*crVersion
+}
+
+type crVersion struct {
+	gvk        schema.GroupVersionKind
+	structural *structuralschema.Structural
+	main       validator
+	status     validator
+	// goType is the versioned Go type (a strategic merge patch applies by
+	// the patch strategies of its fields).
+	goType reflect.Type
+	// parseAll: the kind has fields whose absence or null its encoding
+	// hides, so every body is read (not only those holding a zero value);
+	// fill: it has such fields with a default (defaultAbsent).
+	parseAll, fill bool
+}
+
+// validator is what crValidation uses of the custom resource strategies.
+type validator interface {
+	Validate(ctx context.Context, obj runtime.Object) field.ErrorList
+	ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList
+}
+
+// newCRValidation compiles the schemas of a kind (CEL programs included)
+// once, at start-up.
+func newCRValidation(scheme *runtime.Scheme, group string, r *builders.Resource, nameRule func(string, bool) []string) (*crValidation, error) {
+	gk := schema.GroupKind{Group: group, Kind: r.Kind}
+	namespaced, status, scale, storage := r.Namespaced, r.StatusSubresource, r.Scale, r.StorageVersion
+	schemas := map[string]*apiextensions.JSONSchemaProps{}
+	for version, s := range r.Schemas {
+		var props apiextensionsv1.JSONSchemaProps
+		if err := json.Unmarshal([]byte(s.OpenAPIV3), &props); err != nil {
+			return nil, fmt.Errorf("%s: schema: %w", gk.WithVersion(version), err)
+		}
+		internal := &apiextensions.JSONSchemaProps{}
+		if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&props, internal, nil); err != nil {
+			return nil, fmt.Errorf("%s: schema: %w", gk.WithVersion(version), err)
+		}
+		schemas[version] = internal
+	}
+	if err := checkSchemas(group, r, schemas); err != nil {
+		return nil, err
+	}
+	v := &crValidation{scheme: scheme, nameRule: nameRule, status: status, group: gk.Group, plural: r.Plural, storage: storage, versions: map[string]*crVersion{}}
+	for version, internal := range schemas {
+		gvk := gk.WithVersion(version)
+		structural, err := structuralschema.NewStructural(internal)
+		if err != nil {
+			return nil, fmt.Errorf("%s: schema is not structural: %w", gvk, err)
+		}
+		versioned, err := scheme.New(gvk)
+		if err != nil {
+			return nil, err
+		}
+		if err := registerSchemaDefaults(versioned, structural); err != nil {
+			return nil, fmt.Errorf("%s: defaults: %w", gvk, err)
+		}
+		schemaValidator, _, err := apiservervalidation.NewSchemaValidator(internal)
+		if err != nil {
+			return nil, fmt.Errorf("%s: schema: %w", gvk, err)
+		}
+		var statusSpec *apiextensions.CustomResourceSubresourceStatus
+		var statusValidator apiservervalidation.SchemaValidator
+		if status {
+			statusSpec = &apiextensions.CustomResourceSubresourceStatus{}
+			if st, ok := internal.Properties["status"]; ok {
+				if statusValidator, _, err = apiservervalidation.NewSchemaValidator(&st); err != nil {
+					return nil, fmt.Errorf("%s: status schema: %w", gvk, err)
+				}
+			}
+		}
+		var scaleSpec *apiextensions.CustomResourceSubresourceScale
+		if scale != nil {
+			scaleSpec = &apiextensions.CustomResourceSubresourceScale{SpecReplicasPath: scale.SpecReplicasPath, StatusReplicasPath: scale.StatusReplicasPath}
+			if scale.LabelSelectorPath != "" {
+				p := scale.LabelSelectorPath
+				scaleSpec.LabelSelectorPath = &p
+			}
+		}
+		// The CEL programs of the schema's x-kubernetes-validations are
+		// compiled here, once.
+		main := customresource.NewStrategy(scheme, namespaced, gvk, schemaValidator, statusValidator, structural, statusSpec, scaleSpec, nil)
+		cv := &crVersion{gvk: gvk, structural: structural, main: main, goType: reflect.TypeOf(versioned)}
+		required, defaults := absentFields(cv.goType, structural)
+		cv.parseAll, cv.fill = required || defaults || nullable(structural), defaults
+		if status {
+			cv.status = customresource.NewStatusStrategy(main)
+		}
+		v.versions[version] = cv
+	}
+	return v, nil
+}
+
+// version picks the version an object is validated in: the request's, or
+// the storage version for calls from within the server.
+func (v *crValidation) version(ctx context.Context) *crVersion {
+	if info, ok := request.RequestInfoFrom(ctx); ok && info.APIGroup == v.group {
+		if cv := v.versions[info.APIVersion]; cv != nil {
+			return cv
+		}
+	}
+	return v.versions[v.storage]
+}
+
+// unstructured converts an internal object into its form in cv's version,
+// as a custom resource would hold it: empty structs tagged omitempty are
+// left out (dropEmptyStructs), and the nulls Go writes for nil slices, maps
+// and pointers without omitempty are dropped where the schema does not allow
+// null, as kube-apiserver drops them from a custom resource it decodes.
+func (v *crValidation) unstructured(obj runtime.Object, cv *crVersion) (*unstructured.Unstructured, error) {
+	out, err := v.scheme.ConvertToVersion(obj, cv.gvk.GroupVersion())
+	if err != nil {
+		return nil, err
+	}
+	m, err := toContent(out)
+	if err != nil {
+		return nil, err
+	}
+	dropEmptyStructs(m, reflect.ValueOf(out))
+	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(m, cv.structural)
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(cv.gvk)
+	return u, nil
+}
+
+// sentForm is the request's form of the object u (sent.go), when ctx is a
+// write of this kind through the API, and whether it is the whole object
+// the client wrote; old is the stored object, on update.
+func (v *crValidation) sentForm(ctx context.Context, u, old map[string]any, cv *crVersion) (map[string]any, sentShape, bool) {
+	s := sentFrom(ctx)
+	if s == nil {
+		return nil, sentNone, false
+	}
+	info, ok := request.RequestInfoFrom(ctx)
+	if !ok || info.APIGroup != v.group || info.APIVersion != cv.gvk.Version || info.Resource != v.plural {
+		return nil, sentNone, false // a write made by a hook, of another kind or version
+	}
+	switch info.Subresource {
+	case "", "status":
+	case "scale":
+		if s.scale == nil {
+			return nil, sentNone, false
+		}
+	default:
+		return nil, sentNone, false // a custom subresource: its body is its request's
+	}
+	if info.Name != "" {
+		if name, _, _ := unstructured.NestedString(u, "metadata", "name"); name != info.Name {
+			return nil, sentNone, false
+		}
+	}
+	var oldJSON func() ([]byte, error)
+	if old != nil {
+		oldJSON = func() ([]byte, error) { return json.Marshal(old) }
+	}
+	m, shape := s.form(oldJSON, deref(cv.goType), cv.parseAll)
+	if shape == sentNone {
+		return nil, sentNone, false
+	}
+	if av, ok := m["apiVersion"]; ok && av != cv.gvk.GroupVersion().String() {
+		return nil, sentNone, false
+	}
+	if k, ok := m["kind"]; ok && k != cv.gvk.Kind {
+		return nil, sentNone, false
+	}
+	// The whole object: a body or a patch applied to the stored object, or
+	// an apply to a missing one; not /scale's replicas, not an apply merged
+	// into a stored object.
+	whole := s.scale == nil && (shape == sentObject || shape == sentApply && old == nil)
+	return m, shape, whole
+}
+
+// restoreSent puts back into u, the encoding of the object validated, the
+// values of the request's body that the encoding dropped, and takes out of
+// it the zero values of fields the client left out (sent.go), when ctx is a
+// write of this kind through the API; old is the stored object, on update.
+func (v *crValidation) restoreSent(ctx context.Context, u, old *unstructured.Unstructured, cv *crVersion, keep func(string) bool) {
+	var oldObject map[string]any
+	if old != nil {
+		oldObject = old.Object
+	}
+	m, shape, whole := v.sentForm(ctx, u.Object, oldObject, cv)
+	if shape == sentNone {
+		return
+	}
+	restoreSent(u.Object, m, shape, whole, oldObject, cv.structural, keep)
+}
+
+// DefaultAbsent puts into obj (on update, old is the stored object) the
+// schema's defaults of the fields the client left out that the Go types
+// write as their zero value (no omitempty): decoding cannot tell them from
+// a zero sent, and a CRD stores the default. Called before the
+// PrepareForCreate and PrepareForUpdate hooks, for the kinds that have such
+// fields. The object is read and written as its JSON (content.go); an
+// object that cannot be fails the request's validation (the prepare hooks
+// return nothing).
+func (v *crValidation) DefaultAbsent(ctx context.Context, obj, old runtime.Object) {
+	v.keepDefaultErr(ctx, v.defaultAbsent(ctx, obj, old, func(k string) bool { return !v.status || k != "status" }))
+}
+
+// DefaultAbsentStatus is DefaultAbsent for a write to /status: its status only.
+func (v *crValidation) DefaultAbsentStatus(ctx context.Context, obj, old runtime.Object) {
+	v.keepDefaultErr(ctx, v.defaultAbsent(ctx, obj, old, func(k string) bool { return k == "status" }))
+}
+
+// keepDefaultErr records a failed defaulting for the request's validation.
+func (v *crValidation) keepDefaultErr(ctx context.Context, err error) {
+	if s := sentFrom(ctx); s != nil && err != nil {
+		s.defaultErr = err
+	}
+}
+
+// defaultErr is the request's failed defaulting, as a validation error.
+func defaultErr(ctx context.Context) field.ErrorList {
+	if s := sentFrom(ctx); s != nil && s.defaultErr != nil {
+		return field.ErrorList{field.InternalError(nil, s.defaultErr)}
+	}
+	return nil
+}
+
+func (v *crValidation) defaultAbsent(ctx context.Context, obj, old runtime.Object, keep func(string) bool) (err error) {
+	cv := v.version(ctx)
+	if cv == nil || !cv.fill || sentFrom(ctx) == nil {
+		return nil
+	}
+	defer conversionPanic(&err, "defaulting", obj)
+	out, err := v.scheme.ConvertToVersion(obj, cv.gvk.GroupVersion())
+	if err != nil {
+		return err
+	}
+	u, err := toContent(out)
+	if err != nil {
+		return err
+	}
+	var oldObject map[string]any
+	if old != nil {
+		uOld, err := v.unstructured(old, cv)
+		if err != nil {
+			return err
+		}
+		oldObject = uOld.Object
+	}
+	m, shape, whole := v.sentForm(ctx, u, oldObject, cv)
+	if shape == sentNone || !fillDefaults(u, m, shape, whole, oldObject, cv.structural, keep) {
+		return nil
+	}
+	if err := fromContent(u, out); err != nil {
+		return fmt.Errorf("%s: the defaults of fields left out: %w", cv.gvk, err)
+	}
+	switch {
+	case out == obj:
+	case reflect.TypeOf(out) == reflect.TypeOf(obj):
+		reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(out).Elem())
+	default:
+		if err := v.scheme.Convert(out, obj, nil); err != nil {
+			return fmt.Errorf("%s: the defaults of fields left out: %w", cv.gvk, err)
+		}
+	}
+	return nil
+}
+
+// Validate validates a new object.
+func (v *crValidation) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
+	cv := v.version(ctx)
+	if cv == nil {
+		return nil
+	}
+	if errs := defaultErr(ctx); errs != nil {
+		return errs
+	}
+	u, err := v.unstructured(obj, cv)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	v.restoreSent(ctx, u, nil, cv, func(k string) bool { return !v.status || k != "status" })
+	if v.status {
+		// A custom resource is created without status when /status is
+		// served; the Go object always has one, emptied.
+		delete(u.Object, "status")
+	}
+	errs := cv.main.Validate(ctx, u)
+	if v.nameRule == nil {
+		return errs
+	}
+	// The kind's own name rule, instead of a DNS subdomain.
+	errs = errs.Filter(func(e error) bool {
+		fe, ok := e.(*field.Error)
+		return ok && (fe.Field == "metadata.name" || fe.Field == "metadata.generateName") && fe.Type == field.ErrorTypeInvalid
+	})
+	for _, n := range []struct {
+		field, value string
+		prefix       bool
+	}{{"name", u.GetName(), false}, {"generateName", u.GetGenerateName(), true}} {
+		if n.value == "" {
+			continue
+		}
+		for _, msg := range v.nameRule(n.value, n.prefix) {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", n.field), n.value, msg))
+		}
+	}
+	return errs
+}
+
+// ValidateUpdate validates an update of the main resource.
+func (v *crValidation) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+	return v.validateUpdate(ctx, obj, old, false)
+}
+
+// ValidateStatusUpdate validates an update through /status.
+func (v *crValidation) ValidateStatusUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+	return v.validateUpdate(ctx, obj, old, true)
+}
+
+func (v *crValidation) validateUpdate(ctx context.Context, obj, old runtime.Object, status bool) field.ErrorList {
+	cv := v.version(ctx)
+	if cv == nil {
+		return nil
+	}
+	if errs := defaultErr(ctx); errs != nil {
+		return errs
+	}
+	u, err := v.unstructured(obj, cv)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	uOld, err := v.unstructured(old, cv)
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	// What the request may change: through /status its status only;
+	// otherwise all but the status /status serves.
+	keep := func(k string) bool { return !v.status || k != "status" }
+	if status {
+		keep = func(k string) bool { return k == "status" }
+	}
+	v.restoreSent(ctx, u, uOld, cv, keep)
+	if status && cv.status != nil {
+		return cv.status.ValidateUpdate(ctx, u, uOld)
+	}
+	return cv.main.ValidateUpdate(ctx, u, uOld)
+}
+
+// checkSchemas refuses to serve a kind whose schemas kube-apiserver would
+// refuse in a CRD: it validates the CRD the kind would be, with
+// apiextensions-apiserver's own CRD validation (structural schema, defaults
+// valid against it, CEL rules that compile and stay within the cost
+// budget), naming the kind and the path of what is wrong.
+func checkSchemas(group string, r *builders.Resource, schemas map[string]*apiextensions.JSONSchemaProps) error {
+	scope := apiextensions.NamespaceScoped
+	if !r.Namespaced {
+		scope = apiextensions.ClusterScoped
+	}
+	crd := &apiextensions.CustomResourceDefinition{
+		// The check is of the schema: API review of *.k8s.io groups is the
+		// owner's business, not the server's.
+		ObjectMeta: metav1.ObjectMeta{Name: r.Plural + "." + group, Annotations: map[string]string{"api-approved.kubernetes.io": "unapproved, served by an aggregated apiserver"}},
+		Spec: apiextensions.CustomResourceDefinitionSpec{
+			Group: group,
+			Names: apiextensions.CustomResourceDefinitionNames{
+				Plural: r.Plural, Singular: r.Singular, Kind: r.Kind, ListKind: r.Kind + "List",
+				ShortNames: r.ShortNames, Categories: r.Categories,
+			},
+			Scope:                 scope,
+			Conversion:            &apiextensions.CustomResourceConversion{Strategy: apiextensions.NoneConverter},
+			PreserveUnknownFields: ptr.To(false),
+		},
+		Status: apiextensions.CustomResourceDefinitionStatus{StoredVersions: []string{r.StorageVersion}},
+	}
+	if r.StatusSubresource {
+		crd.Spec.Subresources = &apiextensions.CustomResourceSubresources{Status: &apiextensions.CustomResourceSubresourceStatus{}}
+	}
+	// As a CRD must: one top-level schema when every version has the same.
+	same := true
+	for _, v := range r.Versions {
+		same = same && reflect.DeepEqual(schemas[v], schemas[r.StorageVersion])
+	}
+	if same {
+		crd.Spec.Validation = &apiextensions.CustomResourceValidation{OpenAPIV3Schema: schemas[r.StorageVersion]}
+	}
+	for _, v := range r.Versions {
+		version := apiextensions.CustomResourceDefinitionVersion{Name: v, Served: true, Storage: v == r.StorageVersion}
+		if s, ok := schemas[v]; ok && !same {
+			version.Schema = &apiextensions.CustomResourceValidation{OpenAPIV3Schema: s}
+		}
+		crd.Spec.Versions = append(crd.Spec.Versions, version)
+	}
+	errs := apiextensionsvalidation.ValidateCustomResourceDefinition(context.Background(), crd)
+	if len(errs) == 0 {
+		return nil
+	}
+	var lines []string
+	for _, e := range errs {
+		line := fmt.Sprintf("  %s: %s", strings.Replace(e.Field, "spec.validation.openAPIV3Schema", "schema", 1), e.Detail)
+		if rule, ok := e.BadValue.(string); ok && rule != "" {
+			line += fmt.Sprintf(" (%q)", rule)
+		}
+		lines = append(lines, line)
+	}
+	return fmt.Errorf("%s.%s: kube-apiserver would refuse this schema (generated from the types and their markers) in a CRD:\n%s", r.Kind, group, strings.Join(lines, "\n"))
+}
