@@ -12,7 +12,7 @@ import (
 )
 
 // Item 9: what validating what the client sent costs a create. The schema
-// validation of one create, in process (pkg/apiserver's
+// validation of one create, in process (pkg/internal/server's
 // BenchmarkSchemaValidationCreate), with the request body kept and read back
 // (sent.go) against the same validation of the Go object's encoding alone,
 // the path before the body was kept.
@@ -30,10 +30,10 @@ var benchLine = regexp.MustCompile(`^BenchmarkSchemaValidationCreate/(\S+?)(-\d+
 // validation is item 9.
 func (b *bench) validation() error {
 	test := filepath.Join(b.tmp, "apiserver.test")
-	if _, err := proc.Command(b.ctx, b.repo, nil, "go", "test", "-c", "-o", test, "./pkg/apiserver"); err != nil {
+	if _, err := proc.Command(b.ctx, b.repo, nil, "go", "test", "-c", "-o", test, "./pkg/internal/server"); err != nil {
 		return err
 	}
-	b.logf("BenchmarkSchemaValidationCreate (pkg/apiserver), %d runs after one warm-up run", b.runs)
+	b.logf("BenchmarkSchemaValidationCreate (pkg/internal/server), %d runs after one warm-up run", b.runs)
 	times, allocs := map[string][]time.Duration{}, map[string]string{}
 	for run := 0; run <= b.runs; run++ {
 		out, err := proc.Command(b.ctx, b.repo, nil, test, "-test.run", "^$", "-test.bench", "^BenchmarkSchemaValidationCreate$",
@@ -66,6 +66,6 @@ func (b *bench) validation() error {
 			Ref:   fmt.Sprintf("%.1f µs, %s allocs (%s)", float64(r.Nanoseconds())/1000, allocs[p.ref], p.refName),
 			Ratio: fmt.Sprintf("%.2fx", float64(v)/float64(r))})
 	}
-	b.note("9", "in process, one goroutine: the test binary of pkg/apiserver runs BenchmarkSchemaValidationCreate %d times after one warm-up run, 3,000 validations per sub-benchmark; medians of the runs; allocations per validation are exact, the times follow the machine's load", b.runs)
+	b.note("9", "in process, one goroutine: the test binary of pkg/internal/server runs BenchmarkSchemaValidationCreate %d times after one warm-up run, 3,000 validations per sub-benchmark; medians of the runs; allocations per validation are exact, the times follow the machine's load", b.runs)
 	return nil
 }

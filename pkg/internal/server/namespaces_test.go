@@ -29,6 +29,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/storage"
 )
 
 // widgetsGVR are a namespaced kind of a test group, with ConfigMap's Go type
@@ -299,15 +300,15 @@ func TestNamespacesOfStoredObjects(t *testing.T) {
 	stop()
 
 	// What an earlier build left: the objects, no namespaces.
-	e, endpoint, pki, err := (&EmbeddedEtcdOptions{DataDir: filepath.Join(dir, "etcd")}).Start(filepath.Join(dir, "etcd-certs"))
+	etcd, stopEtcd, err := storage.Open(ctx, storage.Backend{Embedded: &storage.EmbeddedEtcd{DataDir: filepath.Join(dir, "etcd")}, EmbeddedCertDir: filepath.Join(dir, "etcd-certs")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tlsConfig, err := transport.TLSInfo{CertFile: pki.ClientCert, KeyFile: pki.ClientKey, TrustedCAFile: pki.CA}.ClientConfig()
+	tlsConfig, err := transport.TLSInfo{CertFile: etcd.CertFile, KeyFile: etcd.KeyFile, TrustedCAFile: etcd.CAFile}.ClientConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, TLS: tlsConfig, DialTimeout: 5 * time.Second})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: etcd.Servers, TLS: tlsConfig, DialTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +317,7 @@ func TestNamespacesOfStoredObjects(t *testing.T) {
 		t.Fatalf("removing the namespaces from etcd: %v, %d removed, want 5", err, resp.Deleted)
 	}
 	cli.Close()
-	e.Close()
+	stopEtcd()
 
 	cfg, stop = startStandaloneIn(t, dir)
 	defer stop()

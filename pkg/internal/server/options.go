@@ -18,16 +18,17 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/datastore"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/private"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/storage"
 )
 
 // Options are the command-line options of the server.
 type Options struct {
 	SecureServing *genericoptions.SecureServingOptionsWithLoopback
 	Etcd          *genericoptions.EtcdOptions
-	EmbeddedEtcd  EmbeddedEtcdOptions
-	// Datastore is --datastore-endpoint: SQL through kine instead of etcd.
-	Datastore DatastoreOptions
-	Features  *genericoptions.FeatureOptions
+	EmbeddedEtcd  storage.EmbeddedEtcd
+	// SQL is --datastore-endpoint: SQL through kine instead of etcd.
+	SQL      storage.SQL
+	Features *genericoptions.FeatureOptions
 
 	// Delegated mode, used when aggregated behind kube-apiserver:
 	// authentication (front-proxy request headers, client certificates,
@@ -64,8 +65,8 @@ func NewOptions() *Options {
 	o := &Options{
 		SecureServing:  genericoptions.NewSecureServingOptions().WithLoopback(),
 		Etcd:           genericoptions.NewEtcdOptions(storagebackend.NewDefaultConfig("/registry", nil)),
-		EmbeddedEtcd:   EmbeddedEtcdOptions{DataDir: filepath.Join(private.StateDir, "etcd")},
-		Datastore:      DatastoreOptions{ConnectTimeout: 10 * time.Second, CompactMinRetain: 1000, Replicas: 1},
+		EmbeddedEtcd:   storage.EmbeddedEtcd{DataDir: filepath.Join(private.StateDir, "etcd")},
+		SQL:            storage.NewSQL(),
 		Features:       genericoptions.NewFeatureOptions(),
 		Authentication: genericoptions.NewDelegatingAuthenticationOptions(),
 		Authorization:  genericoptions.NewDelegatingAuthorizationOptions(),
@@ -91,7 +92,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) (delegatedOnly []string) {
 	o.SecureServing.AddFlags(fs)
 	o.Etcd.AddFlags(fs)
 	o.EmbeddedEtcd.AddFlags(fs)
-	o.Datastore.AddFlags(fs)
+	o.SQL.AddFlags(fs)
 	o.Features.AddFlags(fs)
 	// --feature-gates: k8s.io/apiserver's gates (CBORServingAndStorage, ...),
 	// as kube-apiserver takes them; the server reads the process-wide gate.
@@ -156,10 +157,10 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.SecureServing.Validate()...)
 	errs = append(errs, o.Features.Validate()...)
 	errs = append(errs, o.Audit.Validate()...)
-	if err := o.Datastore.Validate(); err != nil {
+	if err := o.SQL.Validate(); err != nil {
 		errs = append(errs, err)
-	} else if o.Datastore.Endpoint != "" && len(o.Etcd.StorageConfig.Transport.ServerList) > 0 {
-		errs = append(errs, datastore.ErrBothStores(o.Datastore.Endpoint))
+	} else if o.SQL.Endpoint != "" && len(o.Etcd.StorageConfig.Transport.ServerList) > 0 {
+		errs = append(errs, datastore.ErrBothStores(o.SQL.Endpoint))
 	}
 	if o.ShutdownDelay < 0 {
 		errs = append(errs, errors.New("--shutdown-delay-duration may not be negative"))
@@ -178,10 +179,10 @@ func (o *Options) Validate() error {
 // validateFlags refuses flags of one mode given in the other, where they
 // would be silently ignored.
 func (o *Options) validateFlags(fs *pflag.FlagSet, delegatedOnly []string) error {
-	if err := o.Datastore.ReadEndpointFile(fs); err != nil {
+	if err := o.SQL.ReadEndpointFile(fs); err != nil {
 		return err
 	}
-	if o.Datastore.Endpoint != "" {
+	if o.SQL.Endpoint != "" {
 		for _, name := range []string{"embedded-etcd-data-dir", "embedded-etcd-client-port", "embedded-etcd-peer-port"} {
 			if fs.Changed(name) {
 				return fmt.Errorf("--%s applies to the embedded etcd, which does not run with --datastore-endpoint", name)
@@ -243,7 +244,7 @@ func NewCommand(cfg Config) *cobra.Command {
 	delegatedOnly = o.AddFlags(cmd.Flags())
 	// One subcommand, copy-storage; no shell completion command for a server.
 	cmd.CompletionOptions.DisableDefaultCmd = true
-	cmd.AddCommand(newCopyStorageCommand(), newOpenAPICommand(cfg))
+	cmd.AddCommand(storage.NewCopyCommand(o.Etcd.StorageConfig.Prefix), newOpenAPICommand(cfg))
 	return cmd
 }
 

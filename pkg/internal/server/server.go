@@ -35,9 +35,9 @@ import (
 	openapicommon "k8s.io/kube-openapi/pkg/common"
 	netutils "k8s.io/utils/net"
 
-	"github.com/apiserver-boot/apiserver-boot/internal/shared/datastore"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/private"
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/storage"
 )
 
 // Config is what the server serves: the fields of apiserver.Config, which
@@ -91,11 +91,6 @@ func (o *Options) selfSignedCerts() error {
 	return private.Check("--cert-dir", o.SecureServing.ServerCert.CertKey.KeyFile)
 }
 
-// portInUse tells whether err is a failed listen on a taken port.
-func portInUse(err error) bool {
-	return errors.Is(err, syscall.EADDRINUSE)
-}
-
 // Run serves until ctx is done, with options validated (NewCommand
 // completes and validates them): the embedded etcd when no --etcd-servers is
 // given, then the server's configuration, the server, and its run.
@@ -133,36 +128,28 @@ type serverConfig struct {
 	host, certFile     string
 }
 
-// startStorage starts kine with --datastore-endpoint, else the embedded
-// etcd unless --etcd-servers is given, and points the storage at it; the
-// returned function stops it.
+// startStorage opens the storage backend of the options (storage.Open:
+// kine with --datastore-endpoint, else the embedded etcd unless
+// --etcd-servers is given) and points the storage at it; the returned
+// function stops it.
 func (o *Options) startStorage(ctx context.Context) (stop func(), err error) {
-	if o.Datastore.Endpoint != "" {
-		if len(o.Etcd.StorageConfig.Transport.ServerList) > 0 {
-			return nil, datastore.ErrBothStores(o.Datastore.Endpoint)
-		}
-		k, err := o.Datastore.StartKine(ctx)
-		if err != nil {
-			return nil, err
-		}
-		o.Etcd.StorageConfig.Transport.ServerList = []string{k.Endpoint}
-		return k.Stop, nil
-	}
-	if len(o.Etcd.StorageConfig.Transport.ServerList) > 0 {
-		return func() {}, nil
-	}
+	t := &o.Etcd.StorageConfig.Transport
 	// The embedded etcd's certificates go beside the serving ones.
 	certDir := o.SecureServing.ServerCert.CertDirectory
 	if certDir == "" {
 		certDir = o.EmbeddedEtcd.DataDir + "-certs"
 	}
-	etcd, url, pki, err := o.EmbeddedEtcd.Start(certDir)
+	etcd, stop, err := storage.Open(ctx, storage.Backend{
+		SQL:             &o.SQL,
+		Etcd:            storage.Etcd{Servers: t.ServerList, CAFile: t.TrustedCAFile, CertFile: t.CertFile, KeyFile: t.KeyFile},
+		Embedded:        &o.EmbeddedEtcd,
+		EmbeddedCertDir: certDir,
+	})
 	if err != nil {
 		return nil, err
 	}
-	t := &o.Etcd.StorageConfig.Transport
-	t.ServerList, t.CertFile, t.KeyFile, t.TrustedCAFile = []string{url}, pki.ClientCert, pki.ClientKey, pki.CA
-	return etcd.Close, nil
+	t.ServerList, t.CertFile, t.KeyFile, t.TrustedCAFile = etcd.Servers, etcd.CertFile, etcd.KeyFile, etcd.CAFile
+	return stop, nil
 }
 
 // Config builds the server's configuration from the options: scheme and
@@ -239,7 +226,7 @@ func (o *Options) applyServing(c *serverConfig) error {
 		return err
 	}
 	if err := o.SecureServing.ApplyTo(&c.generic.SecureServing, &c.generic.LoopbackClientConfig); err != nil {
-		if portInUse(err) {
+		if errors.Is(err, syscall.EADDRINUSE) {
 			return fmt.Errorf("port %d is taken: choose another with --secure-port: %w", o.SecureServing.BindPort, err)
 		}
 		return err

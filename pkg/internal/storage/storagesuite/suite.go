@@ -36,7 +36,7 @@ import (
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
 	"k8s.io/utils/clock"
 
-	"github.com/apiserver-boot/apiserver-boot/pkg/internal/server"
+	backend "github.com/apiserver-boot/apiserver-boot/pkg/internal/storage"
 )
 
 var (
@@ -102,18 +102,18 @@ type Store interface {
 // the suite's example Pods on it, as k8s.io/apiserver's etcd3 tests do
 // (testSetup): a prefix transformer and a short lease reuse.
 func NewEnv(t *testing.T, endpoint string) *Env {
-	return newEnv(t, endpoint, server.NewOptions().Datastore.CompactMinRetain)
+	return newEnv(t, endpoint, backend.NewSQL().CompactMinRetain)
 }
 
 func newEnv(t *testing.T, endpoint string, compactMinRetain int64) *Env {
 	t.Helper()
-	o := server.DatastoreOptions{Endpoint: endpoint, ConnectTimeout: 10 * time.Second, CompactMinRetain: compactMinRetain}
-	k, err := o.StartKine(context.Background())
+	o := backend.SQL{Endpoint: endpoint, ConnectTimeout: 10 * time.Second, CompactMinRetain: compactMinRetain}
+	etcd, stop, err := backend.Open(context.Background(), backend.Backend{SQL: &o})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(k.Stop)
-	client, err := kubernetes.New(clientv3.Config{Endpoints: []string{k.Endpoint}, DialTimeout: 10 * time.Second})
+	t.Cleanup(stop)
+	client, err := kubernetes.New(clientv3.Config{Endpoints: etcd.Servers, DialTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +413,7 @@ func Run(t *testing.T, newEndpoint func(t *testing.T) string) {
 			if why, ok := Skips[tc.Name]; ok && !noSkip() {
 				t.Skip(why)
 			}
-			run(t, server.NewOptions().Datastore.CompactMinRetain)
+			run(t, backend.NewSQL().CompactMinRetain)
 		})
 	}
 }

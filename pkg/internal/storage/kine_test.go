@@ -1,4 +1,4 @@
-package server
+package storage
 
 import (
 	"context"
@@ -14,79 +14,25 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/datastore"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/freeport"
 	"github.com/apiserver-boot/apiserver-boot/internal/testing/testmysql"
 	"github.com/apiserver-boot/apiserver-boot/internal/testing/testpg"
 )
 
-func TestDatastoreFlags(t *testing.T) {
-	dir := t.TempDir()
-	file := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	url, bad, empty := file("url", "postgres://app:hunter2@db/crontab\n"), file("bad", "redis://app:hunter2@cache:6379"), file("empty", "\n")
-	for _, tc := range []struct {
-		args []string
-		err  string
-	}{
-		{[]string{"--datastore-endpoint", "sqlite://state.db"}, ""},
-		{[]string{"--datastore-endpoint", "postgres://app:hunter2@db/crontab"}, ""},
-		{[]string{"--datastore-endpoint", "mysql://app:hunter2@tcp(db:3306)/crontab"}, ""},
-		{[]string{"--datastore-endpoint", "redis://app:hunter2@cache:6379"}, `--datastore-endpoint redis://app:xxxxx@cache:6379: unknown scheme "redis": use postgres://USER:PASSWORD@HOST:PORT/DATABASE, mysql://USER:PASSWORD@tcp(HOST:PORT)/DATABASE or sqlite://PATH`},
-		{[]string{"--datastore-endpoint", "state.db"}, "--datastore-endpoint state.db: no scheme: use postgres://"},
-		{[]string{"--datastore-endpoint", "sqlite://"}, "--datastore-endpoint sqlite://: no file: use sqlite://PATH"},
-		{[]string{"--datastore-endpoint", "postgres://app:hunter2@db/crontab", "--etcd-servers", "http://127.0.0.1:2379"}, "--datastore-endpoint postgres://app:xxxxx@db/crontab and --etcd-servers both given"},
-		{[]string{"--datastore-endpoint", "sqlite://state.db", "--embedded-etcd-data-dir", "d"}, "--embedded-etcd-data-dir applies to the embedded etcd, which does not run with --datastore-endpoint"},
-		{[]string{"--datastore-endpoint", "sqlite://state.db", "--etcd-certfile", "c.crt"}, "--etcd-certfile applies to an etcd given by --etcd-servers, not to --datastore-endpoint"},
-		// SQLite serves one process; a shared database serves several.
-		{[]string{"--datastore-endpoint", "sqlite://state.db", "--datastore-replicas", "2"}, "--datastore-endpoint sqlite://state.db: SQLite serves one apiserver process, and --datastore-replicas is 2"},
-		{[]string{"--datastore-endpoint", "postgres://app:hunter2@db/crontab", "--datastore-replicas", "3"}, ""},
-		{[]string{"--datastore-endpoint", "postgres://app:hunter2@db/crontab", "--datastore-replicas", "-1"}, "--datastore-replicas must be 1 or more, not -1"},
-		// The URL from a file (a mounted Secret), checked as the flag's.
-		{[]string{"--datastore-endpoint-file", url}, ""},
-		{[]string{"--datastore-endpoint-file", bad}, `--datastore-endpoint redis://app:xxxxx@cache:6379: unknown scheme "redis"`},
-		{[]string{"--datastore-endpoint-file", empty}, "--datastore-endpoint-file " + empty + " is empty: want one line, "},
-		{[]string{"--datastore-endpoint-file", filepath.Join(dir, "missing")}, "--datastore-endpoint-file: open " + filepath.Join(dir, "missing") + ": no such file or directory"},
-		{[]string{"--datastore-endpoint-file", url, "--datastore-endpoint", "sqlite://state.db"}, "--datastore-endpoint and --datastore-endpoint-file both given"},
-		{[]string{"--datastore-endpoint-file", url, "--etcd-servers", "http://127.0.0.1:2379"}, "--datastore-endpoint postgres://app:xxxxx@db/crontab and --etcd-servers both given"},
-		{[]string{"--datastore-endpoint-file", url, "--embedded-etcd-client-port", "2379"}, "--embedded-etcd-client-port applies to the embedded etcd"},
-	} {
-		o, fs, delegatedOnly := parse(t, tc.args...)
-		err := o.validateFlags(fs, delegatedOnly)
-		if err == nil {
-			o.Complete()
-			err = o.Validate()
-		}
-		switch {
-		case tc.err == "" && err == nil && strings.Contains(tc.args[0], "file") && o.Datastore.Endpoint != "postgres://app:hunter2@db/crontab":
-			t.Errorf("%v: endpoint %q, want the file's line", tc.args, o.Datastore.Endpoint)
-		case tc.err == "" && err != nil:
-			t.Errorf("%v: %v", tc.args, err)
-		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-			t.Errorf("%v: error %v, want %q", tc.args, err, tc.err)
-		case err != nil && strings.Contains(err.Error(), "hunter2"):
-			t.Errorf("%v: the password is in the error: %v", tc.args, err)
-		}
-	}
-}
-
 // startKineErr starts kine on endpoint and returns its error, failing when
 // it takes longer than within or shows the password.
 func startKineErr(t *testing.T, endpoint string, within time.Duration) error {
 	t.Helper()
-	o := DatastoreOptions{Endpoint: endpoint, ConnectTimeout: 3 * time.Second}
+	o := SQL{Endpoint: endpoint, ConnectTimeout: 3 * time.Second}
 	start := time.Now()
-	k, err := o.StartKine(t.Context())
+	k, err := o.startKine(t.Context())
 	if err == nil {
 		k.Stop()
-		t.Fatalf("%s: started", Redact(endpoint))
+		t.Fatalf("%s: started", datastore.Redact(endpoint))
 	}
 	if d := time.Since(start); d > within {
-		t.Errorf("%s: the error took %s, want under %s", Redact(endpoint), d, within)
+		t.Errorf("%s: the error took %s, want under %s", datastore.Redact(endpoint), d, within)
 	}
 	if strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("the password is in the error: %v", err)
@@ -104,7 +50,7 @@ func TestDatastoreUnreachable(t *testing.T) {
 		fmt.Sprintf("mysql://app:hunter2@tcp(127.0.0.1:%d)/crontab", port),
 	} {
 		err := startKineErr(t, endpoint, 5*time.Second)
-		want := "--datastore-endpoint " + Redact(endpoint) + ": the database did not answer within 3s (--datastore-connect-timeout)"
+		want := "--datastore-endpoint " + datastore.Redact(endpoint) + ": the database did not answer within 3s (--datastore-connect-timeout)"
 		if !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "check that it runs and that host and port are right") {
 			t.Errorf("error:\n%v\nwant it to start with\n%s", err, want)
 		}
@@ -165,7 +111,7 @@ func refusedPassword(t *testing.T, userinfo string) {
 	}()
 	endpoint := fmt.Sprintf("postgres://%s@%s/crontab?sslmode=disable", userinfo, l.Addr())
 	err = startKineErr(t, endpoint, 5*time.Second)
-	want := "--datastore-endpoint " + Redact(endpoint) + ": the database refused the credentials: "
+	want := "--datastore-endpoint " + datastore.Redact(endpoint) + ": the database refused the credentials: "
 	if !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "check user and password") {
 		t.Errorf("error:\n%v\nwant it to start with\n%s", err, want)
 	}
@@ -185,9 +131,9 @@ func refusedPassword(t *testing.T, userinfo string) {
 // refused before anything serves, naming the flag, without the password.
 func TestKinePostgres(t *testing.T) {
 	pg := testpg.Start(t)
-	o := DatastoreOptions{Endpoint: pg.URL, ConnectTimeout: 5 * time.Second, CompactMinRetain: 1000}
+	o := SQL{Endpoint: pg.URL, ConnectTimeout: 5 * time.Second, CompactMinRetain: 1000}
 	for i := 0; i < 2; i++ {
-		k, err := o.StartKine(t.Context())
+		k, err := o.startKine(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,7 +158,7 @@ func TestKinePostgres(t *testing.T) {
 
 	wrong := strings.Replace(pg.URL, ":"+pg.Password+"@", ":hunter2@", 1)
 	err := startKineErr(t, wrong, 10*time.Second)
-	if want := "--datastore-endpoint " + Redact(wrong) + ": the database refused the credentials: "; !strings.HasPrefix(err.Error(), want) {
+	if want := "--datastore-endpoint " + datastore.Redact(wrong) + ": the database refused the credentials: "; !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("wrong password: %v\nwant it to start with %s", err, want)
 	}
 	missing := strings.Replace(pg.URL, "/"+testpg.Database+"?", "/nosuchdb?", 1)
@@ -240,9 +186,9 @@ func TestKinePostgres(t *testing.T) {
 // flag, without the password.
 func TestKineMySQL(t *testing.T) {
 	my := testmysql.Start(t)
-	o := DatastoreOptions{Endpoint: my.URL, ConnectTimeout: 5 * time.Second, CompactMinRetain: 1000}
+	o := SQL{Endpoint: my.URL, ConnectTimeout: 5 * time.Second, CompactMinRetain: 1000}
 	for i := 0; i < 2; i++ {
-		k, err := o.StartKine(t.Context())
+		k, err := o.startKine(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -277,7 +223,7 @@ func TestKineMySQL(t *testing.T) {
 
 	wrong := strings.Replace(my.URL, ":"+my.Password+"@", ":hunter2@", 1)
 	err = startKineErr(t, wrong, 10*time.Second)
-	if want := "--datastore-endpoint " + Redact(wrong) + ": the database refused the credentials: "; !strings.HasPrefix(err.Error(), want) ||
+	if want := "--datastore-endpoint " + datastore.Redact(wrong) + ": the database refused the credentials: "; !strings.HasPrefix(err.Error(), want) ||
 		!strings.Contains(err.Error(), "Access denied for user '"+testmysql.User+"'") {
 		t.Errorf("wrong password: %v\nwant it to start with %s and say access was denied", err, want)
 	}
@@ -292,8 +238,8 @@ func TestKineMySQL(t *testing.T) {
 func TestKineSQLite(t *testing.T) {
 	dir := t.TempDir()
 	endpoint := "sqlite://" + filepath.Join(dir, "state", "state.db")
-	o := DatastoreOptions{Endpoint: endpoint, ConnectTimeout: 3 * time.Second}
-	k, err := o.StartKine(t.Context())
+	o := SQL{Endpoint: endpoint, ConnectTimeout: 3 * time.Second}
+	k, err := o.startKine(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +253,7 @@ func TestKineSQLite(t *testing.T) {
 			t.Errorf("%s: mode %04o, open to others", p, st.Mode().Perm())
 		}
 	}
-	put := func(k *Kine, key, value string) {
+	put := func(k *kine, key, value string) {
 		c, err := clientv3.New(clientv3.Config{Endpoints: []string{k.Endpoint}, DialTimeout: 5 * time.Second})
 		if err != nil {
 			t.Fatal(err)
@@ -341,7 +287,7 @@ func TestKineSQLite(t *testing.T) {
 	if _, err := os.Stat(filepath.Dir(sock)); !os.IsNotExist(err) {
 		t.Errorf("the socket's folder is left: %v", err)
 	}
-	k, err = o.StartKine(t.Context())
+	k, err = o.startKine(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package server
+package storage
 
 // copy-storage moves a project's objects from one store to another (etcd
 // to SQL through kine and back): every key under the storage prefix, read
@@ -34,10 +34,10 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/runlock"
 )
 
-// StoreFlags name one store of copy-storage, on one side ("from" or "to"):
+// CopyFlags name one backend of copy-storage, on one side ("from" or "to"):
 // exactly one of an etcd cluster (with its TLS files), an embedded etcd's
-// data directory, or a datastore endpoint.
-type StoreFlags struct {
+// data directory, or a datastore endpoint (SQL through kine).
+type CopyFlags struct {
 	Side                      string
 	EtcdServers               []string
 	CAFile, CertFile, KeyFile string
@@ -48,7 +48,10 @@ type StoreFlags struct {
 	DatastoreEndpointFile string
 }
 
-func (s *StoreFlags) AddFlags(fs *pflag.FlagSet) {
+// AddFlags registers the side's flags on fs: --<side>-etcd-servers and its
+// TLS files, --<side>-embedded-etcd-data-dir, --<side>-datastore-endpoint
+// and --<side>-datastore-endpoint-file.
+func (s *CopyFlags) AddFlags(fs *pflag.FlagSet) {
 	what := map[string]string{"from": "Source", "to": "Target"}[s.Side]
 	p := s.Side + "-"
 	fs.StringSliceVar(&s.EtcdServers, p+"etcd-servers", s.EtcdServers, what+": etcd servers to connect to (scheme://ip:port, comma separated), as the apiserver's --etcd-servers.")
@@ -60,10 +63,10 @@ func (s *StoreFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.DatastoreEndpointFile, p+"datastore-endpoint-file", s.DatastoreEndpointFile, what+": a file holding the --"+p+"datastore-endpoint URL, which keeps its password out of the command line.")
 }
 
-func (s *StoreFlags) flag(name string) string { return "--" + s.Side + "-" + name }
+func (s *CopyFlags) flag(name string) string { return "--" + s.Side + "-" + name }
 
 // Validate checks that one store is named, and that a source exists.
-func (s *StoreFlags) Validate() error {
+func (s *CopyFlags) Validate() error {
 	if err := s.readEndpointFile(); err != nil {
 		return err
 	}
@@ -80,7 +83,7 @@ func (s *StoreFlags) Validate() error {
 		return fmt.Errorf("%s, %s and %s apply only with %s", s.flag("etcd-cafile"), s.flag("etcd-certfile"), s.flag("etcd-keyfile"), s.flag("etcd-servers"))
 	}
 	if s.DatastoreEndpoint != "" {
-		if err := s.datastore().Validate(); err != nil {
+		if err := s.sql().Validate(); err != nil {
 			return err
 		}
 	}
@@ -96,99 +99,100 @@ func (s *StoreFlags) Validate() error {
 	if rest, ok := strings.CutPrefix(s.DatastoreEndpoint, "sqlite://"); ok {
 		path, _, _ := strings.Cut(rest, "?")
 		if _, err := os.Stat(path); err != nil {
-			return fmt.Errorf("%s %s: no database file %s", s.flag("datastore-endpoint"), Redact(s.DatastoreEndpoint), path)
+			return fmt.Errorf("%s %s: no database file %s", s.flag("datastore-endpoint"), datastore.Redact(s.DatastoreEndpoint), path)
 		}
 	}
 	return nil
 }
 
-func (s *StoreFlags) readEndpointFile() error {
+func (s *CopyFlags) readEndpointFile() error {
 	if s.DatastoreEndpointFile == "" {
 		return nil
 	}
 	if s.DatastoreEndpoint != "" {
 		return fmt.Errorf("%s and %s both given: give the URL one way", s.flag("datastore-endpoint"), s.flag("datastore-endpoint-file"))
 	}
-	b, err := os.ReadFile(s.DatastoreEndpointFile)
+	endpoint, err := readEndpointFile(s.Side+"-datastore-endpoint-file", s.DatastoreEndpointFile)
 	if err != nil {
-		return fmt.Errorf("%s: %w", s.flag("datastore-endpoint-file"), err)
+		return err
 	}
-	if s.DatastoreEndpoint = strings.TrimSpace(string(b)); s.DatastoreEndpoint == "" {
-		return fmt.Errorf("%s %s is empty: want one line, %s", s.flag("datastore-endpoint-file"), s.DatastoreEndpointFile, datastore.Forms)
-	}
-	s.DatastoreEndpointFile = ""
+	s.DatastoreEndpoint, s.DatastoreEndpointFile = endpoint, ""
 	return nil
 }
 
-func (s *StoreFlags) datastore() *DatastoreOptions {
-	return &DatastoreOptions{Endpoint: s.DatastoreEndpoint, ConnectTimeout: 10 * time.Second, CompactMinRetain: 1000, Replicas: 1, flag: s.Side + "-datastore-endpoint"}
+// sql is the side's SQL backend, with the server's defaults; its errors
+// name the side's flag.
+func (s *CopyFlags) sql() *SQL {
+	o := NewSQL()
+	o.Endpoint, o.flag = s.DatastoreEndpoint, s.Side+"-datastore-endpoint"
+	return &o
+}
+
+// backend is the side's backend; an embedded etcd's certificates go in
+// certDir.
+func (s *CopyFlags) backend(certDir string) Backend {
+	return Backend{
+		SQL:             s.sql(),
+		Etcd:            Etcd{Servers: s.EtcdServers, CAFile: s.CAFile, CertFile: s.CertFile, KeyFile: s.KeyFile},
+		Embedded:        &EmbeddedEtcd{DataDir: s.EmbeddedDataDir},
+		EmbeddedCertDir: certDir,
+	}
 }
 
 // String names the store for messages, without a password.
-func (s *StoreFlags) String() string {
+func (s *CopyFlags) String() string {
 	switch {
 	case s.EmbeddedDataDir != "":
 		return "embedded etcd " + s.EmbeddedDataDir
 	case s.DatastoreEndpoint != "":
-		return "kine on " + Redact(s.DatastoreEndpoint)
+		return "kine on " + datastore.Redact(s.DatastoreEndpoint)
 	}
 	return "etcd " + strings.Join(s.EtcdServers, ",")
 }
 
-// Open starts what the store needs in this process (the embedded etcd as
-// the apiserver starts it, or kine) and returns an etcd client to it, and
-// the function that closes both. A store in use by a running apiserver (the
-// embedded etcd's database or the SQLite file locked) is refused.
-func (s *StoreFlags) Open(ctx context.Context) (*clientv3.Client, func(), error) {
-	switch {
-	case s.EmbeddedDataDir != "":
-		return s.openEmbedded()
-	case s.DatastoreEndpoint != "":
-		k, err := s.datastore().StartKine(ctx)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: stop the apiserver that serves it first, the copy needs the store at rest", err)
+// Open starts what the backend needs in this process (the embedded etcd as
+// the apiserver starts it, or kine: Open of the package) and returns an
+// etcd client to it, and the function that closes both. A backend in use by
+// a running apiserver (the embedded etcd's database or the SQLite file
+// locked) is refused.
+func (s *CopyFlags) Open(ctx context.Context) (*clientv3.Client, func(), error) {
+	certDir := ""
+	if dir := s.EmbeddedDataDir; dir != "" {
+		if who, _, held := runlock.HeldBy(datastore.EtcdDB(dir)); held {
+			return nil, nil, fmt.Errorf("%s %s is in use by %s: stop the apiserver (run local) that serves it first, the copy needs the store at rest", s.flag("embedded-etcd-data-dir"), dir, who)
 		}
-		cli, err := newEtcdClient([]string{k.Endpoint}, "", "", "")
-		if err != nil {
-			k.Stop()
+		var err error
+		if certDir, err = os.MkdirTemp("", "apiserver-copy-etcd-"); err != nil {
 			return nil, nil, err
 		}
-		return cli, func() { cli.Close(); k.Stop() }, nil
 	}
-	cli, err := newEtcdClient(s.EtcdServers, s.CAFile, s.CertFile, s.KeyFile)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", s.flag("etcd-servers"), err)
-	}
-	return cli, func() { cli.Close() }, nil
-}
-
-func (s *StoreFlags) openEmbedded() (*clientv3.Client, func(), error) {
-	dir := s.EmbeddedDataDir
-	if who, _, held := runlock.HeldBy(datastore.EtcdDB(dir)); held {
-		return nil, nil, fmt.Errorf("%s %s is in use by %s: stop the apiserver (run local) that serves it first, the copy needs the store at rest", s.flag("embedded-etcd-data-dir"), dir, who)
-	}
-	certDir, err := os.MkdirTemp("", "apiserver-copy-etcd-")
-	if err != nil {
-		return nil, nil, err
-	}
-	e, url, pki, err := (&EmbeddedEtcdOptions{DataDir: dir}).Start(certDir)
+	etcd, stop, err := Open(ctx, s.backend(certDir))
 	if err != nil {
 		os.RemoveAll(certDir)
-		return nil, nil, fmt.Errorf("%s %s: %w", s.flag("embedded-etcd-data-dir"), dir, err)
-	}
-	cli, err := newEtcdClient([]string{url}, pki.CA, pki.ClientCert, pki.ClientKey)
-	if err != nil {
-		e.Close()
-		os.RemoveAll(certDir)
+		switch {
+		case s.EmbeddedDataDir != "":
+			return nil, nil, fmt.Errorf("%s %s: %w", s.flag("embedded-etcd-data-dir"), s.EmbeddedDataDir, err)
+		case s.DatastoreEndpoint != "":
+			return nil, nil, fmt.Errorf("%w: stop the apiserver that serves it first, the copy needs the store at rest", err)
+		}
 		return nil, nil, err
 	}
-	return cli, func() { cli.Close(); e.Close(); os.RemoveAll(certDir) }, nil
+	cli, err := newEtcdClient(etcd)
+	if err != nil {
+		stop()
+		os.RemoveAll(certDir)
+		if len(s.EtcdServers) > 0 {
+			return nil, nil, fmt.Errorf("%s: %w", s.flag("etcd-servers"), err)
+		}
+		return nil, nil, err
+	}
+	return cli, func() { cli.Close(); stop(); os.RemoveAll(certDir) }, nil
 }
 
-func newEtcdClient(endpoints []string, ca, cert, key string) (*clientv3.Client, error) {
-	cfg := clientv3.Config{Endpoints: endpoints, DialTimeout: 20 * time.Second, Logger: zap.NewNop(), MaxCallRecvMsgSize: math.MaxInt32}
-	if ca != "" || cert != "" || key != "" {
-		tls, err := transport.TLSInfo{CertFile: cert, KeyFile: key, TrustedCAFile: ca}.ClientConfig()
+func newEtcdClient(etcd Etcd) (*clientv3.Client, error) {
+	cfg := clientv3.Config{Endpoints: etcd.Servers, DialTimeout: 20 * time.Second, Logger: zap.NewNop(), MaxCallRecvMsgSize: math.MaxInt32}
+	if etcd.CAFile != "" || etcd.CertFile != "" || etcd.KeyFile != "" {
+		tls, err := transport.TLSInfo{CertFile: etcd.CertFile, KeyFile: etcd.KeyFile, TrustedCAFile: etcd.CAFile}.ClientConfig()
 		if err != nil {
 			return nil, err
 		}
@@ -197,8 +201,8 @@ func newEtcdClient(endpoints []string, ca, cert, key string) (*clientv3.Client, 
 	return clientv3.New(cfg)
 }
 
-// CopyResult is what CopyStorage copied.
-type CopyResult struct {
+// copyResult is what copyKeys copied.
+type copyResult struct {
 	// Revision is the source's revision the keys were read at.
 	Revision int64
 	Keys     int
@@ -210,18 +214,18 @@ type CopyResult struct {
 // copyPageSize is how many keys one read of the source returns.
 const copyPageSize = 100
 
-// CopyStorage copies every key under prefix from src, read at one revision,
+// copyKeys copies every key under prefix from src, read at one revision,
 // into dst, which must hold no key under prefix; then it reads both back
 // and compares every key's bytes with what was copied. A key with a lease
 // gets a lease of the remaining time to live in dst. kine's own health key
 // (/registry/health, written by kine at start) is neither copied nor
 // counted.
-func CopyStorage(ctx context.Context, src, dst *clientv3.Client, prefix string) (*CopyResult, error) {
+func copyKeys(ctx context.Context, src, dst *clientv3.Client, prefix string) (*copyResult, error) {
 	prefix = strings.TrimSuffix(prefix, "/") + "/"
 	if err := checkEmpty(ctx, dst, prefix); err != nil {
 		return nil, err
 	}
-	res := &CopyResult{PerResource: map[string]int{}}
+	res := &copyResult{PerResource: map[string]int{}}
 	sums := map[string][sha256.Size]byte{}
 	leases := map[int64]clientv3.LeaseID{}
 	rev, err := eachKey(ctx, src, prefix, 0, func(kv *mvccpb.KeyValue) error {
@@ -373,7 +377,7 @@ func resourceOf(prefix, key string) string {
 }
 
 // printCopy writes what was copied, resource by resource.
-func printCopy(w io.Writer, res *CopyResult, from, to *StoreFlags, prefix string) {
+func printCopy(w io.Writer, res *copyResult, from, to *CopyFlags, prefix string) {
 	fmt.Fprintf(w, "copied %d keys (%d bytes) under %s from %s at revision %d to %s; read back from both and compared: identical\n",
 		res.Keys, res.Bytes, prefix, from, res.Revision, to)
 	names := make([]string, 0, len(res.PerResource))
@@ -390,10 +394,10 @@ func printCopy(w io.Writer, res *CopyResult, from, to *StoreFlags, prefix string
 	fmt.Fprintln(w, "Objects keep their uid, creationTimestamp, managedFields, finalizers and every other field; their resourceVersion is now the target's revision: clients and informers relist.")
 }
 
-// newCopyStorageCommand is `apiserver copy-storage`.
-func newCopyStorageCommand() *cobra.Command {
-	from, to := &StoreFlags{Side: "from"}, &StoreFlags{Side: "to"}
-	prefix := NewOptions().Etcd.StorageConfig.Prefix
+// NewCopyCommand returns `apiserver copy-storage`, whose --etcd-prefix
+// defaults to prefix (the server's).
+func NewCopyCommand(prefix string) *cobra.Command {
+	from, to := &CopyFlags{Side: "from"}, &CopyFlags{Side: "to"}
 	cmd := &cobra.Command{
 		Use:   "copy-storage",
 		Short: "Copy every stored object from one store to another (etcd, embedded etcd, SQL through kine) while the apiserver is stopped",
@@ -420,11 +424,11 @@ source that changes during the copy fails the check.`,
 	return cmd
 }
 
-func runCopyStorage(ctx context.Context, out io.Writer, from, to *StoreFlags, prefix string) error {
+func runCopyStorage(ctx context.Context, out io.Writer, from, to *CopyFlags, prefix string) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	for _, s := range []*StoreFlags{from, to} {
+	for _, s := range []*CopyFlags{from, to} {
 		if err := s.Validate(); err != nil {
 			return err
 		}
@@ -445,7 +449,7 @@ func runCopyStorage(ctx context.Context, out io.Writer, from, to *StoreFlags, pr
 		return err
 	}
 	defer stopDst()
-	res, err := CopyStorage(ctx, src, dst, prefix)
+	res, err := copyKeys(ctx, src, dst, prefix)
 	if err != nil {
 		return fmt.Errorf("copying from %s to %s: %w", from, to, err)
 	}

@@ -1,4 +1,4 @@
-package server
+package storage
 
 import (
 	kineserver "github.com/k3s-io/kine/pkg/server"
@@ -40,7 +40,7 @@ func storedKeys(t *testing.T) map[string][]byte {
 	return keys
 }
 
-func openStore(t *testing.T, s *StoreFlags) (*clientv3.Client, func()) {
+func openStore(t *testing.T, s *CopyFlags) (*clientv3.Client, func()) {
 	t.Helper()
 	cli, stop, err := s.Open(t.Context())
 	if err != nil {
@@ -51,7 +51,7 @@ func openStore(t *testing.T, s *StoreFlags) (*clientv3.Client, func()) {
 
 // readStore returns every key of the store but kine's health key, and the
 // lease of the leased key.
-func readStore(t *testing.T, s *StoreFlags) (map[string][]byte, int64) {
+func readStore(t *testing.T, s *CopyFlags) (map[string][]byte, int64) {
 	t.Helper()
 	cli, stop := openStore(t, s)
 	defer stop()
@@ -96,7 +96,7 @@ func TestCopyStorage(t *testing.T) {
 	sqlite := "sqlite://" + filepath.Join(dir, "state.db")
 	want := storedKeys(t)
 
-	cli, stop := openStore(t, &StoreFlags{Side: "to", EmbeddedDataDir: etcdDir})
+	cli, stop := openStore(t, &CopyFlags{Side: "to", EmbeddedDataDir: etcdDir})
 	for k, v := range want {
 		if _, err := cli.Put(t.Context(), k, string(v)); err != nil {
 			t.Fatal(err)
@@ -118,7 +118,7 @@ func TestCopyStorage(t *testing.T) {
 	stop()
 
 	var out bytes.Buffer
-	if err := runCopyStorage(context.Background(), &out, &StoreFlags{Side: "from", EmbeddedDataDir: etcdDir}, &StoreFlags{Side: "to", DatastoreEndpoint: sqlite}, "/registry"); err != nil {
+	if err := runCopyStorage(context.Background(), &out, &CopyFlags{Side: "from", EmbeddedDataDir: etcdDir}, &CopyFlags{Side: "to", DatastoreEndpoint: sqlite}, "/registry"); err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range []string{`copied 255 keys`, `crontabs.stable.example.com +252\n`, `backups.ops.example.com +1\n`, `calendars.stable.example.com +1\n`, `namespaces +1\n`} {
@@ -126,7 +126,7 @@ func TestCopyStorage(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", line, out.String())
 		}
 	}
-	got, ttl := readStore(t, &StoreFlags{Side: "from", DatastoreEndpoint: sqlite})
+	got, ttl := readStore(t, &CopyFlags{Side: "from", DatastoreEndpoint: sqlite})
 	sameKeys(t, "SQLite", got, want)
 	if ttl <= 0 || ttl > 600 {
 		t.Errorf("SQLite: the leased key's TTL is %d, want (0, 600]", ttl)
@@ -137,13 +137,13 @@ func TestCopyStorage(t *testing.T) {
 	if err := os.WriteFile(endpointFile, []byte(sqlite+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := runCopyStorage(context.Background(), &out, &StoreFlags{Side: "from", DatastoreEndpointFile: endpointFile}, &StoreFlags{Side: "to", EmbeddedDataDir: etcdDir2}, "/registry/"); err != nil {
+	if err := runCopyStorage(context.Background(), &out, &CopyFlags{Side: "from", DatastoreEndpointFile: endpointFile}, &CopyFlags{Side: "to", EmbeddedDataDir: etcdDir2}, "/registry/"); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "copied 255 keys") {
 		t.Errorf("output:\n%s", out.String())
 	}
-	got, ttl = readStore(t, &StoreFlags{Side: "from", EmbeddedDataDir: etcdDir2})
+	got, ttl = readStore(t, &CopyFlags{Side: "from", EmbeddedDataDir: etcdDir2})
 	sameKeys(t, "the second etcd", got, want)
 	if ttl <= 0 || ttl > 600 {
 		t.Errorf("the second etcd: the leased key's TTL is %d, want (0, 600]", ttl)
@@ -154,7 +154,7 @@ func TestCopyStorage(t *testing.T) {
 	for k, v := range want {
 		sums[k] = sha256.Sum256(v)
 	}
-	cli, stop = openStore(t, &StoreFlags{Side: "from", EmbeddedDataDir: etcdDir2})
+	cli, stop = openStore(t, &CopyFlags{Side: "from", EmbeddedDataDir: etcdDir2})
 	defer stop()
 	if err := compareKeys(t.Context(), cli, "/registry/", sums); err != nil {
 		t.Fatal(err)
@@ -189,93 +189,63 @@ func TestCopyStorageRefuses(t *testing.T) {
 	dir := t.TempDir()
 	etcdDir := filepath.Join(dir, "etcd")
 	sqlite := "sqlite://" + filepath.Join(dir, "state.db")
-	cli, stop := openStore(t, &StoreFlags{Side: "to", EmbeddedDataDir: etcdDir})
+	cli, stop := openStore(t, &CopyFlags{Side: "to", EmbeddedDataDir: etcdDir})
 	if _, err := cli.Put(t.Context(), "/registry/stable.example.com/crontabs/default/a", "a"); err != nil {
 		t.Fatal(err)
 	}
 	stop()
-	cli, stop = openStore(t, &StoreFlags{Side: "to", DatastoreEndpoint: sqlite})
+	cli, stop = openStore(t, &CopyFlags{Side: "to", DatastoreEndpoint: sqlite})
 	if _, err := cli.Put(t.Context(), "/registry/stable.example.com/crontabs/default/old", "old"); err != nil {
 		t.Fatal(err)
 	}
 	stop()
 
-	copyErr := func(from, to *StoreFlags) string {
+	copyErr := func(from, to *CopyFlags) string {
 		err := runCopyStorage(context.Background(), &bytes.Buffer{}, from, to, "/registry")
 		if err == nil {
 			t.Fatalf("copy from %s to %s: no error", from, to)
 		}
 		return err.Error()
 	}
-	fromEtcd := &StoreFlags{Side: "from", EmbeddedDataDir: etcdDir}
-	toSQLite := &StoreFlags{Side: "to", DatastoreEndpoint: sqlite}
+	fromEtcd := &CopyFlags{Side: "from", EmbeddedDataDir: etcdDir}
+	toSQLite := &CopyFlags{Side: "to", DatastoreEndpoint: sqlite}
 	if msg := copyErr(fromEtcd, toSQLite); !strings.Contains(msg, "the target is not empty: it holds /registry/stable.example.com/crontabs/default/old under /registry/") {
 		t.Errorf("a non-empty target: %s", msg)
 	}
-	got, _ := readStore(t, &StoreFlags{Side: "from", DatastoreEndpoint: sqlite})
+	got, _ := readStore(t, &CopyFlags{Side: "from", DatastoreEndpoint: sqlite})
 	if _, ok := got["/registry/stable.example.com/crontabs/default/a"]; ok || len(got) != 1 {
 		t.Errorf("the refused target was written: %v", got)
 	}
 
 	// A running source: its embedded etcd, then its SQLite file, held.
 	_, stopSrc := openStore(t, fromEtcd)
-	if msg := copyErr(fromEtcd, &StoreFlags{Side: "to", EmbeddedDataDir: filepath.Join(dir, "new")}); !strings.Contains(msg, "--from-embedded-etcd-data-dir "+etcdDir+" is in use by process") {
+	if msg := copyErr(fromEtcd, &CopyFlags{Side: "to", EmbeddedDataDir: filepath.Join(dir, "new")}); !strings.Contains(msg, "--from-embedded-etcd-data-dir "+etcdDir+" is in use by process") {
 		t.Errorf("a running embedded etcd: %s", msg)
 	}
 	stopSrc()
-	_, stopSrc = openStore(t, &StoreFlags{Side: "from", DatastoreEndpoint: sqlite})
-	if msg := copyErr(&StoreFlags{Side: "from", DatastoreEndpoint: sqlite}, &StoreFlags{Side: "to", EmbeddedDataDir: filepath.Join(dir, "new")}); !strings.Contains(msg, "--from-datastore-endpoint "+sqlite+": ") || !strings.Contains(msg, "is in use by process") {
+	_, stopSrc = openStore(t, &CopyFlags{Side: "from", DatastoreEndpoint: sqlite})
+	if msg := copyErr(&CopyFlags{Side: "from", DatastoreEndpoint: sqlite}, &CopyFlags{Side: "to", EmbeddedDataDir: filepath.Join(dir, "new")}); !strings.Contains(msg, "--from-datastore-endpoint "+sqlite+": ") || !strings.Contains(msg, "is in use by process") {
 		t.Errorf("a running SQLite source: %s", msg)
 	}
 	stopSrc()
 
 	for _, c := range []struct {
-		from, to *StoreFlags
+		from, to *CopyFlags
 		want     string
 	}{
-		{&StoreFlags{Side: "from"}, toSQLite, "give exactly one of --from-etcd-servers, --from-embedded-etcd-data-dir or --from-datastore-endpoint (the source store)"},
-		{&StoreFlags{Side: "from", EmbeddedDataDir: etcdDir, DatastoreEndpoint: sqlite}, toSQLite, "give exactly one of --from-etcd-servers"},
-		{&StoreFlags{Side: "from", EmbeddedDataDir: filepath.Join(dir, "none")}, toSQLite, "--from-embedded-etcd-data-dir " + filepath.Join(dir, "none") + " holds no etcd data"},
-		{&StoreFlags{Side: "from", DatastoreEndpoint: "sqlite://" + filepath.Join(dir, "none.db")}, toSQLite, "no database file"},
-		{fromEtcd, &StoreFlags{Side: "to", DatastoreEndpoint: "oracle://x"}, `--to-datastore-endpoint oracle://x: unknown scheme "oracle"`},
-		{fromEtcd, &StoreFlags{Side: "to", EmbeddedDataDir: etcdDir}, "the source and the target are both embedded etcd " + etcdDir},
-		{fromEtcd, &StoreFlags{Side: "to", DatastoreEndpoint: sqlite, DatastoreEndpointFile: "endpoint"}, "--to-datastore-endpoint and --to-datastore-endpoint-file both given"},
-		{fromEtcd, &StoreFlags{Side: "to", DatastoreEndpointFile: filepath.Join(dir, "none")}, "--to-datastore-endpoint-file: open " + filepath.Join(dir, "none")},
-		{fromEtcd, &StoreFlags{Side: "to", DatastoreEndpoint: sqlite, CAFile: "ca.crt"}, "--to-etcd-cafile, --to-etcd-certfile and --to-etcd-keyfile apply only with --to-etcd-servers"},
+		{&CopyFlags{Side: "from"}, toSQLite, "give exactly one of --from-etcd-servers, --from-embedded-etcd-data-dir or --from-datastore-endpoint (the source store)"},
+		{&CopyFlags{Side: "from", EmbeddedDataDir: etcdDir, DatastoreEndpoint: sqlite}, toSQLite, "give exactly one of --from-etcd-servers"},
+		{&CopyFlags{Side: "from", EmbeddedDataDir: filepath.Join(dir, "none")}, toSQLite, "--from-embedded-etcd-data-dir " + filepath.Join(dir, "none") + " holds no etcd data"},
+		{&CopyFlags{Side: "from", DatastoreEndpoint: "sqlite://" + filepath.Join(dir, "none.db")}, toSQLite, "no database file"},
+		{fromEtcd, &CopyFlags{Side: "to", DatastoreEndpoint: "oracle://x"}, `--to-datastore-endpoint oracle://x: unknown scheme "oracle"`},
+		{fromEtcd, &CopyFlags{Side: "to", EmbeddedDataDir: etcdDir}, "the source and the target are both embedded etcd " + etcdDir},
+		{fromEtcd, &CopyFlags{Side: "to", DatastoreEndpoint: sqlite, DatastoreEndpointFile: "endpoint"}, "--to-datastore-endpoint and --to-datastore-endpoint-file both given"},
+		{fromEtcd, &CopyFlags{Side: "to", DatastoreEndpointFile: filepath.Join(dir, "none")}, "--to-datastore-endpoint-file: open " + filepath.Join(dir, "none")},
+		{fromEtcd, &CopyFlags{Side: "to", DatastoreEndpoint: sqlite, CAFile: "ca.crt"}, "--to-etcd-cafile, --to-etcd-certfile and --to-etcd-keyfile apply only with --to-etcd-servers"},
 	} {
 		if msg := copyErr(c.from, c.to); !strings.Contains(msg, c.want) {
 			t.Errorf("from %s to %s: %s, want %q", c.from, c.to, msg, c.want)
 		}
-	}
-}
-
-// TestCopyStorageCommand: copy-storage is a subcommand of the apiserver
-// command, with both sides' flags and --etcd-prefix defaulting to the
-// server's.
-func TestCopyStorageCommand(t *testing.T) {
-	cmd := NewCommand(Config{Name: "test"})
-	sub, rest, err := cmd.Find([]string{"copy-storage", "--from-embedded-etcd-data-dir", "x"})
-	if err != nil || sub.Name() != "copy-storage" || len(rest) != 2 {
-		t.Fatalf("copy-storage: %v %v %v", sub, rest, err)
-	}
-	for _, name := range []string{"from-etcd-servers", "from-etcd-cafile", "from-etcd-certfile", "from-etcd-keyfile", "from-embedded-etcd-data-dir", "from-datastore-endpoint", "from-datastore-endpoint-file",
-		"to-etcd-servers", "to-etcd-cafile", "to-etcd-certfile", "to-etcd-keyfile", "to-embedded-etcd-data-dir", "to-datastore-endpoint", "to-datastore-endpoint-file"} {
-		if sub.Flags().Lookup(name) == nil {
-			t.Errorf("copy-storage has no --%s", name)
-		}
-	}
-	if got := sub.Flags().Lookup("etcd-prefix").DefValue; got != NewOptions().Etcd.StorageConfig.Prefix || got != "/registry" {
-		t.Errorf("--etcd-prefix defaults to %q, want the server's /registry", got)
-	}
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs([]string{"copy-storage", "--to-datastore-endpoint", "sqlite://x.db"})
-	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "give exactly one of --from-etcd-servers") {
-		t.Errorf("copy-storage without a source: %v", err)
-	}
-	if c, _, _ := cmd.Find([]string{"completion"}); c.Name() == "completion" {
-		t.Errorf("the apiserver has a completion command")
 	}
 }
 
@@ -285,14 +255,14 @@ func TestCopyStorageCommand(t *testing.T) {
 func TestCopyStoragePostgres(t *testing.T) {
 	pg := testpg.Start(t)
 	dir := t.TempDir()
-	e, url, pki, err := (&EmbeddedEtcdOptions{DataDir: filepath.Join(dir, "etcd")}).Start(filepath.Join(dir, "certs"))
+	e, url, pki, err := (&EmbeddedEtcd{DataDir: filepath.Join(dir, "etcd")}).start(filepath.Join(dir, "certs"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	from := &StoreFlags{Side: "from", EtcdServers: []string{url}, CAFile: pki.CA, CertFile: pki.ClientCert, KeyFile: pki.ClientKey}
+	from := &CopyFlags{Side: "from", EtcdServers: []string{url}, CAFile: pki.CA, CertFile: pki.ClientCert, KeyFile: pki.ClientKey}
 	want := storedKeys(t)
-	cli, stop := openStore(t, &StoreFlags{Side: "to", EtcdServers: from.EtcdServers, CAFile: pki.CA, CertFile: pki.ClientCert, KeyFile: pki.ClientKey})
+	cli, stop := openStore(t, &CopyFlags{Side: "to", EtcdServers: from.EtcdServers, CAFile: pki.CA, CertFile: pki.ClientCert, KeyFile: pki.ClientKey})
 	for k, v := range want {
 		if _, err := cli.Put(t.Context(), k, string(v)); err != nil {
 			t.Fatal(err)
@@ -301,20 +271,20 @@ func TestCopyStoragePostgres(t *testing.T) {
 	stop()
 
 	var out bytes.Buffer
-	if err := runCopyStorage(context.Background(), &out, from, &StoreFlags{Side: "to", DatastoreEndpoint: pg.URL}, "/registry"); err != nil {
+	if err := runCopyStorage(context.Background(), &out, from, &CopyFlags{Side: "to", DatastoreEndpoint: pg.URL}, "/registry"); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "copied 254 keys") || strings.Contains(out.String(), pg.Password) {
 		t.Errorf("output (the password must not be in it):\n%s", out.String())
 	}
-	got, _ := readStore(t, &StoreFlags{Side: "from", DatastoreEndpoint: pg.URL})
+	got, _ := readStore(t, &CopyFlags{Side: "from", DatastoreEndpoint: pg.URL})
 	sameKeys(t, "Postgres", got, want)
 
 	sqlite := "sqlite://" + filepath.Join(dir, "state.db")
-	if err := runCopyStorage(context.Background(), &out, &StoreFlags{Side: "from", DatastoreEndpoint: pg.URL}, &StoreFlags{Side: "to", DatastoreEndpoint: sqlite}, "/registry"); err != nil {
+	if err := runCopyStorage(context.Background(), &out, &CopyFlags{Side: "from", DatastoreEndpoint: pg.URL}, &CopyFlags{Side: "to", DatastoreEndpoint: sqlite}, "/registry"); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = readStore(t, &StoreFlags{Side: "from", DatastoreEndpoint: sqlite})
+	got, _ = readStore(t, &CopyFlags{Side: "from", DatastoreEndpoint: sqlite})
 	sameKeys(t, "SQLite", got, want)
 }
 

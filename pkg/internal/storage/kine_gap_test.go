@@ -1,4 +1,4 @@
-package server
+package storage
 
 import (
 	"context"
@@ -53,8 +53,8 @@ func TestKineWatchCommitOrder(t *testing.T) {
 }
 
 func watchOrder(t *testing.T, endpoint string, begin func(context.Context) (*sql.Tx, error)) {
-	o := DatastoreOptions{Endpoint: endpoint, ConnectTimeout: 5 * time.Second, CompactMinRetain: 1000, Replicas: 1}
-	k, err := o.StartKine(t.Context())
+	o := SQL{Endpoint: endpoint, ConnectTimeout: 5 * time.Second, CompactMinRetain: 1000, Replicas: 1}
+	k, err := o.startKine(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

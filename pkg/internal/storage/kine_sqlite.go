@@ -1,4 +1,4 @@
-package server
+package storage
 
 // The SQLite dialect of kine (github.com/k3s-io/kine v0.17.5,
 // pkg/drivers/sqlite, Apache-2.0), on the pure-Go modernc.org/sqlite in

@@ -1,4 +1,4 @@
-package server
+package storage
 
 import (
 	"bytes"
@@ -34,12 +34,13 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/runlock"
 )
 
-// DatastoreOptions configure kine (github.com/k3s-io/kine): the apiserver's
-// objects in a SQL database instead of etcd. kine runs in this process and
+// SQL configures the backend of --datastore-endpoint, SQL through kine
+// (github.com/k3s-io/kine): the apiserver's objects in a SQL database
+// instead of etcd (defaults: NewSQL). kine runs in this process and
 // speaks the part of etcd's API that k8s.io/apiserver's etcd3 storage uses,
 // on a unix socket in a private (0700) folder: nobody but this process
 // reaches it.
-type DatastoreOptions struct {
+type SQL struct {
 	// Endpoint is --datastore-endpoint: postgres://…, mysql://… or
 	// sqlite://PATH; empty stores in etcd.
 	Endpoint string
@@ -65,7 +66,9 @@ type DatastoreOptions struct {
 	flag string
 }
 
-func (o *DatastoreOptions) AddFlags(fs *pflag.FlagSet) {
+// AddFlags registers --datastore-endpoint, --datastore-endpoint-file,
+// --datastore-connect-timeout and --datastore-replicas on fs.
+func (o *SQL) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Endpoint, "datastore-endpoint", o.Endpoint,
 		"Store objects in SQL through kine instead of etcd: "+datastore.Forms+" (SQLite: one apiserver process only). "+
 			"Excludes --etcd-servers and the embedded etcd.")
@@ -79,20 +82,16 @@ func (o *DatastoreOptions) AddFlags(fs *pflag.FlagSet) {
 
 // ReadEndpointFile reads --datastore-endpoint-file into Endpoint; both
 // flags given is an error. Reading again after a first read changes nothing.
-func (o *DatastoreOptions) ReadEndpointFile(fs *pflag.FlagSet) error {
+func (o *SQL) ReadEndpointFile(fs *pflag.FlagSet) error {
 	if o.EndpointFile == "" {
 		return nil
 	}
 	if fs != nil && fs.Changed("datastore-endpoint") {
 		return errors.New("--datastore-endpoint and --datastore-endpoint-file both given: give the URL one way (the file keeps its password out of the command line)")
 	}
-	b, err := os.ReadFile(o.EndpointFile)
+	endpoint, err := readEndpointFile("datastore-endpoint-file", o.EndpointFile)
 	if err != nil {
-		return fmt.Errorf("--datastore-endpoint-file: %w", err)
-	}
-	endpoint := strings.TrimSpace(string(b))
-	if endpoint == "" {
-		return fmt.Errorf("--datastore-endpoint-file %s is empty: want one line, %s", o.EndpointFile, datastore.Forms)
+		return err
 	}
 	o.Endpoint = endpoint
 	return nil
@@ -100,7 +99,7 @@ func (o *DatastoreOptions) ReadEndpointFile(fs *pflag.FlagSet) error {
 
 // Validate checks the endpoint's form; whether the database answers is
 // checked when it starts.
-func (o *DatastoreOptions) Validate() error {
+func (o *SQL) Validate() error {
 	if o.Endpoint == "" {
 		return nil
 	}
@@ -123,12 +122,9 @@ func (o *DatastoreOptions) Validate() error {
 	return nil
 }
 
-// Redact hides the password of a datastore endpoint, for logs and errors.
-func Redact(endpoint string) string { return datastore.Redact(endpoint) }
-
 // datastoreError names the flag with the endpoint redacted, and scrubs the
 // password from what the driver said.
-func (o *DatastoreOptions) datastoreError(format string, args ...any) error {
+func (o *SQL) datastoreError(format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
 	for _, p := range datastore.Secrets(o.Endpoint) {
 		msg = strings.ReplaceAll(msg, p, "xxxxx")
@@ -140,30 +136,30 @@ func (o *DatastoreOptions) datastoreError(format string, args ...any) error {
 	if flag == "" {
 		flag = "datastore-endpoint"
 	}
-	return fmt.Errorf("--%s %s: %s", flag, Redact(o.Endpoint), msg)
+	return fmt.Errorf("--%s %s: %s", flag, datastore.Redact(o.Endpoint), msg)
 }
 
-// Kine is kine running in this process.
-type Kine struct {
+// kine is kine running in this process.
+type kine struct {
 	// Endpoint is the etcd client URL of its private socket (unix:///…).
 	Endpoint string
 	stop     func()
 }
 
 // Stop stops serving, closes the database and removes the socket.
-func (k *Kine) Stop() {
+func (k *kine) Stop() {
 	if k != nil && k.stop != nil {
 		k.stop()
 		k.stop = nil
 	}
 }
 
-// StartKine checks the database of --datastore-endpoint (it answers within
+// startKine checks the database of --datastore-endpoint (it answers within
 // the timeout and takes the credentials; a SQLite file is not in use by
 // another process) and starts kine on it, serving etcd's API on a unix
 // socket in a new private folder. Any failure is returned before anything
 // serves, naming the flag; the password is never in it.
-func (o *DatastoreOptions) StartKine(ctx context.Context) (*Kine, error) {
+func (o *SQL) startKine(ctx context.Context) (*kine, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -199,7 +195,7 @@ func (o *DatastoreOptions) StartKine(ctx context.Context) (*Kine, error) {
 // would poll the file as another writer's. The lock is an exclusive flock(2)
 // on the file, held until release (SQLite's own locks are fcntl ones,
 // independent of it); the kernel drops it when the process ends.
-func (o *DatastoreOptions) lockSQLite(dsn string) (release func(), err error) {
+func (o *SQL) lockSQLite(dsn string) (release func(), err error) {
 	path, _, _ := strings.Cut(dsn, "?")
 	if err := private.Dir(filepath.Dir(path)); err != nil {
 		return nil, o.datastoreError("creating the folder of the database: %v", err)
@@ -226,7 +222,7 @@ func (o *DatastoreOptions) lockSQLite(dsn string) (release func(), err error) {
 // checkPostgres connects once, bounded by the timeout, as kine will (its
 // default database kubernetes, names in lower case). A database that does
 // not exist is created by kine when the user may create databases.
-func (o *DatastoreOptions) checkPostgres(ctx context.Context, dsn string) error {
+func (o *SQL) checkPostgres(ctx context.Context, dsn string) error {
 	u, err := url.Parse("postgres://" + dsn)
 	if err != nil {
 		return o.datastoreError("not a URL: use %s", datastore.Forms)
@@ -278,7 +274,7 @@ func pgCode(err error) string {
 
 // checkMySQL connects once, bounded by the timeout, without naming the
 // database (kine creates it).
-func (o *DatastoreOptions) checkMySQL(ctx context.Context, dsn string) error {
+func (o *SQL) checkMySQL(ctx context.Context, dsn string) error {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return o.datastoreError("%v: use %s", err, datastore.Forms)
@@ -300,7 +296,7 @@ func (o *DatastoreOptions) checkMySQL(ctx context.Context, dsn string) error {
 	return nil
 }
 
-func (o *DatastoreOptions) connectError(err error, credentials bool) error {
+func (o *SQL) connectError(err error, credentials bool) error {
 	if credentials {
 		return o.datastoreError("the database refused the credentials: %v: check user and password (the URL's USER:PASSWORD@)", err)
 	}
@@ -309,7 +305,7 @@ func (o *DatastoreOptions) connectError(err error, credentials bool) error {
 
 // serveKine starts kine's backend on the database and serves etcd's API on
 // a unix socket in a new 0700 folder.
-func (o *DatastoreOptions) serveKine(ctx context.Context) (*Kine, error) {
+func (o *SQL) serveKine(ctx context.Context) (*kine, error) {
 	// kine logs with logrus: its warnings and errors only.
 	if logrus.GetLevel() > logrus.WarnLevel {
 		logrus.SetLevel(logrus.WarnLevel)
@@ -368,7 +364,7 @@ func (o *DatastoreOptions) serveKine(ctx context.Context) (*Kine, error) {
 		defer wg.Done()
 		_ = g.Serve(l)
 	}()
-	return &Kine{Endpoint: "unix://" + sock, stop: func() {
+	return &kine{Endpoint: "unix://" + sock, stop: func() {
 		timer := time.AfterFunc(2*time.Second, g.Stop)
 		g.GracefulStop()
 		timer.Stop()
@@ -382,7 +378,7 @@ func (o *DatastoreOptions) serveKine(ctx context.Context) (*Kine, error) {
 // signal) it is given up: bctx is cancelled and the open awaited (kine's
 // retries end on it), so that no database handle outlives the error (the
 // SQLite file's lock is released after it).
-func (o *DatastoreOptions) openBackend(ctx, bctx context.Context, cancel context.CancelFunc, wg *sync.WaitGroup, cfg *drivers.Config) (kineserver.Backend, error) {
+func (o *SQL) openBackend(ctx, bctx context.Context, cancel context.CancelFunc, wg *sync.WaitGroup, cfg *drivers.Config) (kineserver.Backend, error) {
 	type result struct {
 		backend kineserver.Backend
 		err     error

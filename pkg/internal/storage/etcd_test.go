@@ -1,8 +1,9 @@
-package server
+package storage
 
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,8 +29,8 @@ import (
 // reads and writes. Its keys are the owner's only.
 func TestEmbeddedEtcdAcceptsOnlyTheApiserver(t *testing.T) {
 	dir := t.TempDir()
-	o := &EmbeddedEtcdOptions{DataDir: filepath.Join(dir, "etcd")}
-	e, url, pki, err := o.Start(filepath.Join(dir, "certs"))
+	o := &EmbeddedEtcd{DataDir: filepath.Join(dir, "etcd")}
+	e, url, pki, err := o.start(filepath.Join(dir, "certs"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,8 +176,8 @@ func TestEmbeddedEtcdKeepsDataOfPlainHTTPBuilds(t *testing.T) {
 	cli.Close()
 	old.Close()
 
-	o := &EmbeddedEtcdOptions{DataDir: data}
-	e, endpoint, pki, err := o.Start(filepath.Join(dir, "certs"))
+	o := &EmbeddedEtcd{DataDir: data}
+	e, endpoint, pki, err := o.start(filepath.Join(dir, "certs"))
 	if err != nil {
 		t.Fatalf("this build on the earlier build's data: %v", err)
 	}
@@ -200,16 +202,16 @@ func TestEmbeddedEtcdKeepsDataOfPlainHTTPBuilds(t *testing.T) {
 // for its lock for ever.
 func TestEmbeddedEtcdInUse(t *testing.T) {
 	dir := t.TempDir()
-	o := &EmbeddedEtcdOptions{DataDir: filepath.Join(dir, "etcd")}
-	e, _, _, err := o.Start(filepath.Join(dir, "certs"))
+	o := &EmbeddedEtcd{DataDir: filepath.Join(dir, "etcd")}
+	e, _, _, err := o.start(filepath.Join(dir, "certs"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	second := &EmbeddedEtcdOptions{DataDir: o.DataDir}
+	second := &EmbeddedEtcd{DataDir: o.DataDir}
 	done := make(chan error, 1)
 	go func() {
-		e2, _, _, err := second.Start(filepath.Join(dir, "certs2"))
+		e2, _, _, err := second.start(filepath.Join(dir, "certs2"))
 		if e2 != nil {
 			e2.Close()
 		}
@@ -237,17 +239,17 @@ func TestEmbeddedEtcdPortTaken(t *testing.T) {
 	defer l.Close()
 	taken := l.Addr().(*net.TCPAddr).Port
 	dir := t.TempDir()
-	o := &EmbeddedEtcdOptions{DataDir: filepath.Join(dir, "etcd"), ClientPort: taken}
-	e, _, _, err := o.Start(filepath.Join(dir, "certs"))
+	o := &EmbeddedEtcd{DataDir: filepath.Join(dir, "etcd"), ClientPort: taken}
+	e, _, _, err := o.start(filepath.Join(dir, "certs"))
 	if err == nil {
 		e.Close()
 		t.Fatalf("etcd started on taken port %d", taken)
 	}
-	if !portInUse(err) || !strings.Contains(err.Error(), fmt.Sprintf("--embedded-etcd-client-port=%d", taken)) {
+	if !errors.Is(err, syscall.EADDRINUSE) || !strings.Contains(err.Error(), fmt.Sprintf("--embedded-etcd-client-port=%d", taken)) {
 		t.Fatalf("want an address-in-use error naming --embedded-etcd-client-port=%d, got %v", taken, err)
 	}
-	o = &EmbeddedEtcdOptions{DataDir: filepath.Join(dir, "etcd2"), ClientPort: taken, PeerPort: taken}
-	if _, _, _, err := o.Start(filepath.Join(dir, "certs")); err == nil || !strings.Contains(err.Error(), "give them different ports") {
+	o = &EmbeddedEtcd{DataDir: filepath.Join(dir, "etcd2"), ClientPort: taken, PeerPort: taken}
+	if _, _, _, err := o.start(filepath.Join(dir, "certs")); err == nil || !strings.Contains(err.Error(), "give them different ports") {
 		t.Fatalf("same client and peer port: %v", err)
 	}
 }

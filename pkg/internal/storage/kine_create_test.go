@@ -1,4 +1,4 @@
-package server
+package storage
 
 import (
 	"context"
@@ -71,8 +71,8 @@ BEGIN IF NEW.name = '`+refusedKey+`' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TE
 // (kine's table exists by then), and creates a key that is stored and the
 // refused one.
 func checkCreates(t *testing.T, endpoint string, refuse func(context.Context) error) {
-	o := DatastoreOptions{Endpoint: endpoint, ConnectTimeout: 5 * time.Second, CompactMinRetain: 1000, Replicas: 1}
-	k, err := o.StartKine(t.Context())
+	o := SQL{Endpoint: endpoint, ConnectTimeout: 5 * time.Second, CompactMinRetain: 1000, Replicas: 1}
+	k, err := o.startKine(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,10 @@
-package server
+package storage
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -15,15 +17,17 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/runlock"
 )
 
-// EmbeddedEtcdOptions configure the etcd started in-process when no
+// EmbeddedEtcd configures the etcd started in-process when no
 // --etcd-servers is given: the default for local development.
-type EmbeddedEtcdOptions struct {
+type EmbeddedEtcd struct {
 	DataDir    string
 	ClientPort int
 	PeerPort   int
 }
 
-func (o *EmbeddedEtcdOptions) AddFlags(fs *pflag.FlagSet) {
+// AddFlags registers --embedded-etcd-data-dir, --embedded-etcd-client-port
+// and --embedded-etcd-peer-port on fs.
+func (o *EmbeddedEtcd) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DataDir, "embedded-etcd-data-dir", o.DataDir,
 		"Data directory of the embedded etcd used when --etcd-servers is empty; objects survive restarts.")
 	fs.IntVar(&o.ClientPort, "embedded-etcd-client-port", o.ClientPort,
@@ -32,12 +36,12 @@ func (o *EmbeddedEtcdOptions) AddFlags(fs *pflag.FlagSet) {
 		"Loopback peer port of the embedded etcd (0 picks a free port).")
 }
 
-// Start runs etcd in this process, for the apiserver only: its client and
+// start runs etcd in this process, for the apiserver only: its client and
 // peer listeners are on loopback and take only TLS clients with a
 // certificate of its own CA, made in certDir at each start (etcd-*.crt,
 // .key). It returns the client URL and the TLS files the apiserver connects
 // with.
-func (o *EmbeddedEtcdOptions) Start(certDir string) (*embed.Etcd, string, *etcdPKI, error) {
+func (o *EmbeddedEtcd) start(certDir string) (*embed.Etcd, string, *etcdPKI, error) {
 	if err := private.Dir(o.DataDir); err != nil {
 		return nil, "", nil, fmt.Errorf("--embedded-etcd-data-dir: %w", err)
 	}
@@ -59,8 +63,8 @@ func (o *EmbeddedEtcdOptions) Start(certDir string) (*embed.Etcd, string, *etcdP
 		if err := opts.pickPorts(); err != nil {
 			return nil, "", nil, err
 		}
-		e, endpoint, err := opts.start(pki)
-		if err != nil && picked && attempt < 5 && portInUse(err) {
+		e, endpoint, err := opts.listen(pki)
+		if err != nil && picked && attempt < 5 && errors.Is(err, syscall.EADDRINUSE) {
 			continue
 		}
 		o.ClientPort, o.PeerPort = opts.ClientPort, opts.PeerPort
@@ -69,7 +73,7 @@ func (o *EmbeddedEtcdOptions) Start(certDir string) (*embed.Etcd, string, *etcdP
 }
 
 // pickPorts gives the ports left at 0 distinct free ports.
-func (o *EmbeddedEtcdOptions) pickPorts() error {
+func (o *EmbeddedEtcd) pickPorts() error {
 	free, err := freeport.Ports(2)
 	if err != nil {
 		return err
@@ -86,7 +90,8 @@ func (o *EmbeddedEtcdOptions) pickPorts() error {
 	return nil
 }
 
-func (o *EmbeddedEtcdOptions) start(pki *etcdPKI) (*embed.Etcd, string, error) {
+// listen starts etcd on the ports chosen, and waits until it is ready.
+func (o *EmbeddedEtcd) listen(pki *etcdPKI) (*embed.Etcd, string, error) {
 	cfg := embed.NewConfig()
 	cfg.Name = "apiserver-boot"
 	cfg.Dir = o.DataDir
