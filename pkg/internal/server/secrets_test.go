@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/private"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/standalone"
 )
 
 // TestSecretsArePrivate: the state folder, the token and the self-signed
@@ -19,7 +20,7 @@ func TestSecretsArePrivate(t *testing.T) {
 	defer os.Chdir(wd)
 
 	o := NewOptions()
-	tok, err := loadOrCreateToken(o.TokenFile)
+	tok, err := (&standalone.Mode{TokenFile: o.TokenFile}).Token()
 	if err != nil || tok == "" {
 		t.Fatalf("token: %q %v", tok, err)
 	}
@@ -38,7 +39,7 @@ func TestSecretsArePrivate(t *testing.T) {
 	}
 
 	os.Chmod(o.TokenFile, 0o644)
-	if _, err := loadOrCreateToken(o.TokenFile); err == nil || !strings.Contains(err.Error(), "--token-file "+o.TokenFile+" is open to group or others (mode 0644)") {
+	if _, err := (&standalone.Mode{TokenFile: o.TokenFile}).Token(); err == nil || !strings.Contains(err.Error(), "--token-file "+o.TokenFile+" is open to group or others (mode 0644)") {
 		t.Errorf("a token others may read: %v", err)
 	}
 	key := o.SecureServing.ServerCert.CertKey.KeyFile

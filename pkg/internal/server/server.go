@@ -27,9 +27,6 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	basecompatibility "k8s.io/component-base/compatibility"
 	baseversion "k8s.io/component-base/version"
 	openapicommon "k8s.io/kube-openapi/pkg/common"
@@ -37,6 +34,7 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/private"
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/standalone"
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/storage"
 )
 
@@ -113,19 +111,15 @@ func Run(ctx context.Context, cfg Config, o *Options) error {
 }
 
 // serverConfig is everything the server is made of: k8s.io/apiserver's
-// configuration, the scheme of the project's groups and what standalone
-// mode adds (namespaces, the token of the kubeconfig it writes).
+// configuration, the scheme of the project's groups, and the mode
+// (standalone or delegated) applied to them.
 type serverConfig struct {
-	cfg        Config
-	generic    *genericapiserver.RecommendedConfig
-	scheme     *runtime.Scheme
-	codecs     serializer.CodecFactory
-	standalone bool
-	// Standalone only.
-	token              string
-	namespaceInformers informers.SharedInformerFactory
-	writeKubeconfig    string
-	host, certFile     string
+	cfg            Config
+	generic        *genericapiserver.RecommendedConfig
+	scheme         *runtime.Scheme
+	codecs         serializer.CodecFactory
+	mode           mode
+	host, certFile string
 }
 
 // startStorage opens the storage backend of the options (storage.Open:
@@ -155,7 +149,7 @@ func (o *Options) startStorage(ctx context.Context) (stop func(), err error) {
 // Config builds the server's configuration from the options: scheme and
 // storage, OpenAPI, serving, then authentication and admission of the mode.
 func (o *Options) Config(cfg Config) (*serverConfig, error) {
-	c := &serverConfig{cfg: cfg, standalone: !o.delegated()}
+	c := &serverConfig{cfg: cfg, mode: o.mode()}
 	if err := c.newScheme(); err != nil {
 		return nil, err
 	}
@@ -169,11 +163,7 @@ func (o *Options) Config(cfg Config) (*serverConfig, error) {
 	if err := o.applyStorage(c); err != nil {
 		return nil, err
 	}
-	if c.standalone {
-		if err := o.applyStandalone(c); err != nil {
-			return nil, err
-		}
-	} else if err := o.applyDelegated(c.generic); err != nil {
+	if err := c.mode.ApplyTo(c.generic); err != nil {
 		return nil, err
 	}
 	// Writes keep their body for the schema validation (sent.go); inside
@@ -189,17 +179,14 @@ func (o *Options) Config(cfg Config) (*serverConfig, error) {
 	return c, nil
 }
 
-// newScheme registers the project's groups, and namespaces standalone
-// (kube-apiserver serves them in delegated mode).
+// newScheme registers the project's groups, and what the mode serves.
 func (c *serverConfig) newScheme() error {
 	scheme, err := NewScheme(c.cfg.Groups)
 	if err != nil {
 		return err
 	}
-	if c.standalone {
-		if err := addNamespacesToScheme(scheme); err != nil {
-			return err
-		}
+	if err := c.mode.AddToScheme(scheme); err != nil {
+		return err
 	}
 	c.scheme, c.codecs = scheme, serializer.NewCodecFactory(scheme)
 	return nil
@@ -210,9 +197,7 @@ func (c *serverConfig) newScheme() error {
 func (c *serverConfig) applyOpenAPI() {
 	namer := openapi.NewDefinitionNamer(c.scheme)
 	definitions := WithSchemas(c.cfg.OpenAPIDefinitions, c.cfg.Groups)
-	if c.standalone {
-		definitions = withNamespaceDefinitions(definitions)
-	}
+	definitions = c.mode.Definitions(definitions)
 	c.generic.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(definitions, namer)
 	c.generic.OpenAPIConfig.Info.Title = c.cfg.Name
 	c.generic.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(definitions, namer)
@@ -243,37 +228,15 @@ func (o *Options) applyStorage(c *serverConfig) error {
 	for _, g := range c.cfg.Groups {
 		storageVersions = append(storageVersions, schema.GroupVersion{Group: g.Name, Version: g.StorageVersion})
 	}
-	o.Etcd.StorageConfig.Codec = StorageCodec(c.codecs, schema.GroupVersions(storageVersions))
+	o.Etcd.StorageConfig.Codec = storage.Codec(c.codecs, schema.GroupVersions(storageVersions))
 	if errs := o.Etcd.Validate(); len(errs) > 0 {
 		return utilerrors.NewAggregate(errs)
 	}
 	return o.Etcd.ApplyTo(&c.generic.Config)
 }
 
-// applyStandalone authenticates the bearer token of --token-file (made if
-// missing), authorizes it for everything, and admits namespaced objects
-// against the namespaces this server serves. No kube-apiserver, so no
-// FlowSchemas: the max-in-flight limits apply.
-func (o *Options) applyStandalone(c *serverConfig) error {
-	token, err := loadOrCreateToken(o.TokenFile)
-	if err != nil {
-		return err
-	}
-	c.token, c.writeKubeconfig = token, o.WriteKubeconfig
-	c.generic.Authentication.Authenticator = standaloneAuthenticator(token)
-	c.generic.Authorization.Authorizer = standaloneAuthorizer()
-	features := *o.Features
-	features.EnablePriorityAndFairness = false
-	if err := features.ApplyTo(&c.generic.Config, nil, nil); err != nil {
-		return err
-	}
-	c.namespaceInformers, err = standaloneNamespaces(c.generic)
-	return err
-}
-
 // New makes the server: k8s.io/apiserver's generic server with the
-// project's groups installed, namespaces standalone, and the kubeconfig
-// written once it serves (--write-kubeconfig).
+// project's groups installed, and what the mode installs.
 func (c *serverConfig) New() (*genericapiserver.GenericAPIServer, error) {
 	server, err := c.generic.Complete().New(c.cfg.Name, genericapiserver.NewEmptyDelegate())
 	if err != nil {
@@ -283,20 +246,12 @@ func (c *serverConfig) New() (*genericapiserver.GenericAPIServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !c.standalone {
-		return server, nil
-	}
-	if err := installNamespaces(server, c.scheme, c.codecs, c.generic.RESTOptionsGetter, c.namespaceInformers, namespaced); err != nil {
+	err = c.mode.Install(server, standalone.Served{
+		Name: c.cfg.Name, Scheme: c.scheme, Codecs: c.codecs, RESTOptions: c.generic.RESTOptionsGetter,
+		Namespaced: namespaced, Host: c.host, CertFile: c.certFile,
+	})
+	if err != nil {
 		return nil, err
-	}
-	if c.writeKubeconfig != "" {
-		server.AddPostStartHookOrDie("write-kubeconfig", func(genericapiserver.PostStartHookContext) error {
-			ca, err := caFromChain(c.certFile)
-			if err != nil {
-				return err
-			}
-			return writeKubeconfig(c.writeKubeconfig, "https://"+c.host, ca, c.token, c.cfg.Name)
-		})
 	}
 	return server, nil
 }
@@ -310,7 +265,7 @@ func (c *serverConfig) installGroups(server *genericapiserver.GenericAPIServer) 
 		info := genericapiserver.NewDefaultAPIGroupInfo(g.Name, c.scheme, metav1.ParameterCodec, c.codecs)
 		for _, r := range g.Resources {
 			gv := g.StorageGroupVersion(r)
-			opts := storageVersionOptions{RESTOptionsGetter: c.generic.RESTOptionsGetter, codec: StorageCodec(c.codecs, gv), gv: gv}
+			opts := storage.VersionOptions{RESTOptionsGetter: c.generic.RESTOptionsGetter, Codec: storage.Codec(c.codecs, gv), GroupVersion: gv}
 			storage, err := newStorage(r, g.Name, c.scheme, opts)
 			if err != nil {
 				return nil, err
@@ -330,34 +285,6 @@ func (c *serverConfig) installGroups(server *genericapiserver.GenericAPIServer) 
 		}
 	}
 	return namespaced, nil
-}
-
-// applyDelegated configures what an aggregated apiserver takes from the
-// kube-apiserver, in the order k8s.io/apiserver's RecommendedOptions does:
-// authentication, authorization, the core API client and its informers,
-// priority and fairness, then admission (which needs all of them).
-func (o *Options) applyDelegated(c *genericapiserver.RecommendedConfig) error {
-	if err := o.Authentication.ApplyTo(&c.Authentication, c.SecureServing, c.OpenAPIConfig); err != nil {
-		return err
-	}
-	if err := o.Authorization.ApplyTo(&c.Authorization); err != nil {
-		return err
-	}
-	if err := o.CoreAPI.ApplyTo(c); err != nil {
-		return fmt.Errorf("core API client (--kubeconfig): %w", err)
-	}
-	kubeClient, err := kubernetes.NewForConfig(c.ClientConfig)
-	if err != nil {
-		return err
-	}
-	dynamicClient, err := dynamic.NewForConfig(c.ClientConfig)
-	if err != nil {
-		return err
-	}
-	if err := o.Features.ApplyTo(&c.Config, kubeClient, c.SharedInformerFactory); err != nil {
-		return err
-	}
-	return o.Admission.ApplyTo(&c.Config, c.SharedInformerFactory, kubeClient, dynamicClient, c.FeatureGate, c.EffectiveVersion)
 }
 
 // kubeShapedVersion reports the Kubernetes library version the server is

@@ -1,4 +1,4 @@
-package server
+package standalone
 
 import (
 	"context"
@@ -27,8 +27,8 @@ func TestTokenFileIsCreatedOnceAndPrivate(t *testing.T) {
 }
 
 func TestStandaloneAuth(t *testing.T) {
-	authn := standaloneAuthenticator("secret")
-	authz := standaloneAuthorizer()
+	authn := newAuthenticator("secret")
+	authz := newAuthorizer()
 	for _, tc := range []struct {
 		path, token   string
 		authenticated bool

@@ -1,4 +1,4 @@
-package server
+package standalone
 
 import (
 	"context"
@@ -40,6 +40,8 @@ import (
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	backend "github.com/apiserver-boot/apiserver-boot/pkg/internal/storage"
 )
 
 // Standalone mode serves the core v1 namespaces itself (in delegated mode
@@ -502,10 +504,10 @@ func (f *namespaceFinalizer) sync(ctx context.Context, name string) error {
 	return nil
 }
 
-// standaloneNamespaces wires namespaces into a standalone server's config:
+// namespaceAdmission wires namespaces into a standalone server's config:
 // a client and informers of the server itself (its loopback), and
 // NamespaceLifecycle admission with them.
-func standaloneNamespaces(c *genericapiserver.RecommendedConfig) (informers.SharedInformerFactory, error) {
+func namespaceAdmission(c *genericapiserver.RecommendedConfig) (informers.SharedInformerFactory, error) {
 	client, err := kubernetes.NewForConfig(c.LoopbackClientConfig)
 	if err != nil {
 		return nil, err
@@ -528,7 +530,7 @@ func standaloneNamespaces(c *genericapiserver.RecommendedConfig) (informers.Shar
 // installNamespaces serves namespaces on server: the system namespaces are
 // created at start and terminating namespaces are finalized.
 func installNamespaces(server *genericapiserver.GenericAPIServer, scheme *runtime.Scheme, codecs serializer.CodecFactory, optsGetter generic.RESTOptionsGetter, factory informers.SharedInformerFactory, contents []*genericregistry.Store) error {
-	opts := storageVersionOptions{RESTOptionsGetter: optsGetter, codec: StorageCodec(codecs, coreV1), gv: coreV1}
+	opts := backend.VersionOptions{RESTOptionsGetter: optsGetter, Codec: backend.Codec(codecs, coreV1), GroupVersion: coreV1}
 	namespaces, err := newNamespaceREST(scheme, opts)
 	if err != nil {
 		return err

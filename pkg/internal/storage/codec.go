@@ -1,4 +1,4 @@
-package server
+package storage
 
 import (
 	"io"
@@ -9,7 +9,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 )
 
-// StorageCodec writes objects to etcd in their storage version as protobuf,
+// Codec writes objects to etcd in their storage version as protobuf,
 // as kube-apiserver stores its built-in types, where the type has protobuf
 // methods (zz_generated.protobuf.go), and as JSON where it has not (a kind
 // generate served without protobuf). Reads take either, so data written as
@@ -18,7 +18,7 @@ import (
 //
 // Protobuf is smaller in etcd and cheaper to decode, which the watch cache
 // does for every write.
-func StorageCodec(codecs serializer.CodecFactory, storage runtime.GroupVersioner) runtime.Codec {
+func Codec(codecs serializer.CodecFactory, storage runtime.GroupVersioner) runtime.Codec {
 	media := codecs.SupportedMediaTypes()
 	pb, _ := runtime.SerializerInfoForMediaType(media, runtime.ContentTypeProtobuf)
 	js, _ := runtime.SerializerInfoForMediaType(media, runtime.ContentTypeJSON)
@@ -34,7 +34,7 @@ type protobufOrJSON struct {
 // protobufMessage is what the protobuf serializer needs of an object. A
 // kind's own generated methods provide it; those of the TypeMeta and
 // ObjectMeta (or ListMeta) it embeds are ambiguous and so not promoted,
-// which leaves a kind without generated protobuf to JSON (TestStorageCodec).
+// which leaves a kind without generated protobuf to JSON (TestCodec).
 type protobufMessage interface {
 	Size() int
 	MarshalToSizedBuffer([]byte) (int, error)
@@ -51,21 +51,24 @@ func (e protobufOrJSON) Identifier() runtime.Identifier {
 	return "apiserver-boot-storage-protobuf-or-json"
 }
 
-// storageVersionOptions gives each resource a codec for its own storage
-// version: kinds of one group may be stored in different versions.
-type storageVersionOptions struct {
+// VersionOptions give a resource a codec for its own storage version
+// (Codec of GroupVersion): kinds of one group may be stored in different
+// versions.
+type VersionOptions struct {
 	generic.RESTOptionsGetter
-	codec runtime.Codec
-	gv    schema.GroupVersion
+	Codec        runtime.Codec
+	GroupVersion schema.GroupVersion
 }
 
-func (o storageVersionOptions) GetRESTOptions(resource schema.GroupResource, example runtime.Object) (generic.RESTOptions, error) {
+// GetRESTOptions are the options of RESTOptionsGetter, storing in the
+// resource's storage version.
+func (o VersionOptions) GetRESTOptions(resource schema.GroupResource, example runtime.Object) (generic.RESTOptions, error) {
 	opts, err := o.RESTOptionsGetter.GetRESTOptions(resource, example)
 	if err != nil || opts.StorageConfig == nil {
 		return opts, err
 	}
 	cfg := *opts.StorageConfig
-	cfg.Codec, cfg.EncodeVersioner = o.codec, o.gv
+	cfg.Codec, cfg.EncodeVersioner = o.Codec, o.GroupVersion
 	opts.StorageConfig = &cfg
 	return opts, nil
 }

@@ -1,4 +1,4 @@
-package server
+package standalone
 
 import (
 	"context"
@@ -65,7 +65,9 @@ func isHealthPath(p string) bool {
 // adminUser is who holds the local token: a cluster administrator.
 var adminUser = &user.DefaultInfo{Name: "apiserver-boot-admin", Groups: []string{user.SystemPrivilegedGroup, user.AllAuthenticated}}
 
-func standaloneAuthenticator(token string) authenticator.Request {
+// newAuthenticator authenticates the holder of token as adminUser, and
+// anyone as anonymous on the health endpoints.
+func newAuthenticator(token string) authenticator.Request {
 	tokenAuth := bearertoken.New(authenticator.TokenFunc(func(ctx context.Context, got string) (*authenticator.Response, bool, error) {
 		if subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1 {
 			return &authenticator.Response{User: adminUser}, true, nil
@@ -81,8 +83,8 @@ func standaloneAuthenticator(token string) authenticator.Request {
 	return union.New(tokenAuth, healthAnonymous)
 }
 
-// standaloneAuthorizer allows administrators everything and anyone the health endpoints.
-func standaloneAuthorizer() authorizer.Authorizer {
+// newAuthorizer allows administrators everything and anyone the health endpoints.
+func newAuthorizer() authorizer.Authorizer {
 	return authorizer.AuthorizerFunc(func(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
 		if u := a.GetUser(); u != nil {
 			for _, g := range u.GetGroups() {

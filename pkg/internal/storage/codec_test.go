@@ -1,4 +1,4 @@
-package server
+package storage
 
 import (
 	"bytes"
@@ -26,9 +26,9 @@ func (p *plain) DeepCopyObject() runtime.Object {
 	return &c
 }
 
-// TestStorageCodec: protobuf where the type has it, JSON where not, and
+// TestCodec: protobuf where the type has it, JSON where not, and
 // JSON written before still reads.
-func TestStorageCodec(t *testing.T) {
+func TestCodec(t *testing.T) {
 	internal := schema.GroupVersion{Group: "test.example.com", Version: runtime.APIVersionInternal}
 	v1 := schema.GroupVersion{Group: "test.example.com", Version: "v1"}
 	scheme := runtime.NewScheme()
@@ -37,7 +37,7 @@ func TestStorageCodec(t *testing.T) {
 		scheme.AddKnownTypes(gv, &metav1.Status{}, &plain{})
 	}
 	codecs := serializer.NewCodecFactory(scheme)
-	codec := StorageCodec(codecs, v1)
+	codec := Codec(codecs, v1)
 
 	status := &metav1.Status{Status: "Failure", Message: "m", Code: 409}
 	data, err := runtime.Encode(codec, status)
