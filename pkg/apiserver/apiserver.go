@@ -35,5 +35,5 @@ type Config struct {
 // copy-storage and openapi do their job and return), and returns the
 // process exit code: 0, or 1 after printing the error to standard error.
 func Main(cfg Config) int {
-	return server.Main(server.Config(cfg))
+	return server.Main(server.Project(cfg))
 }

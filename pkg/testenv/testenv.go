@@ -66,7 +66,7 @@ func Start(cfg apiserver.Config) (*Environment, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	env := &Environment{dir: dir, cancel: cancel, done: make(chan error, 1)}
 	go func() {
-		err := server.Run(ctx, server.Config(cfg), o)
+		err := server.Run(ctx, server.Project(cfg), o)
 		listener.Close() // when Run failed before serving on it
 		env.done <- err
 	}()

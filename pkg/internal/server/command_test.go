@@ -12,7 +12,7 @@ import (
 // command, with both sides' flags and --etcd-prefix defaulting to the
 // server's.
 func TestCopyStorageCommand(t *testing.T) {
-	cmd := NewCommand(Config{Name: "test"})
+	cmd := newCommand(Project{Name: "test"})
 	sub, rest, err := cmd.Find([]string{"copy-storage", "--from-embedded-etcd-data-dir", "x"})
 	if err != nil || sub.Name() != "copy-storage" || len(rest) != 2 {
 		t.Fatalf("copy-storage: %v %v %v", sub, rest, err)

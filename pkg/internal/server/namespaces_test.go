@@ -113,7 +113,7 @@ func startStandaloneWith(t *testing.T, dir string, groups ...*builders.APIGroup)
 	var runErr error
 	go func() {
 		defer close(done)
-		runErr = Run(ctx, Config{Name: "widgets", Groups: groups, OpenAPIDefinitions: widgetDefinitions}, o)
+		runErr = Run(ctx, Project{Name: "widgets", Groups: groups, OpenAPIDefinitions: widgetDefinitions}, o)
 	}()
 	stop = func() {
 		cancel()

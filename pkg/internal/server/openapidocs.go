@@ -27,7 +27,7 @@ import (
 // server's own configuration and handlers, read through its handler in
 // process. Nothing is served and no storage is reached: the storage points
 // at an address nobody answers, which the documents do not depend on.
-func OpenAPIDocuments(cfg Config) (map[string][]byte, error) {
+func OpenAPIDocuments(cfg Project) (map[string][]byte, error) {
 	tmp, err := os.MkdirTemp("", "apiserver-openapi-")
 	if err != nil {
 		return nil, err
@@ -77,7 +77,7 @@ func OpenAPIDocuments(cfg Config) (map[string][]byte, error) {
 
 // newOpenAPICommand is `apiserver openapi`: the OpenAPI v3 documents the
 // server publishes, written to --output as <group>/<version>.json.
-func newOpenAPICommand(cfg Config) *cobra.Command {
+func newOpenAPICommand(cfg Project) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:     "openapi",

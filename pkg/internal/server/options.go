@@ -3,14 +3,11 @@ package server
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
@@ -210,54 +207,4 @@ func (o *Options) validateFlags(fs *pflag.FlagSet, delegatedOnly []string) error
 		}
 	}
 	return nil
-}
-
-// NewCommand returns the apiserver command of a generated project.
-func NewCommand(cfg Config) *cobra.Command {
-	o := NewOptions()
-	var delegatedOnly []string
-	cmd := &cobra.Command{
-		Use:   "apiserver",
-		Short: fmt.Sprintf("Serve the %s API", cfg.Name),
-		Example: `  # standalone on an embedded etcd, writing a kubeconfig for kubectl
-  apiserver --write-kubeconfig kubeconfig
-  # on an external etcd
-  apiserver --etcd-servers http://127.0.0.1:2379
-  # on SQL through kine: SQLite (one process only) or Postgres
-  apiserver --datastore-endpoint sqlite://.apiserver-boot/state.db
-  apiserver --datastore-endpoint postgres://crontab:PASSWORD@db.example.com:5432/crontab
-  # aggregated behind a kube-apiserver (in a cluster: --delegated-auth, in-cluster configuration)
-  apiserver --etcd-servers https://etcd:2379 --tls-cert-file tls.crt --tls-private-key-file tls.key \
-    --kubeconfig kubeconfig`,
-		SilenceUsage: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.validateFlags(cmd.Flags(), delegatedOnly); err != nil {
-				return err
-			}
-			o.Complete()
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return Run(cmd.Context(), cfg, o)
-		},
-	}
-	delegatedOnly = o.AddFlags(cmd.Flags())
-	// One subcommand, copy-storage; no shell completion command for a server.
-	cmd.CompletionOptions.DisableDefaultCmd = true
-	cmd.AddCommand(storage.NewCopyCommand(o.Etcd.StorageConfig.Prefix), newOpenAPICommand(cfg))
-	return cmd
-}
-
-// Main runs the apiserver command (flags from os.Args, stopped by SIGTERM
-// or SIGINT) and returns the process exit code: 0, or 1 after printing the
-// error.
-func Main(cfg Config) int {
-	ctx := genericapiserver.SetupSignalContext()
-	cmd := NewCommand(cfg)
-	cmd.SetContext(ctx)
-	if err := cmd.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		return 1
-	}
-	return 0
 }

@@ -1,8 +1,14 @@
-// Package server starts the extension apiserver of a generated project:
-// k8s.io/apiserver's generic server, storing in etcd (embedded unless
-// --etcd-servers is given) or in SQL through kine (--datastore-endpoint), secured either standalone (self-signed TLS and a
-// bearer token, for `apiserver-boot run local`) or by delegating
-// authentication and authorization to a kube-apiserver when aggregated.
+// Package server is the extension apiserver of a generated project, behind
+// pkg/apiserver's Main: k8s.io/apiserver's generic server serving the
+// project's groups, storing in a backend of pkg/internal/storage (etcd,
+// embedded unless --etcd-servers is given, or SQL through kine with
+// --datastore-endpoint), and secured in one of two modes (mode.go):
+// standalone (pkg/internal/standalone: self-signed TLS and a bearer token,
+// for `apiserver-boot run local`) or delegated to a kube-apiserver when
+// aggregated. As in k8s.io/sample-apiserver, the options go from flags to a
+// server in steps: NewOptions, AddFlags, Complete, Validate, then Run
+// (Options.Config, Config.New and the server's run, after the storage
+// backend is opened).
 package server
 
 import (
@@ -38,9 +44,10 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/storage"
 )
 
-// Config is what the server serves: the fields of apiserver.Config, which
-// converts to it (apiserver.Main), so the compiler keeps both the same.
-type Config struct {
+// Project is what the server serves: the fields of apiserver.Config,
+// which converts to it (apiserver.Main), so the compiler keeps both the
+// same.
+type Project struct {
 	// Name names the server in logs, OpenAPI and the kubeconfig it writes.
 	Name string
 	// Groups are the API groups to serve (generated: apis.Groups()).
@@ -89,17 +96,17 @@ func (o *Options) selfSignedCerts() error {
 	return private.Check("--cert-dir", o.SecureServing.ServerCert.CertKey.KeyFile)
 }
 
-// Run serves until ctx is done, with options validated (NewCommand
+// Run serves until ctx is done, with options validated (newCommand
 // completes and validates them): the embedded etcd when no --etcd-servers is
 // given, then the server's configuration, the server, and its run.
-func Run(ctx context.Context, cfg Config, o *Options) error {
+func Run(ctx context.Context, p Project, o *Options) error {
 	o.Complete() // again, for callers that did not: it changes nothing the second time
 	stopEtcd, err := o.startStorage(ctx)
 	if err != nil {
 		return err
 	}
 	defer stopEtcd()
-	c, err := o.Config(cfg)
+	c, err := o.Config(p)
 	if err != nil {
 		return err
 	}
@@ -110,11 +117,12 @@ func Run(ctx context.Context, cfg Config, o *Options) error {
 	return server.PrepareRun().RunWithContext(ctx)
 }
 
-// serverConfig is everything the server is made of: k8s.io/apiserver's
+// Config is everything the server is made of: k8s.io/apiserver's
 // configuration, the scheme of the project's groups, and the mode
-// (standalone or delegated) applied to them.
-type serverConfig struct {
-	cfg            Config
+// (standalone or delegated) applied to them. Options.Config makes it, New
+// makes the server.
+type Config struct {
+	cfg            Project
 	generic        *genericapiserver.RecommendedConfig
 	scheme         *runtime.Scheme
 	codecs         serializer.CodecFactory
@@ -148,8 +156,8 @@ func (o *Options) startStorage(ctx context.Context) (stop func(), err error) {
 
 // Config builds the server's configuration from the options: scheme and
 // storage, OpenAPI, serving, then authentication and admission of the mode.
-func (o *Options) Config(cfg Config) (*serverConfig, error) {
-	c := &serverConfig{cfg: cfg, mode: o.mode()}
+func (o *Options) Config(p Project) (*Config, error) {
+	c := &Config{cfg: p, mode: o.mode()}
 	if err := c.newScheme(); err != nil {
 		return nil, err
 	}
@@ -180,7 +188,7 @@ func (o *Options) Config(cfg Config) (*serverConfig, error) {
 }
 
 // newScheme registers the project's groups, and what the mode serves.
-func (c *serverConfig) newScheme() error {
+func (c *Config) newScheme() error {
 	scheme, err := NewScheme(c.cfg.Groups)
 	if err != nil {
 		return err
@@ -194,7 +202,7 @@ func (c *serverConfig) newScheme() error {
 
 // applyOpenAPI publishes the generated definitions with the schemas the
 // server enforces (what the schemas enforce is what the OpenAPI publishes).
-func (c *serverConfig) applyOpenAPI() {
+func (c *Config) applyOpenAPI() {
 	namer := openapi.NewDefinitionNamer(c.scheme)
 	definitions := WithSchemas(c.cfg.OpenAPIDefinitions, c.cfg.Groups)
 	definitions = c.mode.Definitions(definitions)
@@ -206,7 +214,7 @@ func (c *serverConfig) applyOpenAPI() {
 
 // applyServing sets up TLS serving, with a self-signed certificate unless
 // one is given.
-func (o *Options) applyServing(c *serverConfig) error {
+func (o *Options) applyServing(c *Config) error {
 	if err := o.selfSignedCerts(); err != nil {
 		return err
 	}
@@ -223,7 +231,7 @@ func (o *Options) applyServing(c *serverConfig) error {
 
 // applyStorage stores each resource in its own storage version (newStorage's
 // options); the default codec serves what is not a resource's.
-func (o *Options) applyStorage(c *serverConfig) error {
+func (o *Options) applyStorage(c *Config) error {
 	var storageVersions []schema.GroupVersion
 	for _, g := range c.cfg.Groups {
 		storageVersions = append(storageVersions, schema.GroupVersion{Group: g.Name, Version: g.StorageVersion})
@@ -237,7 +245,7 @@ func (o *Options) applyStorage(c *serverConfig) error {
 
 // New makes the server: k8s.io/apiserver's generic server with the
 // project's groups installed, and what the mode installs.
-func (c *serverConfig) New() (*genericapiserver.GenericAPIServer, error) {
+func (c *Config) New() (*genericapiserver.GenericAPIServer, error) {
 	server, err := c.generic.Complete().New(c.cfg.Name, genericapiserver.NewEmptyDelegate())
 	if err != nil {
 		return nil, err
@@ -259,7 +267,7 @@ func (c *serverConfig) New() (*genericapiserver.GenericAPIServer, error) {
 // installGroups installs every group's resources, each version served by
 // the storage of the resource's storage version, and returns the stores of
 // namespaced resources (what a namespace holds).
-func (c *serverConfig) installGroups(server *genericapiserver.GenericAPIServer) ([]*genericregistry.Store, error) {
+func (c *Config) installGroups(server *genericapiserver.GenericAPIServer) ([]*genericregistry.Store, error) {
 	var namespaced []*genericregistry.Store
 	for _, g := range c.cfg.Groups {
 		info := genericapiserver.NewDefaultAPIGroupInfo(g.Name, c.scheme, metav1.ParameterCodec, c.codecs)
