@@ -3,8 +3,9 @@
 // an etcd cluster (--etcd-servers), the etcd started in this process
 // (EmbeddedEtcd, the default), or SQL through kine started in this process
 // (SQL, --datastore-endpoint). Open starts the backend for both the server
-// and `apiserver copy-storage`, which copies every key from one backend to
-// another (Copy). "Backend" is this package's word for where objects are
+// and `apiserver copy-storage` (NewCopyCommand), which copies every key from
+// one backend to another; Codec and VersionOptions are how objects are
+// encoded in it. "Backend" is this package's word for where objects are
 // stored; the flags keep their names (--datastore-endpoint, --etcd-servers,
 // --embedded-etcd-data-dir).
 package storage
