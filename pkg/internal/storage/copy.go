@@ -1,13 +1,13 @@
 package storage
 
-// copy-storage moves a project's objects from one store to another (etcd
+// copy-storage moves a project's objects from one backend to another (etcd
 // to SQL through kine and back): every key under the storage prefix, read
 // at one revision of the source, is created in an empty target with the
 // same bytes, then both stores are read back and compared with what was
 // copied. The objects keep everything in their stored value (uid,
 // creationTimestamp, generation, managedFields, finalizers, labels, spec,
 // status); their resourceVersion, which is not stored but is the key's
-// revision in the store (etcd's mod revision, kine's row id), is the one
+// revision in the backend (etcd's mod revision, kine's row id), is the one
 // the target gives them.
 
 import (
@@ -65,7 +65,7 @@ func (s *CopyFlags) AddFlags(fs *pflag.FlagSet) {
 
 func (s *CopyFlags) flag(name string) string { return "--" + s.Side + "-" + name }
 
-// Validate checks that one store is named, and that a source exists.
+// Validate checks that one backend is named, and that a source exists.
 func (s *CopyFlags) Validate() error {
 	if err := s.readEndpointFile(); err != nil {
 		return err
@@ -139,7 +139,7 @@ func (s *CopyFlags) backend(certDir string) Backend {
 	}
 }
 
-// String names the store for messages, without a password.
+// String names the backend for messages, without a password.
 func (s *CopyFlags) String() string {
 	switch {
 	case s.EmbeddedDataDir != "":
