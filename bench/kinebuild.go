@@ -20,16 +20,16 @@ import (
 )
 
 // Item 10, second part: the generated apiserver built as it is and built
-// without kine. pkg/apiserver imports kine unconditionally (no build tag),
-// so the build without kine replaces, through `go build -overlay`,
-// pkg/apiserver/kine.go by its options, flags and checks without kine
-// (StartKine then fails) and kine_sqlite.go by nothing: the same apiserver,
-// every other file the same.
+// without kine. pkg/internal/storage (the apiserver's storage backends)
+// imports kine unconditionally (no build tag), so the build without kine
+// replaces, through `go build -overlay`, pkg/internal/storage/kine.go by its
+// options, flags and checks without kine (startKine then fails) and
+// kine_sqlite.go by nothing: the same apiserver, every other file the same.
 
 // kineBuild builds the serving project's apiserver with and without kine,
 // alternating, and adds the size and build time rows.
 func (b *bench) kineBuild(p *servingProject) error {
-	out, err := proc.Command(b.ctx, p.dir, nil, "go", "list", "-f", "{{.Dir}}", "github.com/apiserver-boot/apiserver-boot/pkg/apiserver")
+	out, err := proc.Command(b.ctx, p.dir, nil, "go", "list", "-f", "{{.Dir}}", "github.com/apiserver-boot/apiserver-boot/pkg/internal/storage")
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func (b *bench) kineBuild(p *servingProject) error {
 	with, without := median(took[true]), median(took[false])
 	b.add(row{Item: "10", Measure: "storage: go build of the generated apiserver, warm build cache, with kine", Value: secs(with),
 		Ref: secs(without) + " (without kine)", Ratio: fmt.Sprintf("%.2fx", ratio(with, without))})
-	b.note("10", "builds: `go build -o BIN ./cmd/apiserver` in the serving project (the environment's CGO_ENABLED and GOFLAGS, as run local builds), with kine as generated and without it through `-overlay` (pkg/apiserver/kine.go reduced to its options and flags, kine_sqlite.go left out); `go version -m` shows github.com/k3s-io/kine in the first binary only. Runs alternate after one untimed round, so both find every package compiled and the time is mostly the link (the output removed before each build, which go build would otherwise leave as up to date): with kine %s, without %s. What kine adds to a first build with an empty cache (its packages, pgx, the MySQL driver, modernc.org/sqlite and modernc.org/libc) is not measured here: docs/storage.md gives a measurement by hand", millis(took[true]), millis(took[false]))
+	b.note("10", "builds: `go build -o BIN ./cmd/apiserver` in the serving project (the environment's CGO_ENABLED and GOFLAGS, as run local builds), with kine as generated and without it through `-overlay` (pkg/internal/storage/kine.go reduced to its options and flags, kine_sqlite.go left out); `go version -m` shows github.com/k3s-io/kine in the first binary only. Runs alternate after one untimed round, so both find every package compiled and the time is mostly the link (the output removed before each build, which go build would otherwise leave as up to date): with kine %s, without %s. What kine adds to a first build with an empty cache (its packages, pgx, the MySQL driver, modernc.org/sqlite and modernc.org/libc) is not measured here: docs/storage.md gives a measurement by hand", millis(took[true]), millis(took[false]))
 	return nil
 }
 
@@ -110,15 +110,15 @@ func (b *bench) noKineOverlay(pkgDir string) (string, error) {
 }
 
 // noKineSource is kine.go with its types and the functions that do not
-// reach kine (options, flags, checks of the endpoint's form, Kine.Stop);
-// StartKine returns an error; unused imports are dropped.
+// reach kine (options, flags, checks of the endpoint's form, kine.Stop);
+// startKine returns an error; unused imports are dropped.
 func noKineSource(path string) ([]byte, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
 	if err != nil {
 		return nil, err
 	}
-	keep := map[string]bool{"AddFlags": true, "ReadEndpointFile": true, "Validate": true, "Redact": true, "datastoreError": true, "Stop": true, "StartKine": true}
+	keep := map[string]bool{"AddFlags": true, "ReadEndpointFile": true, "Validate": true, "datastoreError": true, "Stop": true, "startKine": true}
 	kine := kineImports(f)
 	var decls []ast.Decl
 	for _, d := range f.Decls {
@@ -132,8 +132,8 @@ func noKineSource(path string) ([]byte, error) {
 		if !keep[fn.Name.Name] {
 			continue
 		}
-		if fn.Name.Name == "StartKine" {
-			body, err := parser.ParseExpr(`func() (*Kine, error) { return nil, errors.New("--datastore-endpoint: this apiserver was built without kine") }`)
+		if fn.Name.Name == "startKine" {
+			body, err := parser.ParseExpr(`func() (*kine, error) { return nil, errors.New("--datastore-endpoint: this apiserver was built without kine") }`)
 			if err != nil {
 				return nil, err
 			}

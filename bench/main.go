@@ -470,9 +470,9 @@ const methodText = `## How each figure is measured
    one Postgres (a quarter second's poll) is not here; the fault tier measures it (docs/reliability.md). Rows give
    each kine store against the embedded etcd of the same run; ratios are kine's figure over etcd's (above 1:
    more creates/s, slower LISTs and watches). **Build**: ` + "`go build ./cmd/apiserver`" + ` in that project as generated, and
-   the same build with ` + "`go build -overlay`" + ` replacing the framework's pkg/apiserver/kine.go by a copy reduced to
-   its options, flags and endpoint checks (` + "`StartKine`" + ` returning an error) and leaving out kine_sqlite.go, since
-   pkg/apiserver imports kine unconditionally; ` + "`go version -m`" + ` must show github.com/k3s-io/kine in the first
+   the same build with ` + "`go build -overlay`" + ` replacing the framework's pkg/internal/storage/kine.go by a copy reduced to
+   its options, flags and endpoint checks (` + "`startKine`" + ` returning an error) and leaving out kine_sqlite.go, since
+   pkg/internal/storage imports kine unconditionally; ` + "`go version -m`" + ` must show github.com/k3s-io/kine in the first
    binary only. One untimed round of both, then both alternating for the repetitions (median): with every
    package in the build cache, so the times are what kine adds to a rebuild (mostly the link), not to a first
    build with an empty cache (docs/storage.md gives that, measured by hand). Run alone with

@@ -19,8 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/cbor"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
-	"github.com/apiserver-boot/apiserver-boot/pkg/apiserver"
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/server"
 )
 
 // updateEnv, as in Kubernetes' own compatibility test, records what today's
@@ -40,7 +40,7 @@ const updateEnv = "UPDATE_COMPATIBILITY_FIXTURE_DATA"
 // <name>.after_roundtrip.json beside the fixture: the JSON today's code must
 // give instead.
 func Compatibility(t *testing.T, groups []*builders.APIGroup, dir string) {
-	scheme, err := apiserver.NewScheme(groups)
+	scheme, err := server.NewScheme(groups)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,9 @@ import (
 	etcd3testing "k8s.io/apiserver/pkg/storage/etcd3/testing"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 
-	"github.com/apiserver-boot/apiserver-boot/pkg/apiserver"
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/server"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/storage"
 )
 
 // Valid returns a valid object of the resource in namespace (empty for
@@ -34,13 +35,13 @@ type Valid func(namespace string) runtime.Object
 // one embedded etcd, because the upstream tests do not clean up after themselves.
 func Run(t *testing.T, groups []*builders.APIGroup, group, plural string, valid Valid) {
 	g, r := find(t, groups, group, plural)
-	scheme, err := apiserver.NewScheme(groups)
+	scheme, err := server.NewScheme(groups)
 	if err != nil {
 		t.Fatal(err)
 	}
 	codecs := serializer.NewCodecFactory(scheme)
 	_, config := etcd3testing.NewUnsecuredEtcd3TestClientServer(t)
-	config.Codec = apiserver.StorageCodec(codecs, g.StorageGroupVersion(r))
+	config.Codec = storage.Codec(codecs, g.StorageGroupVersion(r))
 
 	newObject := func(ns string) runtime.Object {
 		if valid != nil {
@@ -102,7 +103,7 @@ func newStore(t *testing.T, r *builders.Resource, group string, scheme *runtime.
 	c := *config
 	c.Prefix = prefix
 	gr := schema.GroupResource{Group: group, Resource: r.Plural}
-	store, err := apiserver.NewStore(r, group, scheme, generic.RESTOptions{
+	store, err := server.NewStore(r, group, scheme, generic.RESTOptions{
 		StorageConfig:           c.ForResource(gr),
 		Decorator:               generic.UndecoratedStorage,
 		DeleteCollectionWorkers: 1,

@@ -13,8 +13,8 @@ import (
 	runtimeserializer "k8s.io/apimachinery/pkg/runtime/serializer"
 	"sigs.k8s.io/randfill"
 
-	"github.com/apiserver-boot/apiserver-boot/pkg/apiserver"
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/server"
 )
 
 // RoundTrip fuzzes every kind of group and checks that nothing is lost
@@ -34,7 +34,7 @@ func RoundTrip(t *testing.T, groups []*builders.APIGroup, group string) {
 	if g == nil {
 		t.Fatalf("no group %s", group)
 	}
-	scheme, err := apiserver.NewScheme([]*builders.APIGroup{g})
+	scheme, err := server.NewScheme([]*builders.APIGroup{g})
 	if err != nil {
 		t.Fatal(err)
 	}

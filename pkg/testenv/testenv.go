@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/apiserver"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/server"
 )
 
 // Environment is a running apiserver.
@@ -47,7 +48,7 @@ func Start(cfg apiserver.Config) (*Environment, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	o := apiserver.NewOptions()
+	o := server.NewOptions()
 	o.SecureServing.Listener = listener
 	o.SecureServing.BindPort = listener.Addr().(*net.TCPAddr).Port
 	o.SecureServing.ServerCert.CertDirectory = filepath.Join(dir, "certs")
@@ -65,7 +66,7 @@ func Start(cfg apiserver.Config) (*Environment, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	env := &Environment{dir: dir, cancel: cancel, done: make(chan error, 1)}
 	go func() {
-		err := apiserver.Run(ctx, cfg, o)
+		err := server.Run(ctx, server.Project(cfg), o)
 		listener.Close() // when Run failed before serving on it
 		env.done <- err
 	}()

@@ -168,7 +168,7 @@ func databaseOutage(t *testing.T, a, b *replica, prefix, fault string, down, up 
 		explain(t, missing)
 	}
 	// Creates kine reported done without storing them, which the apiserver
-	// caught reading them back (pkg/apiserver checkedCreates) and failed.
+	// caught reading them back (pkg/internal/storage checkedCreates) and failed.
 	unstored := strings.Count(a.Out.String(), "the database did not store it") + strings.Count(b.Out.String(), "the database did not store it")
 	t.Logf("%s: %d acknowledged, %d while down, failures %s; replicas unready while down: %v; database accepting connections %.1f s after its start, first write %.1f s after its start; creates kine reported done but had not stored (failed by the read-back, so far in both replicas' logs): %d",
 		fault, len(l.acked), during, l.failed(), unready, accepting.Seconds(), took.Seconds(), unstored)
