@@ -19,14 +19,15 @@ import (
 // shared by the CLI, the generators and the runtime, which import only each
 // other; internal/testing holds test harnesses (databases, the reference's
 // reader), which import only internal/shared. pkg/ is the runtime library of
-// generated projects and imports only internal/shared. A package not listed
-// here fails the test, and so does a listed import that breaks the groups'
-// rule (groupRule).
+// generated projects and imports only pkg/ and internal/shared; pkg/internal
+// holds what the runtime shares inside pkg/ and generated code does not
+// call. A package not listed here fails the test, and so does a listed
+// import that breaks the groups' rule (groupRule).
 var layers = map[string][]string{
 	"": {},
 	"cmd/apiserver-boot": {"", "boilerplate", "generators", "generators/driver", "generators/model", "internal/cli/apidocs", "internal/shared/datastore", "internal/cli/deploy", "internal/shared/files", "internal/shared/gomod", "internal/cli/image",
 		"internal/shared/kubeconfig", "internal/shared/private", "internal/shared/progress", "internal/shared/project", "internal/shared/runlock", "internal/cli/scaffold", "internal/cli/upgrade", "internal/shared/version", "templates"},
-	"generators":                   {"generators/model", "generators/protobuf", "generators/crdschema", "generators/driver", "internal/shared/files", "internal/shared/private", "internal/shared/project", "templates", "third_party/validation-gen"},
+	"generators":                   {"generators/model", "generators/protobuf", "generators/crdschema", "generators/driver", "internal/shared/files", "internal/shared/hooks", "internal/shared/private", "internal/shared/project", "templates", "third_party/validation-gen"},
 	"third_party/validation-gen":   {},
 	"generators/crdschema":         {"generators/model"},
 	"internal/cli/apidocs":         {"generators", "generators/crdschema", "generators/driver", "generators/model", "internal/shared/project"},
@@ -44,6 +45,7 @@ var layers = map[string][]string{
 	"internal/shared/datastore":    {},
 	"internal/cli/upgrade":         {},
 	"internal/shared/files":        {},
+	"internal/shared/hooks":        {},
 	"internal/shared/freeport":     {},
 	"internal/testing/testpg":      {"internal/shared/freeport"},
 	"internal/testing/testmysql":   {"internal/shared/freeport"},
@@ -53,9 +55,11 @@ var layers = map[string][]string{
 	"internal/shared/progress":     {},
 	"internal/shared/project":      {},
 	"internal/shared/version":      {},
-	"pkg/apiserver":                {"internal/shared/datastore", "internal/shared/files", "internal/shared/freeport", "internal/shared/kubeconfig", "internal/shared/private", "internal/shared/runlock", "pkg/builders"},
-	"pkg/builders":                 {},
-	"pkg/conformance":              {"internal/shared/project", "pkg/apiserver", "pkg/builders"},
+	"pkg/apiserver":                {"internal/shared/datastore", "internal/shared/files", "internal/shared/freeport", "internal/shared/kubeconfig", "internal/shared/private", "internal/shared/runlock", "pkg/builders", "pkg/internal/apigroup", "pkg/internal/strategy"},
+	"pkg/builders":                 {"pkg/internal/strategy"},
+	"pkg/internal/strategy":        {"internal/shared/hooks"},
+	"pkg/internal/apigroup":        {"pkg/builders"},
+	"pkg/conformance":              {"internal/shared/project", "pkg/apiserver", "pkg/builders", "pkg/internal/apigroup"},
 	"pkg/controllers":              {"internal/shared/project"},
 	"pkg/testenv":                  {"pkg/apiserver"},
 	"templates":                    {},

@@ -38,6 +38,7 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/datastore"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/private"
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/apigroup"
 )
 
 // Config is what a generated cmd/apiserver/main.go hands to NewCommand.
@@ -60,7 +61,7 @@ func NewScheme(groups []*builders.APIGroup) (*runtime.Scheme, error) {
 		if err := g.AddToScheme(scheme); err != nil {
 			return nil, fmt.Errorf("registering %s: %w", g.Name, err)
 		}
-		if err := scheme.SetVersionPriority(g.PrioritizedVersions()...); err != nil {
+		if err := scheme.SetVersionPriority(apigroup.Versions(g)...); err != nil {
 			return nil, err
 		}
 		for _, r := range g.Resources {
@@ -321,7 +322,7 @@ func (c *serverConfig) installGroups(server *genericapiserver.GenericAPIServer) 
 	for _, g := range c.cfg.Groups {
 		info := genericapiserver.NewDefaultAPIGroupInfo(g.Name, c.scheme, metav1.ParameterCodec, c.codecs)
 		for _, r := range g.Resources {
-			gv := g.StorageGroupVersion(r)
+			gv := apigroup.StorageVersion(g, r)
 			opts := storageVersionOptions{RESTOptionsGetter: c.generic.RESTOptionsGetter, codec: StorageCodec(c.codecs, gv), gv: gv}
 			storage, err := newStorage(r, g.Name, c.scheme, opts)
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/strategy"
 )
 
 // resourceREST is the main endpoint of a resource: the generic etcd-backed
@@ -75,16 +76,16 @@ func NewStore(r *builders.Resource, group string, scheme *runtime.Scheme, optsGe
 // newStorage builds the REST storage of one resource: "<plural>" and, when
 // enabled, "<plural>/status".
 func newStorage(r *builders.Resource, group string, scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
-	strategy, err := r.Strategy(scheme, group)
+	st, err := strategy.For(r, scheme, group)
 	if err != nil {
 		return nil, err
 	}
 	if len(r.Schemas) > 0 {
-		v, err := newCRValidation(scheme, group, r, strategy.NameRule())
+		v, err := newCRValidation(scheme, group, r, st.NameRule())
 		if err != nil {
 			return nil, err
 		}
-		strategy.SetSchemaValidation(v)
+		st.SetSchemaValidation(v)
 	}
 	gr := schema.GroupResource{Group: group, Resource: r.Plural}
 	content := newKindContent(scheme, group, r)
@@ -102,14 +103,14 @@ func newStorage(r *builders.Resource, group string, scheme *runtime.Scheme, opts
 		rest.RESTUpdateStrategy
 		rest.RESTDeleteStrategy
 		rest.ResetFieldsStrategy
-	} = strategy
+	} = st
 	var statusStrategy interface {
 		rest.RESTUpdateStrategy
 		rest.ResetFieldsStrategy
-	} = builders.NewStatusStrategy(strategy)
-	if d := newDeclarative(scheme, group, r, strategy.ValidationOptions()); d != nil {
-		main = declarativeStrategy{strategy, d}
-		statusStrategy = declarativeStatusStrategy{builders.NewStatusStrategy(strategy), d}
+	} = strategy.NewStatusStrategy(st)
+	if d := newDeclarative(scheme, group, r, st.ValidationOptions()); d != nil {
+		main = declarativeStrategy{st, d}
+		statusStrategy = declarativeStatusStrategy{strategy.NewStatusStrategy(st), d}
 	}
 	store := &genericregistry.Store{
 		NewFunc:                   r.New,

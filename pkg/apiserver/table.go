@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/util/jsonpath"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/strategy"
 )
 
 // tableConvertor prints NAME, the +printcolumn columns and AGE, as
@@ -30,7 +31,7 @@ type tableConvertor struct {
 // newTableConvertor returns the hooks' own ConvertToTable if they declare one,
 // else a convertor for the declared columns.
 func newTableConvertor(r *builders.Resource, content kindContent) (rest.TableConvertor, error) {
-	if tc, ok := r.Hooks().(rest.TableConvertor); ok {
+	if tc, ok := strategy.Hooks(r).(rest.TableConvertor); ok {
 		return tc, nil
 	}
 	c := &tableConvertor{content: content, headers: []metav1.TableColumnDefinition{

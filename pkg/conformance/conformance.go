@@ -22,6 +22,7 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/apiserver"
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/apigroup"
 )
 
 // Valid returns a valid object of the resource in namespace (empty for
@@ -40,7 +41,7 @@ func Run(t *testing.T, groups []*builders.APIGroup, group, plural string, valid 
 	}
 	codecs := serializer.NewCodecFactory(scheme)
 	_, config := etcd3testing.NewUnsecuredEtcd3TestClientServer(t)
-	config.Codec = apiserver.StorageCodec(codecs, g.StorageGroupVersion(r))
+	config.Codec = apiserver.StorageCodec(codecs, apigroup.StorageVersion(g, r))
 
 	newObject := func(ns string) runtime.Object {
 		if valid != nil {
