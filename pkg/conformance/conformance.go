@@ -1,7 +1,10 @@
 // Package conformance runs the upstream REST storage tests
 // (k8s.io/apiserver/pkg/registry/rest/resttest, through its generic registry
-// wrapper) against a generated resource's storage on an embedded etcd.
-// apiserver-boot generates one test per resource calling Run.
+// wrapper) against a generated resource's storage on an embedded etcd
+// (Run), the fuzzed round trip of a group's kinds through every version and
+// encoding (RoundTrip), and the check that today's code reads what recorded
+// releases wrote (Compatibility). apiserver-boot generates the tests calling
+// them.
 package conformance
 
 import (
