@@ -25,11 +25,11 @@ import (
 // Hooks are methods the user declares on the generated <Kind>Strategy and
 // <Kind>SchemeFns (docs/hooks.md). One with another signature would compile
 // and then stop the apiserver at start-up (pkg/internal/strategy binds the
-// strategy hooks by reflection), or fail the build inside zz_generated.register.go
-// (DefaultingFunction): checkHooks refuses it at generate time, from the
-// types of the loaded packages. Which strategy hooks there are, with which
-// signatures, is internal/shared/hooks' table, which the runtime binds from
-// too.
+// strategy hooks when it starts), or fail the build inside
+// zz_generated.register.go (DefaultingFunction): checkHooks refuses it at
+// generate time, from the types of the loaded packages. Which strategy hooks
+// there are, with which signatures, is internal/shared/hooks' table, which
+// the runtime binds from too.
 
 // typeKey spells a type with full package paths, aliases resolved, so that
 // two types are the same exactly when their keys are.
