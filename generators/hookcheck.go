@@ -151,7 +151,7 @@ func checkHooks(api *State, c *generator.Context) error {
 						pos := methodPos(v, k.Strategy, m.Name())
 						msg := fmt.Sprintf("%s: %s.%s has the wrong signature for the %s hook:\n\tfound:    %s\n\texpected: %s",
 							relPos(api.Root, pos), k.Strategy, m.Name(), m.Name(), declaredSignature(recv, m.Name(), sig),
-							spell(recv, m.Name(), hook.With(internal), hook.Results, hooks.Short))
+							spell(recv, m.Name(), hook.With(internal, ""), hook.Results, hooks.Short))
 						if hook.UsesT() {
 							msg += fmt.Sprintf("\n\tthe strategy hooks of %s take the internal type %s (import %q) or runtime.Object, not the versioned *%s.%s",
 								k.Kind, hooks.Short(internal), g.Package, v.Name, k.Kind)
@@ -223,7 +223,7 @@ func checkHandlers(api *State, g *model.Group, v *model.Version, t *gentypes.Typ
 			pos := methodPos(v, k.Strategy, m.Name())
 			msg := fmt.Sprintf("%s: %s.%s has the wrong signature for the handler of the %s subresource of %s:\n\tfound:    %s\n\texpected: %s",
 				relPos(api.Root, pos), k.Strategy, m.Name(), sub.Path, k.Kind, declaredSignature(recv, m.Name(), sig),
-				spell(recv, m.Name(), []hooks.Param{{Name: "ctx", Type: hooks.Context}, {Name: "obj", Type: internal}, {Name: "req", Type: request}}, []string{hooks.Object, "error"}, hooks.Short))
+				spell(recv, m.Name(), hooks.Handler.With(internal, request), hooks.Handler.Results, hooks.Short))
 			if !params {
 				msg += fmt.Sprintf("\n\tthe handler takes the internal types %s and %s (import %q), or runtime.Object for either, not the versioned *%s.%s and *%s.%s",
 					hooks.Short(internal), hooks.Short(request), g.Package, v.Name, k.Kind, v.Name, sub.Request)
@@ -235,20 +235,31 @@ func checkHandlers(api *State, g *model.Group, v *model.Version, t *gentypes.Typ
 }
 
 // handlerMatches tells whether the parameters and the results of sig are a
-// custom subresource's handler's as
-// builders.NewSubresource binds it: func(context.Context, T, R)
-// (runtime.Object, error), T the internal object type or runtime.Object, R
-// the internal request type or runtime.Object (the types the internal
-// object and request are asserted to).
+// custom subresource's handler's (hooks.Handler) as
+// builders.NewSubresource binds it: T the internal object type or
+// runtime.Object, R the internal request type or runtime.Object (the types
+// the internal object and request are asserted to).
 func handlerMatches(sig *gotypes.Signature, internal, request string) (params, results bool) {
-	results = sig.Results().Len() == 2 && typeKey(sig.Results().At(0).Type()) == hooks.Object && typeKey(sig.Results().At(1).Type()) == "error"
-	if sig.Variadic() || sig.Params().Len() != 3 {
+	h := hooks.Handler
+	results = sig.Results().Len() == len(h.Results)
+	for i := 0; results && i < len(h.Results); i++ {
+		results = typeKey(sig.Results().At(i).Type()) == h.Results[i]
+	}
+	if sig.Variadic() || sig.Params().Len() != len(h.Params) {
 		return false, results
 	}
-	key := func(i int) string { return typeKey(sig.Params().At(i).Type()) }
-	params = key(0) == hooks.Context &&
-		(key(1) == internal || key(1) == hooks.Object) &&
-		(key(2) == request || key(2) == hooks.Object)
+	params = true
+	for i, p := range h.Params {
+		key := typeKey(sig.Params().At(i).Type())
+		switch p.Type {
+		case hooks.T:
+			params = params && (key == internal || key == hooks.Object)
+		case hooks.R:
+			params = params && (key == request || key == hooks.Object)
+		default:
+			params = params && key == p.Type
+		}
+	}
 	return params, results
 }
 
@@ -275,7 +286,7 @@ func strategyHookMatches(sig *gotypes.Signature, hook hooks.Hook, internal strin
 	}
 	for _, t := range []string{internal, hooks.Object} {
 		ok := true
-		for i, p := range hook.With(t) {
+		for i, p := range hook.With(t, "") {
 			ok = ok && typeKey(sig.Params().At(i).Type()) == p.Type
 		}
 		if ok {

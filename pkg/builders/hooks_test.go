@@ -42,3 +42,14 @@ func TestDefaultStrategyBinds(t *testing.T) {
 		t.Error("a resource not built with NewResource got a strategy")
 	}
 }
+
+// TestSubresourceHandlerContract: NewSubresource binds handlers of the
+// signature generate checks (hooks.Handler).
+func TestSubresourceHandlerContract(t *testing.T) {
+	type restart struct{ widget }
+	handle := reflect.TypeOf(NewSubresource[*widget, *restart]).In(2)
+	obj, req := hooks.KeyOf(reflect.TypeFor[*widget]()), hooks.KeyOf(reflect.TypeFor[*restart]())
+	if got, want := hooks.KeyOf(handle), hooks.Handler.Key(obj, req); got != want {
+		t.Errorf("NewSubresource binds handlers of type\n\t%s\nthe contract says\n\t%s", got, want)
+	}
+}

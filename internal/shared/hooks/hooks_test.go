@@ -1,6 +1,10 @@
 package hooks
 
-import "testing"
+import (
+	"context"
+	"reflect"
+	"testing"
+)
 
 // TestSignature: a hook is spelled as reflect spells a method's type, with
 // the object type given for T and package names for paths.
@@ -20,5 +24,16 @@ func TestSignature(t *testing.T) {
 	}
 	if _, ok := Find("DefaultingFunction"); ok {
 		t.Error("DefaultingFunction is a hook of <Kind>SchemeFns, not of the strategy")
+	}
+}
+
+// TestKeyOf: a function type of the running program is spelled as Hook.Key
+// spells the table's.
+func TestKeyOf(t *testing.T) {
+	got := KeyOf(reflect.TypeFor[func(context.Context, *Param, []string) (map[string]bool, error)]())
+	want := Hook{Params: []Param{{"ctx", Context}, {"obj", T}, {"names", "[]string"}}, Results: []string{"map[string]bool", "error"}}.
+		Key("*github.com/apiserver-boot/apiserver-boot/internal/shared/hooks.Param", "")
+	if got != want {
+		t.Errorf("KeyOf: %s, want %s", got, want)
 	}
 }
