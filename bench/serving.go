@@ -514,7 +514,7 @@ func profileAreas(top string) string {
 		{"protobuf decode", "serializer/protobuf.(*Serializer).Decode"},
 		{"watch cache", "cacher.(*watchCache).processEvent"},
 		{"admission", "admission."},
-		{"strategy hooks (builders)", "apiserver-boot/pkg/builders."},
+		{"strategy hooks (pkg/internal/strategy)", "apiserver-boot/pkg/internal/strategy."},
 		{"HTTP/2 and TLS writes", "http2.(*serverConn).writeFrameAsync"},
 		{"LIST from the watch cache", "cacher.(*Cacher).GetList"},
 		{"consistent read: wait for the cache", "cacher.(*watchCache).waitUntilFreshAndBlock"},

@@ -18,41 +18,18 @@ import (
 	gentypes "k8s.io/gengo/v2/types"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/hooks"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 )
 
 // Hooks are methods the user declares on the generated <Kind>Strategy and
 // <Kind>SchemeFns (docs/hooks.md). One with another signature would compile
-// and then stop the apiserver at start-up (pkg/builders binds the strategy
-// hooks by reflection), or fail the build inside zz_generated.register.go
-// (DefaultingFunction): checkHooks refuses it at generate time, from the
-// types of the loaded packages.
-
-const (
-	contextType   = "context.Context"
-	objectType    = "k8s.io/apimachinery/pkg/runtime.Object"
-	errorListType = "k8s.io/apimachinery/pkg/util/validation/field.ErrorList"
-)
-
-// hookParam is one parameter of a hook: its name in the expected signature,
-// and its type, where "T" is the object type.
-type hookParam struct{ name, typ string }
-
-// strategyHooks are the hooks pkg/builders' newStrategy binds, by name: T is
-// the internal type (*<group>.<Kind>) or runtime.Object, the same for every T
-// of a hook.
-var strategyHooks = map[string]struct {
-	params  []hookParam
-	results []string
-}{
-	"PrepareForCreate":             {params: []hookParam{{"ctx", contextType}, {"obj", "T"}}},
-	"PrepareForUpdate":             {params: []hookParam{{"ctx", contextType}, {"obj", "T"}, {"old", "T"}}},
-	"Validate":                     {params: []hookParam{{"ctx", contextType}, {"obj", "T"}}, results: []string{errorListType}},
-	"ValidateUpdate":               {params: []hookParam{{"ctx", contextType}, {"obj", "T"}, {"old", "T"}}, results: []string{errorListType}},
-	"Canonicalize":                 {params: []hookParam{{"obj", "T"}}},
-	"ValidateName":                 {params: []hookParam{{"name", "string"}, {"prefix", "bool"}}, results: []string{"[]string"}},
-	"DeclarativeValidationOptions": {params: []hookParam{{"ctx", contextType}}, results: []string{"map[string]bool"}},
-}
+// and then stop the apiserver at start-up (pkg/internal/strategy binds the
+// strategy hooks when it starts), or fail the build inside
+// zz_generated.register.go (DefaultingFunction): checkHooks refuses it at
+// generate time, from the types of the loaded packages. Which strategy hooks
+// there are, with which signatures, is internal/shared/hooks' table, which
+// the runtime binds from too.
 
 // typeKey spells a type with full package paths, aliases resolved, so that
 // two types are the same exactly when their keys are.
@@ -87,15 +64,15 @@ func shortName(t gotypes.Type) string {
 }
 
 // spell writes a method as declared: func (recv) Name(params) results.
-func spell(recv, name string, params []hookParam, results []string, short func(string) string) string {
+func spell(recv, name string, params []hooks.Param, results []string, short func(string) string) string {
 	var ps []string
 	for i, p := range params {
 		// Consecutive parameters of one type share it: obj, old *stable.CronTab.
-		if i+1 < len(params) && params[i+1].typ == p.typ {
-			ps = append(ps, p.name)
+		if i+1 < len(params) && params[i+1].Type == p.Type {
+			ps = append(ps, p.Name)
 			continue
 		}
-		ps = append(ps, p.name+" "+short(p.typ))
+		ps = append(ps, p.Name+" "+short(p.Type))
 	}
 	s := fmt.Sprintf("func (%s) %s(%s)", recv, name, strings.Join(ps, ", "))
 	var rs []string
@@ -114,7 +91,7 @@ func spell(recv, name string, params []hookParam, results []string, short func(s
 
 // declaredSignature spells a method as the user declared it.
 func declaredSignature(recv, name string, sig *gotypes.Signature) string {
-	var params []hookParam
+	var params []hooks.Param
 	for i := range sig.Params().Len() {
 		p := sig.Params().At(i)
 		typ := shortName(p.Type())
@@ -125,23 +102,13 @@ func declaredSignature(recv, name string, sig *gotypes.Signature) string {
 		if name == "" {
 			name = "_"
 		}
-		params = append(params, hookParam{name, typ})
+		params = append(params, hooks.Param{Name: name, Type: typ})
 	}
 	var results []string
 	for i := range sig.Results().Len() {
 		results = append(results, shortName(sig.Results().At(i).Type()))
 	}
 	return spell(recv, name, params, results, func(s string) string { return s })
-}
-
-// shortType turns a type key into source spelling: "*example.com/m/pkg/apis/stable.CronTab" -> "*stable.CronTab".
-func shortType(key string) string {
-	rest := strings.TrimLeft(key, "*[]")
-	prefix := key[:len(key)-len(rest)]
-	if i := strings.LastIndex(rest, "/"); i >= 0 {
-		rest = rest[i+1:]
-	}
-	return prefix + rest
 }
 
 // methodPos finds where the version's hand-written files declare a method.
@@ -175,19 +142,19 @@ func checkHooks(api *State, c *generator.Context) error {
 					}
 					for i := range named.NumMethods() {
 						m := named.Method(i)
-						hook, ok := strategyHooks[m.Name()]
+						hook, ok := hooks.Find(m.Name())
 						sig := m.Type().(*gotypes.Signature)
-						if !ok || invalid(sig) || strategyHookMatches(sig, hook.params, hook.results, internal) {
+						if !ok || invalid(sig) || strategyHookMatches(sig, hook, internal) {
 							continue
 						}
 						recv := recvSpelling(sig, k.Strategy)
 						pos := methodPos(v, k.Strategy, m.Name())
 						msg := fmt.Sprintf("%s: %s.%s has the wrong signature for the %s hook:\n\tfound:    %s\n\texpected: %s",
 							relPos(api.Root, pos), k.Strategy, m.Name(), m.Name(), declaredSignature(recv, m.Name(), sig),
-							spell(recv, m.Name(), substitute(hook.params, internal), hook.results, shortType))
-						if usesT(hook.params) {
+							spell(recv, m.Name(), hook.With(internal, ""), hook.Results, hooks.Short))
+						if hook.UsesT() {
 							msg += fmt.Sprintf("\n\tthe strategy hooks of %s take the internal type %s (import %q) or runtime.Object, not the versioned *%s.%s",
-								k.Kind, shortType(internal), g.Package, v.Name, k.Kind)
+								k.Kind, hooks.Short(internal), g.Package, v.Name, k.Kind)
 						}
 						errs = append(errs, msg)
 					}
@@ -211,7 +178,7 @@ func checkHooks(api *State, c *generator.Context) error {
 						pos := methodPos(v, fns, m.Name())
 						errs = append(errs, fmt.Sprintf("%s: %s.DefaultingFunction has the wrong signature:\n\tfound:    %s\n\texpected: %s\n\tit is called with the versioned object (generated SetDefaults_%s); obj interface{} or runtime.Object works too, nothing is returned",
 							relPos(api.Root, pos), fns, declaredSignature(recv, m.Name(), sig),
-							spell(recv, "DefaultingFunction", []hookParam{{"obj", "*" + k.Kind}}, nil, func(s string) string { return s }), k.Kind))
+							spell(recv, "DefaultingFunction", []hooks.Param{{Name: "obj", Type: "*" + k.Kind}}, nil, func(s string) string { return s }), k.Kind))
 					}
 				}
 			}
@@ -256,10 +223,10 @@ func checkHandlers(api *State, g *model.Group, v *model.Version, t *gentypes.Typ
 			pos := methodPos(v, k.Strategy, m.Name())
 			msg := fmt.Sprintf("%s: %s.%s has the wrong signature for the handler of the %s subresource of %s:\n\tfound:    %s\n\texpected: %s",
 				relPos(api.Root, pos), k.Strategy, m.Name(), sub.Path, k.Kind, declaredSignature(recv, m.Name(), sig),
-				spell(recv, m.Name(), []hookParam{{"ctx", contextType}, {"obj", internal}, {"req", request}}, []string{objectType, "error"}, shortType))
+				spell(recv, m.Name(), hooks.Handler.With(internal, request), hooks.Handler.Results, hooks.Short))
 			if !params {
 				msg += fmt.Sprintf("\n\tthe handler takes the internal types %s and %s (import %q), or runtime.Object for either, not the versioned *%s.%s and *%s.%s",
-					shortType(internal), shortType(request), g.Package, v.Name, k.Kind, v.Name, sub.Request)
+					hooks.Short(internal), hooks.Short(request), g.Package, v.Name, k.Kind, v.Name, sub.Request)
 			}
 			errs = append(errs, msg)
 		}
@@ -268,20 +235,31 @@ func checkHandlers(api *State, g *model.Group, v *model.Version, t *gentypes.Typ
 }
 
 // handlerMatches tells whether the parameters and the results of sig are a
-// custom subresource's handler's as
-// builders.NewSubresource binds it: func(context.Context, T, R)
-// (runtime.Object, error), T the internal object type or runtime.Object, R
-// the internal request type or runtime.Object (the types the internal
-// object and request are asserted to).
+// custom subresource's handler's (hooks.Handler) as
+// builders.NewSubresource binds it: T the internal object type or
+// runtime.Object, R the internal request type or runtime.Object (the types
+// the internal object and request are asserted to).
 func handlerMatches(sig *gotypes.Signature, internal, request string) (params, results bool) {
-	results = sig.Results().Len() == 2 && typeKey(sig.Results().At(0).Type()) == objectType && typeKey(sig.Results().At(1).Type()) == "error"
-	if sig.Variadic() || sig.Params().Len() != 3 {
+	h := hooks.Handler
+	results = sig.Results().Len() == len(h.Results)
+	for i := 0; results && i < len(h.Results); i++ {
+		results = typeKey(sig.Results().At(i).Type()) == h.Results[i]
+	}
+	if sig.Variadic() || sig.Params().Len() != len(h.Params) {
 		return false, results
 	}
-	key := func(i int) string { return typeKey(sig.Params().At(i).Type()) }
-	params = key(0) == contextType &&
-		(key(1) == internal || key(1) == objectType) &&
-		(key(2) == request || key(2) == objectType)
+	params = true
+	for i, p := range h.Params {
+		key := typeKey(sig.Params().At(i).Type())
+		switch p.Type {
+		case hooks.T:
+			params = params && (key == internal || key == hooks.Object)
+		case hooks.R:
+			params = params && (key == request || key == hooks.Object)
+		default:
+			params = params && key == p.Type
+		}
+	}
 	return params, results
 }
 
@@ -295,41 +273,21 @@ func recvSpelling(sig *gotypes.Signature, typ string) string {
 	return typ
 }
 
-func usesT(params []hookParam) bool {
-	for _, p := range params {
-		if p.typ == "T" {
-			return true
-		}
-	}
-	return false
-}
-
-func substitute(params []hookParam, t string) []hookParam {
-	out := make([]hookParam, len(params))
-	for i, p := range params {
-		out[i] = p
-		if p.typ == "T" {
-			out[i].typ = t
-		}
-	}
-	return out
-}
-
 // strategyHookMatches tells whether sig is the hook's, with T the internal
 // type or runtime.Object.
-func strategyHookMatches(sig *gotypes.Signature, params []hookParam, results []string, internal string) bool {
-	if sig.Variadic() || sig.Params().Len() != len(params) || sig.Results().Len() != len(results) {
+func strategyHookMatches(sig *gotypes.Signature, hook hooks.Hook, internal string) bool {
+	if sig.Variadic() || sig.Params().Len() != len(hook.Params) || sig.Results().Len() != len(hook.Results) {
 		return false
 	}
-	for i, r := range results {
+	for i, r := range hook.Results {
 		if typeKey(sig.Results().At(i).Type()) != r {
 			return false
 		}
 	}
-	for _, t := range []string{internal, objectType} {
+	for _, t := range []string{internal, hooks.Object} {
 		ok := true
-		for i, p := range substitute(params, t) {
-			ok = ok && typeKey(sig.Params().At(i).Type()) == p.typ
+		for i, p := range hook.With(t, "") {
+			ok = ok && typeKey(sig.Params().At(i).Type()) == p.Type
 		}
 		if ok {
 			return true
@@ -349,7 +307,7 @@ func defaultingMatches(sig *gotypes.Signature, versioned string) bool {
 		return true
 	}
 	key := typeKey(t)
-	return key == versioned || key == objectType
+	return key == versioned || key == hooks.Object
 }
 
 // checkCompiles type-checks the API packages as the build will, with every

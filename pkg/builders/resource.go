@@ -2,10 +2,11 @@ package builders
 
 import (
 	"context"
-	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/strategy"
 )
 
 // APIGroup is everything the apiserver needs to serve one API group.
@@ -24,30 +25,22 @@ type APIGroup struct {
 	Resources []*Resource
 }
 
-// PrioritizedVersions returns the group's versions as GroupVersions, most preferred first.
-func (g *APIGroup) PrioritizedVersions() []schema.GroupVersion {
-	out := make([]schema.GroupVersion, 0, len(g.Versions))
-	for _, v := range g.Versions {
-		out = append(out, schema.GroupVersion{Group: g.Name, Version: v})
-	}
-	return out
-}
-
-// StorageGroupVersion is the group version r is encoded in in etcd.
-func (g *APIGroup) StorageGroupVersion(r *Resource) schema.GroupVersion {
-	if r.StorageVersion != "" {
-		return schema.GroupVersion{Group: g.Name, Version: r.StorageVersion}
-	}
-	return schema.GroupVersion{Group: g.Name, Version: g.StorageVersion}
-}
-
-// Resource describes one REST resource, backed by the internal (unversioned) type.
+// Resource describes one REST resource, backed by the internal (unversioned)
+// type. Build it with NewResource: the apiserver serves only resources
+// built so.
 type Resource struct {
-	Kind       string
-	Plural     string
-	Singular   string
+	// Kind is the kind's name, e.g. "CronTab".
+	Kind string
+	// Plural is the resource's name in URLs, e.g. "crontabs".
+	Plural string
+	// Singular is the name kubectl accepts for one object, e.g. "crontab".
+	Singular string
+	// ShortNames are the aliases kubectl accepts, e.g. "ct".
 	ShortNames []string
+	// Categories are the names kubectl get accepts for a set of resources
+	// this one belongs to, e.g. "all".
 	Categories []string
+	// Namespaced: objects live in a namespace; otherwise cluster-scoped.
 	Namespaced bool
 	// Versions lists the versions that serve this resource.
 	Versions []string
@@ -81,17 +74,25 @@ type Resource struct {
 	New     func() runtime.Object
 	NewList func() runtime.Object
 
-	// strategy builds the REST strategy once the scheme is known.
-	strategy func(scheme *runtime.Scheme, group string) (*Strategy, error)
-	hooks    any
+	// binding is what NewResource binds: the hooks value and the
+	// strategy's constructor, which the apiserver reads
+	// (pkg/internal/strategy).
+	binding
 }
+
+// binding names strategy.Binding for an unexported embedded field.
+type binding = strategy.Binding
 
 // Subresource is a custom subresource: POST <plural>/<name>/<Path> with a
 // request object calls Handle with the named object and the request.
 type Subresource struct {
-	Path       string
+	// Path is the subresource's name in the URL, e.g. "restart".
+	Path string
+	// NewRequest returns an empty internal request object.
 	NewRequest func() runtime.Object
-	Handle     func(ctx context.Context, obj, request runtime.Object) (runtime.Object, error)
+	// Handle answers a request: obj is the named object, request the
+	// decoded body; what it returns is answered in the request's version.
+	Handle func(ctx context.Context, obj, request runtime.Object) (runtime.Object, error)
 }
 
 // NewSubresource binds a typed handler, such as a method declared on
@@ -104,22 +105,26 @@ func NewSubresource[T, R runtime.Object](path string, newRequest func() runtime.
 
 // Column is a printer column: what `kubectl get` shows besides NAME and AGE.
 type Column struct {
-	Name        string
-	Type        string // integer, number, string, boolean or date
-	Format      string
+	// Name is the column's header.
+	Name string
+	// Type is integer, number, string, boolean or date.
+	Type string
+	// Format is the OpenAPI format of the value, e.g. "int32"; optional.
+	Format string
+	// Description is the column's description in the Table; optional.
 	Description string
-	JSONPath    string
+	// JSONPath selects the value in the object, e.g. ".spec.replicas".
+	JSONPath string
 	// Priority 0 columns are always shown; higher ones with -o wide.
 	Priority int32
 }
 
-// Hooks returns the user's strategy hooks value, for optional hooks such as ConvertToTable.
-func (r *Resource) Hooks() any { return r.hooks }
-
 // Scale locates a resource's replica counts for the /scale subresource, as
 // JSON paths in the object (e.g. ".spec.replicas").
 type Scale struct {
-	SpecReplicasPath   string
+	// SpecReplicasPath is where the spec holds the desired count.
+	SpecReplicasPath string
+	// StatusReplicasPath is where the status holds the observed count.
 	StatusReplicasPath string
 	// LabelSelectorPath is optional: where the status holds the pods' selector, for autoscalers.
 	LabelSelectorPath string
@@ -129,17 +134,9 @@ type Scale struct {
 // pointer to the user's <Kind>Strategy value: any hook declared on it (with a
 // T or runtime.Object argument) replaces the default behaviour.
 func NewResource[T runtime.Object](r Resource, hooks any) *Resource {
-	r.hooks = hooks
-	r.strategy = func(scheme *runtime.Scheme, group string) (*Strategy, error) {
-		return newStrategy[T](scheme, schema.GroupResource{Group: group, Resource: r.Plural}, r.Namespaced, r.StatusSubresource, r.Versions, hooks)
-	}
-	return &r
-}
-
-// Strategy returns the REST strategy for the resource in the given group.
-func (r *Resource) Strategy(scheme *runtime.Scheme, group string) (*Strategy, error) {
-	if r.strategy == nil {
-		return nil, fmt.Errorf("resource %s was not built with builders.NewResource", r.Kind)
-	}
-	return r.strategy(scheme, group)
+	p := &r
+	p.binding = strategy.Bind(hooks, func(scheme *runtime.Scheme, group string) (*strategy.Strategy, error) {
+		return strategy.New[T](scheme, schema.GroupResource{Group: group, Resource: p.Plural}, p.Namespaced, p.StatusSubresource, p.Versions, hooks)
+	})
+	return p
 }

@@ -1,7 +1,10 @@
 // Package conformance runs the upstream REST storage tests
 // (k8s.io/apiserver/pkg/registry/rest/resttest, through its generic registry
-// wrapper) against a generated resource's storage on an embedded etcd.
-// apiserver-boot generates one test per resource calling Run.
+// wrapper) against a generated resource's storage on an embedded etcd
+// (Run), the fuzzed round trip of a group's kinds through every version and
+// encoding (RoundTrip), and the check that today's code reads what recorded
+// releases wrote (Compatibility). apiserver-boot generates the tests calling
+// them.
 package conformance
 
 import (
@@ -21,6 +24,7 @@ import (
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/apigroup"
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/server"
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/storage"
 )
@@ -41,7 +45,7 @@ func Run(t *testing.T, groups []*builders.APIGroup, group, plural string, valid 
 	}
 	codecs := serializer.NewCodecFactory(scheme)
 	_, config := etcd3testing.NewUnsecuredEtcd3TestClientServer(t)
-	config.Codec = storage.Codec(codecs, g.StorageGroupVersion(r))
+	config.Codec = storage.Codec(codecs, apigroup.StorageVersion(g, r))
 
 	newObject := func(ns string) runtime.Object {
 		if valid != nil {

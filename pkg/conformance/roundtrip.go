@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/randfill"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/apigroup"
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/server"
 )
 
@@ -41,7 +42,7 @@ func RoundTrip(t *testing.T, groups []*builders.APIGroup, group string) {
 	var funcs []interface{}
 	for _, r := range g.Resources {
 		for _, obj := range []runtime.Object{r.New(), r.NewList()} {
-			funcs = append(funcs, defaultingFiller(scheme, reflect.TypeOf(obj), g.StorageGroupVersion(r)))
+			funcs = append(funcs, defaultingFiller(scheme, reflect.TypeOf(obj), apigroup.StorageVersion(g, r)))
 		}
 	}
 	codecs := runtimeserializer.NewCodecFactory(scheme)
@@ -72,7 +73,7 @@ func RoundTrip(t *testing.T, groups []*builders.APIGroup, group string) {
 		storage := schema.GroupVersion{Group: g.Name, Version: g.StorageVersion}
 		for _, r := range g.Resources {
 			if kind == r.Kind || kind == r.Kind+"List" {
-				storage = g.StorageGroupVersion(r)
+				storage = apigroup.StorageVersion(g, r)
 			}
 		}
 		external, err := scheme.New(storage.WithKind(kind))

@@ -23,11 +23,15 @@ import (
 // Informers is what a project's generated sharedinformers.SharedInformers
 // gives the controller-manager: informers shared by every controller.
 type Informers interface {
+	// Start starts the informers requested so far, until ctx is done.
 	Start(ctx context.Context)
+	// WaitForCacheSync waits until every started informer has synced; false
+	// when ctx is done first.
 	WaitForCacheSync(ctx context.Context) bool
 }
 
-// NewInformers creates a project's Informers (generated: sharedinformers.New).
+// NewInformers creates a project's Informers, resyncing every resync
+// (generated: sharedinformers.NewInformers).
 type NewInformers func(config *rest.Config, resync time.Duration) (Informers, error)
 
 // Reconciler is what a scaffolded <Kind>ControllerImpl implements; S is the
@@ -43,10 +47,14 @@ type Reconciler[T runtime.Object, S any] interface {
 // objects and how to get one from its lister by namespace and name.
 type Watch[T runtime.Object, S any] func(si S) (cache.SharedIndexInformer, func(namespace, name string) (T, error))
 
-// Controller is a controller the controller-manager runs.
+// Controller is a controller the controller-manager runs; New makes one.
 type Controller interface {
+	// Name names the controller in logs and in its
+	// --concurrent-<name>-syncs flag.
 	Name() string
+	// Init is called once, before Run, with the shared informers.
 	Init(config *rest.Config, si Informers) error
+	// Run reconciles with workers goroutines until ctx is done.
 	Run(ctx context.Context, workers int)
 }
 
@@ -54,17 +62,17 @@ type Controller interface {
 type Option func(*options)
 
 type options struct {
-	resource *Resource
+	resource *watched
 }
 
-// Resource is the kind a controller reconciles and the resource serving it.
-type Resource struct {
+// watched is the kind a controller reconciles and the resource serving it.
+type watched struct {
 	schema.GroupVersionResource
 	Kind string
 }
 
 // String is "apps/v1 Deployment" ("v1 Pod" for the core group).
-func (r Resource) String() string {
+func (r watched) String() string {
 	return r.GroupVersion().String() + " " + r.Kind
 }
 
@@ -72,12 +80,12 @@ func (r Resource) String() string {
 // the controller-manager checks at start that the apiserver serves it
 // (generated wiring sets it).
 func Watches(gvr schema.GroupVersionResource, kind string) Option {
-	return func(o *options) { o.resource = &Resource{GroupVersionResource: gvr, Kind: kind} }
+	return func(o *options) { o.resource = &watched{GroupVersionResource: gvr, Kind: kind} }
 }
 
-// Watching is implemented by controllers that say what they reconcile.
-type Watching interface {
-	Watches() (Resource, bool)
+// watchesKind is implemented by controllers that say what they reconcile.
+type watchesKind interface {
+	Watches() (watched, bool)
 }
 
 // New returns the controller named name, reconciling the objects watch selects.
@@ -101,9 +109,9 @@ type controller[T runtime.Object, S Informers] struct {
 
 func (c *controller[T, S]) Name() string { return c.name }
 
-func (c *controller[T, S]) Watches() (Resource, bool) {
+func (c *controller[T, S]) Watches() (watched, bool) {
 	if c.resource == nil {
-		return Resource{}, false
+		return watched{}, false
 	}
 	return *c.resource, true
 }

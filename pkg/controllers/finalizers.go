@@ -7,8 +7,8 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // object then only sets metadata.deletionTimestamp, Reconcile sees it, cleans
 // up, and removes the finalizer (an update), after which the object is gone.
 
-// HasFinalizer tells whether obj carries finalizer.
-func HasFinalizer(obj metav1.Object, finalizer string) bool {
+// hasFinalizer tells whether obj carries finalizer.
+func hasFinalizer(obj metav1.Object, finalizer string) bool {
 	for _, f := range obj.GetFinalizers() {
 		if f == finalizer {
 			return true
@@ -19,7 +19,7 @@ func HasFinalizer(obj metav1.Object, finalizer string) bool {
 
 // AddFinalizer adds finalizer to obj unless present; it reports whether obj changed.
 func AddFinalizer(obj metav1.Object, finalizer string) bool {
-	if HasFinalizer(obj, finalizer) {
+	if hasFinalizer(obj, finalizer) {
 		return false
 	}
 	obj.SetFinalizers(append(obj.GetFinalizers(), finalizer))

@@ -11,7 +11,7 @@ func TestFinalizers(t *testing.T) {
 	if !AddFinalizer(obj, "example.com/cleanup") || AddFinalizer(obj, "example.com/cleanup") {
 		t.Fatal("AddFinalizer should change the object once")
 	}
-	if !HasFinalizer(obj, "example.com/cleanup") || len(obj.Finalizers) != 2 {
+	if !hasFinalizer(obj, "example.com/cleanup") || len(obj.Finalizers) != 2 {
 		t.Fatalf("finalizers: %v", obj.Finalizers)
 	}
 	if !RemoveFinalizer(obj, "example.com/cleanup") || RemoveFinalizer(obj, "example.com/cleanup") {

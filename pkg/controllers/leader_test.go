@@ -20,7 +20,7 @@ import (
 // other takes over once the first stops and releases the Lease.
 func TestLeaderElection(t *testing.T) {
 	client := fake.NewSimpleClientset()
-	o := &ManagerOptions{LeaseName: "crontab-controller-manager", LeaseNS: "crontab-system", LeaseDuration: 2 * time.Second}
+	o := &managerOptions{LeaseName: "crontab-controller-manager", LeaseNS: "crontab-system", LeaseDuration: 2 * time.Second}
 	var running, maxRunning int32
 	leaders := make(chan string, 2)
 	start := func(id string) context.CancelFunc {
@@ -70,7 +70,7 @@ func TestLeaderElection(t *testing.T) {
 // and is restarted); a controller failure while leading is returned too.
 func TestLostLeadershipIsAnError(t *testing.T) {
 	client := fake.NewSimpleClientset()
-	o := &ManagerOptions{LeaseName: "crontab-controller-manager", LeaseNS: "crontab-system", LeaseDuration: 2 * time.Second}
+	o := &managerOptions{LeaseName: "crontab-controller-manager", LeaseNS: "crontab-system", LeaseDuration: 2 * time.Second}
 	leading := make(chan struct{})
 	stopped := make(chan struct{})
 	done := make(chan error, 1)
@@ -138,7 +138,7 @@ func (neverSynced) WaitForCacheSync(ctx context.Context) bool {
 func TestControllersFailLoudly(t *testing.T) {
 	newInformers := func(*rest.Config, time.Duration) (Informers, error) { return neverSynced{}, nil }
 	workers := 1
-	o := &ManagerOptions{Workers: map[string]*int{"crontab": &workers}, CacheSyncTimeout: 200 * time.Millisecond}
+	o := &managerOptions{Workers: map[string]*int{"crontab": &workers}, CacheSyncTimeout: 200 * time.Millisecond}
 	var ready atomic.Bool
 
 	err := runControllers(context.Background(), o, &rest.Config{}, newInformers, []Controller{failingInit{fakeController{"crontab"}}}, &ready)

@@ -26,8 +26,8 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// ManagerOptions are the controller-manager's command-line options.
-type ManagerOptions struct {
+// managerOptions are the controller-manager's command-line options.
+type managerOptions struct {
 	Name       string
 	Kubeconfig string
 	// Workers per controller name (--concurrent-<name>-syncs).
@@ -41,7 +41,7 @@ type ManagerOptions struct {
 	LeaseDuration time.Duration
 	// Secure serves the endpoints over TLS to authenticated, authorized
 	// clients (--secure-port; off by default).
-	Secure *SecureServingOptions
+	Secure *secureServingOptions
 	// CacheSyncTimeout bounds the wait for the informers' first sync; the
 	// process exits when they do not sync in time (0 waits for ever).
 	CacheSyncTimeout time.Duration
@@ -50,10 +50,10 @@ type ManagerOptions struct {
 // serviceAccountNamespace is where an in-cluster pod runs.
 const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
-// NewManagerCommand returns the controller-manager command running controllers.
-func NewManagerCommand(name string, newInformers NewInformers, controllers []Controller) *cobra.Command {
-	o := &ManagerOptions{
-		Name: name, Workers: map[string]*int{}, Resync: 10 * time.Minute, BindAddress: "127.0.0.1:8080", Secure: NewSecureServingOptions(),
+// newManagerCommand returns the controller-manager command running controllers.
+func newManagerCommand(name string, newInformers NewInformers, controllers []Controller) *cobra.Command {
+	o := &managerOptions{
+		Name: name, Workers: map[string]*int{}, Resync: 10 * time.Minute, BindAddress: "127.0.0.1:8080", Secure: newSecureServingOptions(),
 		CacheSyncTimeout: 2 * time.Minute,
 		LeaderElect:      true, LeaseName: name + "-controller-manager", LeaseNS: "default",
 	}
@@ -67,7 +67,7 @@ func NewManagerCommand(name string, newInformers NewInformers, controllers []Con
   controller-manager --concurrent-crontab-syncs 5   # in cluster: leader election on a Lease`,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return RunManager(cmd.Context(), o, newInformers, controllers)
+			return runManager(cmd.Context(), o, newInformers, controllers)
 		},
 	}
 	f := cmd.Flags()
@@ -87,9 +87,9 @@ func NewManagerCommand(name string, newInformers NewInformers, controllers []Con
 	return cmd
 }
 
-// RunManager serves the health and metrics endpoints and runs the
+// runManager serves the health and metrics endpoints and runs the
 // controllers (once leader, with leader election) until ctx is done.
-func RunManager(ctx context.Context, o *ManagerOptions, newInformers NewInformers, controllers []Controller) error {
+func runManager(ctx context.Context, o *managerOptions, newInformers NewInformers, controllers []Controller) error {
 	config, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
 	if err != nil {
 		return fmt.Errorf("--kubeconfig: %w", err)
@@ -159,7 +159,7 @@ func endpoints(ready *atomic.Bool) http.Handler {
 // runControllers starts the informers and every controller, and blocks
 // until ctx is done. It fails when a controller cannot start, or when the
 // informers do not sync within --cache-sync-timeout.
-func runControllers(ctx context.Context, o *ManagerOptions, config *rest.Config, newInformers NewInformers, controllers []Controller, ready *atomic.Bool) error {
+func runControllers(ctx context.Context, o *managerOptions, config *rest.Config, newInformers NewInformers, controllers []Controller, ready *atomic.Bool) error {
 	disc, err := discovery.NewDiscoveryClientForConfig(config)
 	if err != nil {
 		return err
@@ -217,7 +217,7 @@ func runControllers(ctx context.Context, o *ManagerOptions, config *rest.Config,
 // a replica takes over at once. It returns run's error, and an error when
 // the Lease is lost while ctx is not done: another replica leads then, and
 // this process must stop its controllers and exit.
-func leaderElect(ctx context.Context, o *ManagerOptions, client kubernetes.Interface, id string, run func(context.Context) error) error {
+func leaderElect(ctx context.Context, o *managerOptions, client kubernetes.Interface, id string, run func(context.Context) error) error {
 	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, o.LeaseNS, o.LeaseName, client.CoreV1(), client.CoordinationV1(),
 		resourcelock.ResourceLockConfig{Identity: id})
 	if err != nil {
@@ -269,16 +269,18 @@ func leaderElect(ctx context.Context, o *ManagerOptions, client kubernetes.Inter
 }
 
 // leaseDuration is how long a leader's Lease lasts without renewal.
-func (o *ManagerOptions) leaseDuration() time.Duration {
+func (o *managerOptions) leaseDuration() time.Duration {
 	if o.LeaseDuration > 0 {
 		return o.LeaseDuration
 	}
 	return 15 * time.Second
 }
 
-// Main runs the controller-manager command and returns the process exit code.
+// Main runs the controller-manager command of the project name with the
+// controllers (flags from the command line, until SIGTERM or SIGINT) and
+// returns the process exit code.
 func Main(name string, newInformers NewInformers, controllers []Controller) int {
-	cmd := NewManagerCommand(name, newInformers, controllers)
+	cmd := newManagerCommand(name, newInformers, controllers)
 	cmd.SetContext(genericapiserver.SetupSignalContext())
 	if err := cmd.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)

@@ -14,7 +14,7 @@ func (f fakeController) Init(*rest.Config, Informers) error   { return nil }
 func (f fakeController) Run(ctx context.Context, workers int) {}
 
 func TestManagerFlags(t *testing.T) {
-	cmd := NewManagerCommand("crontab", nil, []Controller{fakeController{"crontab"}, fakeController{"calendar"}})
+	cmd := newManagerCommand("crontab", nil, []Controller{fakeController{"crontab"}, fakeController{"calendar"}})
 	for _, name := range []string{"concurrent-crontab-syncs", "concurrent-calendar-syncs", "leader-elect", "bind-address", "kubeconfig"} {
 		if cmd.Flags().Lookup(name) == nil {
 			t.Errorf("no --%s flag", name)

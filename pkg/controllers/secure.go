@@ -16,13 +16,13 @@ import (
 	netutils "k8s.io/utils/net"
 )
 
-// SecureServingOptions serve /healthz, /readyz and /metrics over TLS, as
+// secureServingOptions serve /healthz, /readyz and /metrics over TLS, as
 // kube-controller-manager's secure port does: clients are authenticated
 // and authorized by kube-apiserver (TokenReview, SubjectAccessReview);
 // the health endpoints are open to all, /metrics needs the right to get
 // that path (the metrics-reader ClusterRole build config writes). Off
 // unless --secure-port is given.
-type SecureServingOptions struct {
+type secureServingOptions struct {
 	Serving        *apiserveroptions.SecureServingOptions
 	Authentication *apiserveroptions.DelegatingAuthenticationOptions
 	Authorization  *apiserveroptions.DelegatingAuthorizationOptions
@@ -31,8 +31,8 @@ type SecureServingOptions struct {
 // healthPaths are answered without authentication or authorization.
 var healthPaths = []string{"/healthz", "/readyz", "/livez"}
 
-// NewSecureServingOptions returns the options with the secure port off.
-func NewSecureServingOptions() *SecureServingOptions {
+// newSecureServingOptions returns the options with the secure port off.
+func newSecureServingOptions() *secureServingOptions {
 	s := apiserveroptions.NewSecureServingOptions()
 	s.BindPort = 0
 	s.BindAddress = netutils.ParseIPSloppy("0.0.0.0")
@@ -41,12 +41,12 @@ func NewSecureServingOptions() *SecureServingOptions {
 	authn.RemoteKubeConfigFileOptional = true
 	authz := apiserveroptions.NewDelegatingAuthorizationOptions().WithAlwaysAllowPaths(healthPaths...)
 	authz.RemoteKubeConfigFileOptional = true
-	return &SecureServingOptions{Serving: s, Authentication: authn, Authorization: authz}
+	return &secureServingOptions{Serving: s, Authentication: authn, Authorization: authz}
 }
 
 // AddFlags registers the options; the secure bind address is
 // --secure-bind-address (--bind-address is the loopback plain port's).
-func (o *SecureServingOptions) AddFlags(fs *pflag.FlagSet) {
+func (o *secureServingOptions) AddFlags(fs *pflag.FlagSet) {
 	serving := pflag.NewFlagSet("secure", pflag.ContinueOnError)
 	o.Serving.AddFlags(serving)
 	serving.VisitAll(func(f *pflag.Flag) {
@@ -64,10 +64,10 @@ func (o *SecureServingOptions) AddFlags(fs *pflag.FlagSet) {
 }
 
 // enabled tells whether the secure port is on.
-func (o *SecureServingOptions) enabled() bool { return o.Serving.BindPort > 0 }
+func (o *secureServingOptions) enabled() bool { return o.Serving.BindPort > 0 }
 
 // serve starts the secure port until ctx is done.
-func (o *SecureServingOptions) serve(ctx context.Context, endpoints http.Handler) error {
+func (o *secureServingOptions) serve(ctx context.Context, endpoints http.Handler) error {
 	if err := o.Serving.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{netutils.ParseIPSloppy("127.0.0.1")}); err != nil {
 		return fmt.Errorf("--secure-port: self-signed certificate in --cert-dir: %w", err)
 	}

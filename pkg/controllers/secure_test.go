@@ -30,7 +30,7 @@ func TestSecureHandler(t *testing.T) {
 		}
 		return nil, false, nil
 	})
-	health, err := path.NewAuthorizer(NewSecureServingOptions().Authorization.AlwaysAllowPaths)
+	health, err := path.NewAuthorizer(newSecureServingOptions().Authorization.AlwaysAllowPaths)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestSecureHandler(t *testing.T) {
 // served on loopback only, and the secure port is off (it needs a
 // kube-apiserver to authenticate and authorize through).
 func TestEndpointsOnLoopbackByDefault(t *testing.T) {
-	f := NewManagerCommand("crontab", nil, nil).Flags()
+	f := newManagerCommand("crontab", nil, nil).Flags()
 	if got := f.Lookup("bind-address").DefValue; got != "127.0.0.1:8080" {
 		t.Errorf("--bind-address defaults to %q, want 127.0.0.1:8080", got)
 	}

@@ -34,7 +34,7 @@ func runnable(disc groupVersionResources, controllers []Controller) []Controller
 	lists := map[string]*metav1.APIResourceList{}
 	var out []Controller
 	for _, c := range controllers {
-		w, ok := c.(Watching)
+		w, ok := c.(watchesKind)
 		if !ok {
 			out = append(out, c)
 			continue

@@ -107,7 +107,7 @@ func TestRunnable(t *testing.T) {
 // manager keeps running, ready, until it is stopped, rather than exiting.
 func TestNoControllerLeftRuns(t *testing.T) {
 	newInformers := func(*rest.Config, time.Duration) (Informers, error) { return &noInformers{}, nil }
-	o := &ManagerOptions{Workers: map[string]*int{}}
+	o := &managerOptions{Workers: map[string]*int{}}
 	var ready atomic.Bool
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()

@@ -5,7 +5,7 @@
 //
 //	func TestMain(m *testing.M) { os.Exit(testenv.Main(m, config)) }
 //
-// and get the config with testenv.Config().
+// and get the config with testenv.Config(t).
 package testenv
 
 import (
@@ -26,8 +26,8 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/server"
 )
 
-// Environment is a running apiserver.
-type Environment struct {
+// environment is a running apiserver.
+type environment struct {
 	// Config reaches the apiserver as an administrator.
 	Config *rest.Config
 	dir    string
@@ -35,8 +35,8 @@ type Environment struct {
 	done   chan error
 }
 
-// Start runs the apiserver described by cfg until Stop.
-func Start(cfg apiserver.Config) (*Environment, error) {
+// start runs the apiserver described by cfg until stop.
+func start(cfg apiserver.Config) (*environment, error) {
 	dir, err := os.MkdirTemp("", "testenv-")
 	if err != nil {
 		return nil, err
@@ -64,20 +64,20 @@ func Start(cfg apiserver.Config) (*Environment, error) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	env := &Environment{dir: dir, cancel: cancel, done: make(chan error, 1)}
+	env := &environment{dir: dir, cancel: cancel, done: make(chan error, 1)}
 	go func() {
 		err := server.Run(ctx, server.Project(cfg), o)
 		listener.Close() // when Run failed before serving on it
 		env.done <- err
 	}()
 	if err := env.waitReady(o.WriteKubeconfig, 2*time.Minute); err != nil {
-		env.Stop()
+		env.stop()
 		return nil, err
 	}
 	return env, nil
 }
 
-func (e *Environment) waitReady(kubeconfig string, timeout time.Duration) error {
+func (e *environment) waitReady(kubeconfig string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		select {
@@ -106,8 +106,8 @@ func (e *Environment) waitReady(kubeconfig string, timeout time.Duration) error 
 	return fmt.Errorf("apiserver not ready after %s", timeout)
 }
 
-// Stop shuts the apiserver and its etcd down and removes their files.
-func (e *Environment) Stop() error {
+// stop shuts the apiserver and its etcd down and removes their files.
+func (e *environment) stop() error {
 	e.cancel()
 	var err error
 	select {
@@ -124,20 +124,20 @@ func (e *Environment) Stop() error {
 	return err
 }
 
-var shared *Environment
+var shared *environment
 
 // Main starts one environment for a test binary, runs its tests and stops
 // it: the apiserver's libraries keep process-wide state, so one server per
 // process is what works.
 func Main(m *testing.M, cfg apiserver.Config) int {
-	env, err := Start(cfg)
+	env, err := start(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testenv:", err)
 		return 1
 	}
 	shared = env
 	code := m.Run()
-	if err := env.Stop(); err != nil {
+	if err := env.stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "testenv: stopping:", err)
 	}
 	return code

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/strategy"
 )
 
 // declarative is a kind's declarative validation: the functions
@@ -83,7 +84,7 @@ func (d *declarative) VersionsForGroupKind(gk schema.GroupKind) []schema.GroupVe
 
 // declarativeStrategy is a kind's strategy with its declarative validation.
 type declarativeStrategy struct {
-	*builders.Strategy
+	*strategy.Strategy
 	*declarative
 }
 
@@ -91,7 +92,7 @@ type declarativeStrategy struct {
 // declarative validation (of /status, which the generated code validates
 // as the main resource).
 type declarativeStatusStrategy struct {
-	*builders.StatusStrategy
+	*strategy.StatusStrategy
 	*declarative
 }
 

@@ -40,6 +40,7 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/private"
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/apigroup"
 	schemaopenapi "github.com/apiserver-boot/apiserver-boot/pkg/internal/openapi"
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/standalone"
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/storage"
@@ -68,7 +69,7 @@ func NewScheme(groups []*builders.APIGroup) (*runtime.Scheme, error) {
 		if err := g.AddToScheme(scheme); err != nil {
 			return nil, fmt.Errorf("registering %s: %w", g.Name, err)
 		}
-		if err := scheme.SetVersionPriority(g.PrioritizedVersions()...); err != nil {
+		if err := scheme.SetVersionPriority(apigroup.Versions(g)...); err != nil {
 			return nil, err
 		}
 		for _, r := range g.Resources {
@@ -274,7 +275,7 @@ func (c *Config) installGroups(server *genericapiserver.GenericAPIServer) ([]*ge
 	for _, g := range c.cfg.Groups {
 		info := genericapiserver.NewDefaultAPIGroupInfo(g.Name, c.scheme, metav1.ParameterCodec, c.codecs)
 		for _, r := range g.Resources {
-			gv := g.StorageGroupVersion(r)
+			gv := apigroup.StorageVersion(g, r)
 			opts := storage.VersionOptions{RESTOptionsGetter: c.generic.RESTOptionsGetter, Codec: storage.Codec(c.codecs, gv), GroupVersion: gv}
 			storage, err := newStorage(r, g.Name, c.scheme, opts)
 			if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/jsoncontent"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/strategy"
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/validation"
 )
 
@@ -77,16 +78,16 @@ func NewStore(r *builders.Resource, group string, scheme *runtime.Scheme, optsGe
 // newStorage builds the REST storage of one resource: "<plural>" and, when
 // enabled, "<plural>/status".
 func newStorage(r *builders.Resource, group string, scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
-	strategy, err := r.Strategy(scheme, group)
+	st, err := strategy.For(r, scheme, group)
 	if err != nil {
 		return nil, err
 	}
 	if len(r.Schemas) > 0 {
-		v, err := validation.New(scheme, group, r, strategy.NameRule())
+		v, err := validation.New(scheme, group, r, st.NameRule())
 		if err != nil {
 			return nil, err
 		}
-		strategy.SetSchemaValidation(v)
+		st.SetSchemaValidation(v)
 	}
 	gr := schema.GroupResource{Group: group, Resource: r.Plural}
 	content := jsoncontent.ForKind(scheme, group, r)
@@ -104,14 +105,14 @@ func newStorage(r *builders.Resource, group string, scheme *runtime.Scheme, opts
 		rest.RESTUpdateStrategy
 		rest.RESTDeleteStrategy
 		rest.ResetFieldsStrategy
-	} = strategy
+	} = st
 	var statusStrategy interface {
 		rest.RESTUpdateStrategy
 		rest.ResetFieldsStrategy
-	} = builders.NewStatusStrategy(strategy)
-	if d := newDeclarative(scheme, group, r, strategy.ValidationOptions()); d != nil {
-		main = declarativeStrategy{strategy, d}
-		statusStrategy = declarativeStatusStrategy{builders.NewStatusStrategy(strategy), d}
+	} = strategy.NewStatusStrategy(st)
+	if d := newDeclarative(scheme, group, r, st.ValidationOptions()); d != nil {
+		main = declarativeStrategy{st, d}
+		statusStrategy = declarativeStatusStrategy{strategy.NewStatusStrategy(st), d}
 	}
 	store := &genericregistry.Store{
 		NewFunc:                   r.New,

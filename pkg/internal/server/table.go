@@ -15,6 +15,7 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/jsoncontent"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/strategy"
 )
 
 // tableConvertor prints NAME, the +printcolumn columns and AGE, as
@@ -31,7 +32,7 @@ type tableConvertor struct {
 // newTableConvertor returns the hooks' own ConvertToTable if they declare one,
 // else a convertor for the declared columns.
 func newTableConvertor(r *builders.Resource, content jsoncontent.Kind) (rest.TableConvertor, error) {
-	if tc, ok := r.Hooks().(rest.TableConvertor); ok {
+	if tc, ok := strategy.Hooks(r).(rest.TableConvertor); ok {
 		return tc, nil
 	}
 	c := &tableConvertor{content: content, headers: []metav1.TableColumnDefinition{

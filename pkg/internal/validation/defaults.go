@@ -4,8 +4,8 @@ import (
 	"reflect"
 	"sync"
 
-	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/jsoncontent"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/strategy"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,7 +32,7 @@ func registerSchemaDefaults(obj runtime.Object, s *structuralschema.Structural) 
 	return nil
 }
 
-func init() { builders.SetSchemaDefaulter(applySchemaDefaults) }
+func init() { strategy.SetSchemaDefaulter(applySchemaDefaults) }
 
 // applySchemaDefaults applies the defaults of a kind's schema
 // (+kubebuilder:default and +default markers) to a versioned object, as

@@ -1,4 +1,4 @@
-package builders
+package strategy
 
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"

@@ -1,4 +1,4 @@
-package builders
+package strategy
 
 import (
 	"reflect"

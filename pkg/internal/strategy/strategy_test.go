@@ -1,4 +1,4 @@
-package builders
+package strategy
 
 import (
 	"context"
@@ -26,7 +26,7 @@ type widget struct {
 func (w *widget) DeepCopyObject() runtime.Object { c := *w; return &c }
 
 // typedHooks overrides Validate with the internal type and PrepareForCreate with runtime.Object.
-type typedHooks struct{ DefaultStrategy }
+type typedHooks struct{}
 
 func (*typedHooks) Validate(ctx context.Context, w *widget) field.ErrorList {
 	if w.Spec.Size < 0 {
@@ -39,13 +39,13 @@ func (*typedHooks) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	obj.(*widget).Labels = map[string]string{"prepared": "yes"}
 }
 
-type badHooks struct{ DefaultStrategy }
+type badHooks struct{}
 
 func (badHooks) Validate(ctx context.Context, w *widget) error { return nil }
 
 func newTestStrategy(t *testing.T, hooks any) *Strategy {
 	t.Helper()
-	s, err := newStrategy[*widget](runtime.NewScheme(), schemaGR, true, true, []string{"v1"}, hooks)
+	s, err := New[*widget](runtime.NewScheme(), schemaGR, true, true, []string{"v1"}, hooks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,25 +72,25 @@ func TestHooksWithTypedAndGenericSignatures(t *testing.T) {
 }
 
 func TestDefaultsApplyWithoutHooks(t *testing.T) {
-	s := newTestStrategy(t, &DefaultStrategy{})
+	s := newTestStrategy(t, nil)
 	if errs := s.Validate(context.Background(), &widget{Spec: widgetSpec{Size: -1}}); len(errs) != 0 {
 		t.Errorf("default Validate returned %v", errs)
 	}
 }
 
 func TestBadHookSignatureIsAnError(t *testing.T) {
-	_, err := newStrategy[*widget](runtime.NewScheme(), schemaGR, true, true, []string{"v1"}, badHooks{})
+	_, err := New[*widget](runtime.NewScheme(), schemaGR, true, true, []string{"v1"}, badHooks{})
 	if err == nil || !strings.Contains(err.Error(), "Validate") || !strings.Contains(err.Error(), "field.ErrorList") {
 		t.Fatalf("want an error naming Validate and the wanted signature, got %v", err)
 	}
 	// The signature found is spelled whole, without the receiver.
-	if want := "builders.badHooks.Validate has signature func(context.Context, *builders.widget) error; want func(context.Context, *builders.widget) field.ErrorList"; !strings.Contains(err.Error(), want) {
+	if want := "strategy.badHooks.Validate has signature func(context.Context, *strategy.widget) error; want func(context.Context, *strategy.widget) field.ErrorList"; !strings.Contains(err.Error(), want) {
 		t.Errorf("want %q, got %v", want, err)
 	}
 }
 
 func TestUpdateKeepsStatusAndCountsSpecChanges(t *testing.T) {
-	s := newTestStrategy(t, &DefaultStrategy{})
+	s := newTestStrategy(t, nil)
 	old := &widget{ObjectMeta: metav1.ObjectMeta{Generation: 3}, Spec: widgetSpec{Size: 1}, Status: widgetStatus{Ready: true}}
 
 	sameSpec := &widget{ObjectMeta: metav1.ObjectMeta{Generation: 3, Labels: map[string]string{"a": "b"}}, Spec: widgetSpec{Size: 1}}
@@ -110,7 +110,7 @@ func TestUpdateKeepsStatusAndCountsSpecChanges(t *testing.T) {
 }
 
 func TestStatusUpdateKeepsSpec(t *testing.T) {
-	s := NewStatusStrategy(newTestStrategy(t, &DefaultStrategy{}))
+	s := NewStatusStrategy(newTestStrategy(t, nil))
 	old := &widget{ObjectMeta: metav1.ObjectMeta{Generation: 2}, Spec: widgetSpec{Size: 1}}
 	upd := &widget{ObjectMeta: metav1.ObjectMeta{Generation: 2}, Spec: widgetSpec{Size: 9}, Status: widgetStatus{Ready: true}}
 	s.PrepareForUpdate(context.Background(), upd, old)
