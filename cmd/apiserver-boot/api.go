@@ -17,6 +17,7 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/proc"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 )
 
@@ -117,7 +118,7 @@ func snapshot(ctx context.Context, root string, api *model.API, release string, 
 	test.Env = append(os.Environ(), project.WriteFixturesEnv+"="+tmp)
 	var log bytes.Buffer
 	test.Stdout, test.Stderr = &log, &log
-	if err := runProcess(ctx, "go test", test); err != nil {
+	if err := proc.Run(ctx, test); err != nil {
 		return fmt.Errorf("writing the fixtures with go test ./pkg/apis: %w\n%s", err, log.String())
 	}
 

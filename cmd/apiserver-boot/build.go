@@ -19,7 +19,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/codegen"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/gobuild"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/image"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/progress"
 )
 
@@ -138,7 +141,7 @@ func (o *containerOptions) run(ctx context.Context, root string, con *progress.C
 		return nil, err
 	}
 	if o.generate {
-		if _, err := generateWithProgress(con, root, gen); err != nil {
+		if _, err := codegen.WithProgress(con, root, gen); err != nil {
 			return nil, err
 		}
 	}
@@ -198,12 +201,12 @@ func buildImage(ctx context.Context, con *progress.Console, root string, p image
 	dir := filepath.Join(root, "bin", p.Dir())
 	step := fmt.Sprintf("Compiling bin/%s/apiserver and bin/%s/controller-manager (%s, static)", p.Dir(), p.Dir(), p)
 	fmt.Fprintln(info, step+"...")
-	d, n, err := goBuild(ctx, con, step, root, append(os.Environ(), p.GoEnv()...),
+	d, n, err := gobuild.Run(ctx, con, step, root, append(os.Environ(), p.GoEnv()...),
 		"-trimpath", "-ldflags=-s -w", "-o", dir+string(filepath.Separator), "./cmd/apiserver", "./cmd/controller-manager")
 	if err != nil {
 		return nil, fmt.Errorf("compiling for %s: %w", p, err)
 	}
-	fmt.Fprintf(info, "Compiled in %s (%s).\n", d.Round(time.Millisecond), compiled(n))
+	fmt.Fprintf(info, "Compiled in %s (%s).\n", d.Round(time.Millisecond), gobuild.Compiled(n))
 	img, err := image.Build(image.Options{
 		Platform: p,
 		Binaries: []image.Binary{
@@ -223,7 +226,7 @@ func buildImage(ctx context.Context, con *progress.Console, root string, p image
 // writeArtifact writes the image to --output: a tarball (.tar) docker load
 // reads, or an OCI layout.
 func writeArtifact(out io.Writer, a *image.Artifact, output string, tag name.Tag) error {
-	rel := relToWd(output)
+	rel := files.RelToWd(output)
 	if strings.HasSuffix(output, ".tar") {
 		if err := a.WriteTarball(output, tag); err != nil {
 			return fmt.Errorf("--output %s: %w", rel, err)
@@ -257,12 +260,4 @@ func platformNames(ps []image.Platform) string {
 		s[i] = p.String()
 	}
 	return strings.Join(s, ", ")
-}
-
-// relToWd shows path relative to the working directory when it is below it.
-func relToWd(path string) string {
-	if rel, err := filepath.Rel(mustGetwd(), path); err == nil && !strings.HasPrefix(rel, "..") {
-		return rel
-	}
-	return path
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/deploy"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/image"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 )
 
@@ -89,7 +90,7 @@ keys: keep it out of version control (the scaffolded .gitignore does).`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Apply it with: kubectl apply -k %s\n", relToWd(dir))
+			fmt.Fprintf(cmd.OutOrStdout(), "Apply it with: kubectl apply -k %s\n", files.RelToWd(dir))
 			return nil
 		},
 	}
@@ -185,6 +186,6 @@ func (o *configOptions) write(out io.Writer, root string, p *project.Project, ap
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(root, dir)
 	}
-	w := deploy.Writer{Out: out, Rel: relToWd, Force: o.force, Now: time.Now()}
+	w := deploy.Writer{Out: out, Rel: files.RelToWd, Force: o.force, Now: time.Now()}
 	return dir, d, w.Write(dir, d)
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/apidocs"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/codegen"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/progress"
 )
 
@@ -38,12 +40,12 @@ func runBuildDocs(cmd *cobra.Command, format, output string) error {
 		dir = filepath.Join(root, dir)
 	}
 	con := newConsole(cmd)
-	var files map[string][]byte
+	var pages map[string][]byte
 	if format == "openapi" {
-		if _, err := generateWithProgress(con, root, generators.GenerateOptions{Project: p, API: api}); err != nil {
+		if _, err := codegen.WithProgress(con, root, generators.GenerateOptions{Project: p, API: api}); err != nil {
 			return err
 		}
-		if files, err = openAPIDocuments(cmd, con, root); err != nil {
+		if pages, err = openAPIDocuments(cmd, con, root); err != nil {
 			return err
 		}
 	} else {
@@ -54,19 +56,19 @@ func runBuildDocs(cmd *cobra.Command, format, output string) error {
 		if len(groups) == 0 {
 			return fmt.Errorf("no kinds under %s: add one with `apiserver-boot create group version resource`", filepath.Join(root, "pkg", "apis"))
 		}
-		files = apidocs.Markdown(groups)
+		pages = apidocs.Markdown(groups)
 		if format == "html" {
-			if files, err = apidocs.HTML(groups); err != nil {
+			if pages, err = apidocs.HTML(groups); err != nil {
 				return err
 			}
 		}
 	}
-	written, err := apidocs.Write(dir, files)
+	written, err := apidocs.Write(dir, pages)
 	for _, f := range written {
-		fmt.Fprintf(con, "wrote %s\n", relToWd(f))
+		fmt.Fprintf(con, "wrote %s\n", files.RelToWd(f))
 	}
 	if err == nil && len(written) == 0 {
-		fmt.Fprintf(con.Info(), "%s is up to date\n", relToWd(dir))
+		fmt.Fprintf(con.Info(), "%s is up to date\n", files.RelToWd(dir))
 	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/codegen"
 )
 
 func newGenerateCommand() *cobra.Command {
@@ -35,8 +36,8 @@ published is refused.`,
 			con := newConsole(cmd)
 			task := con.Start("Generating code", "")
 			defer task.Done()
-			_, err = generateOn(con, func(out io.Writer) ([]string, error) {
-				return generateFiles(root, out, generators.GenerateOptions{Force: force, Renumber: renumber})
+			_, err = codegen.On(con, func(out io.Writer) ([]string, error) {
+				return codegen.Files(root, out, generators.GenerateOptions{Force: force, Renumber: renumber})
 			})
 			return err
 		},

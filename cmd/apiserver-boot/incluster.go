@@ -18,6 +18,8 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/deploy"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/proc"
 )
 
 type inClusterOptions struct {
@@ -100,7 +102,7 @@ func (o *inClusterOptions) run(cmd *cobra.Command) error {
 		if res.pushed != nil {
 			img = res.pushed.String()
 		} else {
-			fmt.Fprintf(out, "Not pushed (--push=false): the cluster must get %s another way, e.g. kind load image-archive %s\n", res.tag, relToWd(res.output))
+			fmt.Fprintf(out, "Not pushed (--push=false): the cluster must get %s another way, e.g. kind load image-archive %s\n", res.tag, files.RelToWd(res.output))
 		}
 	}
 	dir, d, err := o.config.write(out, root, p, api, img)
@@ -110,7 +112,7 @@ func (o *inClusterOptions) run(cmd *cobra.Command) error {
 
 	k := &kubectlRunner{bin: kubectl, kubeconfig: o.kubeconfig, context: o.context, out: out, errOut: cmd.ErrOrStderr()}
 	if err := k.run(ctx, "apply", "-k", dir); err != nil {
-		return fmt.Errorf("kubectl apply -k %s: %w", relToWd(dir), err)
+		return fmt.Errorf("kubectl apply -k %s: %w", files.RelToWd(dir), err)
 	}
 	deadline := time.Now().Add(o.timeout)
 	if err := k.run(ctx, "rollout", "status", "--namespace", d.Namespace, "deployment/"+deploy.APIServerName(d.Name), "--timeout", o.timeout.String()); err != nil {
@@ -177,7 +179,7 @@ func (k *kubectlRunner) run(ctx context.Context, args ...string) error {
 	c := k.command(args...)
 	c.Stdout, c.Stderr = k.out, k.errOut
 	fmt.Fprintf(k.out, "$ kubectl %s\n", strings.Join(append(k.flags(), args...), " "))
-	return runProcess(ctx, "kubectl", c)
+	return proc.Run(ctx, c)
 }
 
 // output runs kubectl and returns what it printed.
@@ -185,7 +187,7 @@ func (k *kubectlRunner) output(ctx context.Context, args ...string) (string, err
 	c := k.command(args...)
 	var stdout, stderr bytes.Buffer
 	c.Stdout, c.Stderr = &stdout, &stderr
-	if err := runProcess(ctx, "kubectl", c); err != nil {
+	if err := proc.Run(ctx, c); err != nil {
 		return "", fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.String(), nil

@@ -11,8 +11,8 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/codegen"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/scaffold"
-	"github.com/apiserver-boot/apiserver-boot/internal/shared/gomod"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/version"
 )
@@ -60,43 +60,6 @@ var loadModel = func(root string, p *project.Project) (*model.API, error) {
 	return model.LoadAPI(root, p, version.Module, "")
 }
 
-// generateFiles runs every generator over the project at root, unless
-// nothing it reads changed since the last run (see generators/cache.go) and
-// o.Force is off (o.Renumber numbers the protobuf fields of the kinds it
-// names afresh; o.API, read by the command, spares a second read). It
-// returns the files it wrote or removed (absolute paths; none when nothing
-// changed).
-func generateFiles(root string, out io.Writer, o generators.GenerateOptions) ([]string, error) {
-	// The generated code is for this apiserver-boot's framework.
-	if w := gomod.FrameworkSkew(root, version.Get()); w != "" {
-		fmt.Fprintf(out, "warning: %s\n", w)
-	}
-	g, err := generators.Generate(root, version.Module, o)
-	if g == nil {
-		return nil, err
-	}
-	if g.UpToDate {
-		for _, w := range g.Warnings {
-			fmt.Fprintf(out, "warning: %s\n", w)
-		}
-		fmt.Fprintf(out, "generate: up to date, %d files unchanged (nothing it reads changed since the last run; --force runs it anyway)\n", g.Unchanged)
-		return nil, nil
-	}
-	for _, w := range g.Written {
-		rel, _ := filepath.Rel(root, w)
-		fmt.Fprintf(out, "generated %s\n", rel)
-	}
-	for _, r := range g.Removed {
-		rel, _ := filepath.Rel(root, r)
-		fmt.Fprintf(out, "removed %s (no longer generated)\n", rel)
-	}
-	for _, w := range g.Warnings {
-		fmt.Fprintf(out, "warning: %s\n", w)
-	}
-	fmt.Fprintf(out, "generate: %d files written, %d unchanged\n", len(g.Written), g.Unchanged)
-	return append(append([]string(nil), g.Written...), g.Removed...), err
-}
-
 // applyAndGenerate says the plan's notes, writes it, then generates code;
 // if generating fails, the files the plan wrote are restored, so nothing is
 // half done.
@@ -117,7 +80,7 @@ func applyAndGenerate(cmd *cobra.Command, plan *scaffold.Plan) error {
 		fmt.Fprintln(con, "Nothing to do: "+plan.NothingToDo)
 		return nil
 	}
-	if _, err := generateOn(con, func(out io.Writer) ([]string, error) { return generateFiles(root, out, generators.GenerateOptions{}) }); err != nil {
+	if _, err := codegen.On(con, func(out io.Writer) ([]string, error) { return codegen.Files(root, out, generators.GenerateOptions{}) }); err != nil {
 		var lost *generators.LostFieldsError
 		if errors.As(err, &lost) {
 			// Consistent, and what is left to do is in the new types.

@@ -16,6 +16,7 @@ import (
 	apiserverboot "github.com/apiserver-boot/apiserver-boot"
 	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/codegen"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/upgrade"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/gomod"
@@ -155,8 +156,8 @@ func (o *upgradeOptions) run(cmd *cobra.Command) error {
 	if c := u.conflicts(); len(c) > 0 {
 		return fmt.Errorf("%d file(s) have conflicts, marked <<<<<<< (yours) ||||||| (old scaffold) ======= (new scaffold) >>>>>>>; everything else is upgraded:\n  %s\nresolve them, then run `apiserver-boot generate` and `go build ./...` (git checkout -- . && git clean -fd undoes the upgrade)", len(c), strings.Join(c, "\n  "))
 	}
-	if _, err := generateOn(con, func(w io.Writer) ([]string, error) {
-		return generateFiles(root, w, generators.GenerateOptions{})
+	if _, err := codegen.On(con, func(w io.Writer) ([]string, error) {
+		return codegen.Files(root, w, generators.GenerateOptions{})
 	}); err != nil {
 		if rerr := tx.Rollback(); rerr != nil {
 			return fmt.Errorf("generating code: %w (and restoring the files upgrade wrote failed: %v)", err, rerr)
