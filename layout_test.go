@@ -45,7 +45,7 @@ var layers = map[string][]string{
 	"internal/cli/release":       {},
 	"hack/modproxy":              {"internal/cli/release", "internal/shared/version"},
 	"internal/shared/datastore":  {},
-	"internal/cli/upgrade":       {},
+	"internal/cli/upgrade":       {"", "generators", "generators/model", "internal/cli/scaffold", "internal/shared/files", "internal/shared/gomod", "internal/shared/project", "internal/shared/version"},
 	"internal/shared/files":      {},
 	"internal/shared/freeport":   {},
 	"internal/testing/testpg":    {"internal/shared/freeport"},
