@@ -24,7 +24,7 @@ import (
 // rule (groupRule).
 var layers = map[string][]string{
 	"":                             {},
-	"cmd/apiserver-boot":           {"", "boilerplate", "generators", "generators/driver", "generators/model", "internal/cli/apidocs", "internal/cli/codegen", "internal/cli/deploy", "internal/cli/image", "internal/cli/incluster", "internal/cli/runlocal", "internal/cli/scaffold", "internal/cli/upgrade", "internal/shared/datastore", "internal/shared/files", "internal/shared/gomod", "internal/shared/proc", "internal/shared/progress", "internal/shared/project", "internal/shared/version"},
+	"cmd/apiserver-boot":           {"", "boilerplate", "generators", "generators/driver", "generators/model", "internal/cli/apidocs", "internal/cli/cmdline", "internal/cli/codegen", "internal/cli/deploy", "internal/cli/image", "internal/cli/incluster", "internal/cli/runlocal", "internal/cli/scaffold", "internal/cli/upgrade", "internal/cli/versionreport", "internal/shared/datastore", "internal/shared/files", "internal/shared/gomod", "internal/shared/proc", "internal/shared/progress", "internal/shared/project", "internal/shared/version"},
 	"generators":                   {"generators/model", "generators/protobuf", "generators/crdschema", "generators/driver", "internal/shared/files", "internal/shared/private", "internal/shared/project", "templates", "third_party/validation-gen"},
 	"third_party/validation-gen":   {},
 	"generators/crdschema":         {"generators/model"},
@@ -37,6 +37,8 @@ var layers = map[string][]string{
 	"internal/cli/deploy":          {"internal/shared/files", "internal/cli/image", "internal/shared/project"},
 	"internal/cli/image":           {"internal/cli/gobuild", "internal/shared/files", "internal/shared/progress"},
 	"internal/cli/codegen":         {"generators", "internal/shared/gomod", "internal/shared/progress", "internal/shared/version"},
+	"internal/cli/cmdline":         {},
+	"internal/cli/versionreport":   {"internal/shared/gomod", "internal/shared/version"},
 	"internal/cli/gobuild":         {"internal/shared/proc", "internal/shared/progress"},
 	"internal/cli/incluster":       {"internal/cli/deploy", "internal/shared/files", "internal/shared/proc"},
 	"internal/cli/runlocal": {"generators", "generators/model", "internal/cli/codegen", "internal/cli/gobuild", "internal/shared/datastore", "internal/shared/files",

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/codegen"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/image"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/progress"
@@ -70,7 +71,7 @@ $SOURCE_DATE_EPOCH). Teams building with Docker can use the scaffolded Dockerfil
   docker load -i bin/image.tar
   apiserver-boot build container --image registry.example.com/crontab:v0.1.0 --platform linux/amd64,linux/arm64 --push
   apiserver-boot build container --image localhost:5001/crontab:dev --output bin/crontab.tar`,
-		Args: noArgs,
+		Args: cmdline.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root, p, api, err := loadProject()
 			if err != nil {

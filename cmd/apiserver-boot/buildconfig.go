@@ -8,13 +8,13 @@ import (
 	"strings"
 	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
-
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/deploy"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/image"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
@@ -80,7 +80,7 @@ keys: keep it out of version control (the scaffolded .gitignore does).`,
   apiserver-boot build config --image registry.example.com/crontab:v0.1.0 --etcd-servers https://etcd.example.com:2379 --output deploy/
   kubectl -n crontab-system create secret generic crontab-datastore --from-literal=endpoint='postgres://crontab:PASSWORD@db.example.com:5432/crontab?sslmode=require'
   apiserver-boot build config --image registry.example.com/crontab:v0.1.0 --datastore-endpoint-secret crontab-datastore`,
-		Args: noArgs,
+		Args: cmdline.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root, p, api, err := loadProject()
 			if err != nil {

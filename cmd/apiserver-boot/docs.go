@@ -12,6 +12,7 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/apidocs"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/codegen"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/progress"
@@ -103,7 +104,7 @@ written only when their content changed: a second run writes nothing.`,
   apiserver-boot build docs --output site/reference
   apiserver-boot build docs --format html
   apiserver-boot build docs --format openapi`,
-		Args: noArgs,
+		Args: cmdline.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runBuildDocs(cmd, format, output)
 		},

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/codegen"
 )
 
@@ -27,7 +28,7 @@ when generate refuses to change a recorded field and names this flag. Objects
 of it stored under the old numbers become unreadable; a kind a recorded release
 published is refused.`,
 		Example: "  apiserver-boot generate\n  go generate ./pkg/apis\n  apiserver-boot generate --renumber stable/v1/CronTab",
-		Args:    noArgs,
+		Args:    cmdline.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root, err := findRoot()
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/incluster"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
 )
@@ -43,7 +44,7 @@ get it another way (kind load image-archive bin/image.tar); with --build=false
 		Example: `  apiserver-boot run in-cluster --name crontab --namespace crontab-system --image registry.example.com/crontab:v0.1.0
   kubectl get crontabs
   apiserver-boot run in-cluster --image localhost:5001/crontab:dev --kubeconfig kind.kubeconfig --etcd-servers https://etcd.example.com:2379`,
-		Args: noArgs,
+		Args: cmdline.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd)
 		},

@@ -15,6 +15,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
 )
 
 func newMigrateCommand() *cobra.Command {
@@ -55,7 +57,7 @@ fails after trying every object.`,
   apiserver-boot migrate storage
   # one kind, against a deployed apiserver (through kube-apiserver)
   apiserver-boot migrate storage --group stable --kind CronTab --kubeconfig ~/.kube/config`,
-		Args: noArgs,
+		Args: cmdline.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd.Context(), cmd.OutOrStdout())
 		},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/runlocal"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/datastore"
 )
@@ -55,7 +56,7 @@ results, warnings, errors and the servers' logs.`,
   apiserver-boot run local --secure-port 10443 --etcd-servers http://127.0.0.1:2379
   apiserver-boot run local --datastore-endpoint sqlite://.apiserver-boot/state.db
   apiserver-boot run local --watch`,
-		Args: noArgs,
+		Args: cmdline.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runLocal(cmd, o)
 		},

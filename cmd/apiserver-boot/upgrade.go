@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/codegen"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/upgrade"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
@@ -58,7 +59,7 @@ cliVersion, installed with go install through your module proxy.`,
 		Example: `  apiserver-boot upgrade --dry-run
   apiserver-boot upgrade
   apiserver-boot upgrade --from-cli /tmp/apiserver-boot-old`,
-		Args: noArgs,
+		Args: cmdline.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd) },
 	}
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "Print what upgrade would do to each file, go.mod and PROJECT; write nothing")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/scaffold"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 )
@@ -26,7 +27,7 @@ through the generated internal type. The version objects are stored in is marked
 +storageversion (--from, unless a version already carries the marker); edit the
 new types, and write conversions for fields that differ.`,
 		Example: "  apiserver-boot create version --group stable --version v2 --kind CronTab --from v1",
-		Args:    noArgs,
+		Args:    cmdline.NoArgs,
 		RunE:    func(cmd *cobra.Command, args []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()

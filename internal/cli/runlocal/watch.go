@@ -12,11 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
+
 	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/codegen"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
-
-	"github.com/fsnotify/fsnotify"
 )
 
 // debounce is how long run local --watch waits after the last change before
