@@ -104,7 +104,7 @@ func (o *configOptions) deployOptions(root string, p *project.Project, api *mode
 	if err != nil {
 		return nil, err
 	}
-	versions, kinds := servedAPI(api)
+	versions, kinds := deploy.ServedAPI(api)
 	d := &deploy.Options{Name: o.name, Namespace: o.namespace, Image: ref.String(), EtcdServers: o.etcdServers, EtcdImage: o.etcdImage,
 		DatastoreSecret: o.datastoreSecret, Project: p, Versions: versions, Kinds: kinds}
 	if o.datastoreSecret != "" {
@@ -153,26 +153,6 @@ func (o *configOptions) deployOptions(root string, p *project.Project, api *mode
 		}
 	}
 	return d, d.Validate()
-}
-
-// servedAPI reads, from the project's API as its source declares it (the
-// markers), the versions the apiserver serves per group, in the
-// order its discovery prefers them (+versionPriority, then Kubernetes version
-// order v2 > v1 > v1beta1), and the kinds with their plurals and subresources.
-func servedAPI(api *model.API) (map[string][]string, []deploy.Kind) {
-	out := map[string][]string{}
-	var kinds []deploy.Kind
-	for _, g := range api.Groups {
-		for _, v := range g.Versions {
-			if len(v.Kinds) > 0 {
-				out[g.FullName] = append(out[g.FullName], v.Name)
-			}
-		}
-		for _, k := range g.Kinds {
-			kinds = append(kinds, deploy.Kind{KindDescriptor: k.KindDescriptor, FullGroup: g.FullName, Status: k.StatusSubresource, Scale: k.Scale != nil})
-		}
-	}
-	return out, kinds
 }
 
 // write renders the configuration for img and writes it; it returns the
