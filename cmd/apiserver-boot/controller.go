@@ -55,5 +55,5 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	plan.Force = o.force
-	return applyAndGenerate(cmd, plan)
+	return plan.ApplyAndGenerate(cmd.OutOrStdout(), newConsole(cmd))
 }

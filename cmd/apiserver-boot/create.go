@@ -120,5 +120,5 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	plan.Force = o.force
-	return applyAndGenerate(cmd, plan)
+	return plan.ApplyAndGenerate(cmd.OutOrStdout(), newConsole(cmd))
 }

@@ -98,7 +98,7 @@ func (o *initOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	plan.Force = o.force
-	if err := applyAndGenerate(cmd, plan); err != nil {
+	if err := plan.ApplyAndGenerate(cmd.OutOrStdout(), newConsole(cmd)); err != nil {
 		return err
 	}
 	info := newConsole(cmd).Info()

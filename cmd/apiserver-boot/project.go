@@ -1,18 +1,11 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
-	"github.com/spf13/cobra"
-
-	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
-	"github.com/apiserver-boot/apiserver-boot/internal/cli/codegen"
-	"github.com/apiserver-boot/apiserver-boot/internal/cli/scaffold"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/version"
 )
@@ -58,38 +51,4 @@ func loadProject() (string, *project.Project, *model.API, error) {
 // generate needs it: once per command (TestModelLoadedOnce counts).
 var loadModel = func(root string, p *project.Project) (*model.API, error) {
 	return model.LoadAPI(root, p, version.Module, "")
-}
-
-// applyAndGenerate says the plan's notes, writes it, then generates code;
-// if generating fails, the files the plan wrote are restored, so nothing is
-// half done.
-func applyAndGenerate(cmd *cobra.Command, plan *scaffold.Plan) error {
-	for _, n := range plan.Notes {
-		fmt.Fprintln(cmd.OutOrStdout(), n)
-	}
-	root := plan.Root
-	rep, err := plan.Apply()
-	if err != nil {
-		return err
-	}
-	// With --quiet, the files written and generated go unsaid; warnings,
-	// errors and "Nothing to do" are still printed.
-	con := newConsole(cmd)
-	rep.Print(con.Info(), con)
-	if !rep.Changed() {
-		fmt.Fprintln(con, "Nothing to do: "+plan.NothingToDo)
-		return nil
-	}
-	if _, err := codegen.On(con, func(out io.Writer) ([]string, error) { return codegen.Files(root, out, generators.GenerateOptions{}) }); err != nil {
-		var lost *generators.LostFieldsError
-		if errors.As(err, &lost) {
-			// Consistent, and what is left to do is in the new types.
-			return fmt.Errorf("generating code: %w\nthe files written above are kept", err)
-		}
-		if uerr := rep.Undo(); uerr != nil {
-			return fmt.Errorf("generating code: %w (and restoring the files written above failed: %v)", err, uerr)
-		}
-		return fmt.Errorf("generating code: %w; the files written above were restored", err)
-	}
-	return nil
 }

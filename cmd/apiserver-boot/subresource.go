@@ -88,5 +88,5 @@ func (o *subresourceOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	plan.Force = o.force
-	return applyAndGenerate(cmd, plan)
+	return plan.ApplyAndGenerate(cmd.OutOrStdout(), newConsole(cmd))
 }

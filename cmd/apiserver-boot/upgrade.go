@@ -1,22 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
-	"github.com/apiserver-boot/apiserver-boot/internal/cli/codegen"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/upgrade"
-	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
-	"github.com/apiserver-boot/apiserver-boot/internal/shared/version"
 )
 
 type upgradeOptions struct {
@@ -73,7 +65,7 @@ func (o *upgradeOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	out := cmd.OutOrStdout()
-	if dirty, err := gitDirty(root); err != nil {
+	if dirty, err := upgrade.Uncommitted(root); err != nil {
 		return err
 	} else if len(dirty) > 0 && !o.dryRun {
 		return fmt.Errorf("the project has uncommitted changes: commit or stash them first, so that upgrade's changes can be reviewed (git diff) and undone apart from yours:\n  %s", strings.Join(dirty, "\n  "))
@@ -92,32 +84,13 @@ func (o *upgradeOptions) run(cmd *cobra.Command) error {
 	}
 	u.Print(out)
 	if o.dryRun {
-		if dirty, _ := gitDirty(root); len(dirty) > 0 {
+		if dirty, _ := upgrade.Uncommitted(root); len(dirty) > 0 {
 			fmt.Fprintf(out, "note: the project has uncommitted changes; upgrade without --dry-run refuses to run until they are committed or stashed:\n  %s\n", strings.Join(dirty, "\n  "))
 		}
 		fmt.Fprintln(out, "--dry-run: nothing written.")
 		return nil
 	}
-	tx := &files.Transaction{}
-	if err := tx.Write(writes...); err != nil {
-		if rerr := tx.Rollback(); rerr != nil {
-			err = fmt.Errorf("%w (restoring: %v)", err, rerr)
-		}
-		return err
-	}
-	if c := u.Conflicts(); len(c) > 0 {
-		return fmt.Errorf("%d file(s) have conflicts, marked <<<<<<< (yours) ||||||| (old scaffold) ======= (new scaffold) >>>>>>>; everything else is upgraded:\n  %s\nresolve them, then run `apiserver-boot generate` and `go build ./...` (git checkout -- . && git clean -fd undoes the upgrade)", len(c), strings.Join(c, "\n  "))
-	}
-	if _, err := codegen.On(con, func(w io.Writer) ([]string, error) {
-		return codegen.Files(root, w, generators.GenerateOptions{})
-	}); err != nil {
-		if rerr := tx.Rollback(); rerr != nil {
-			return fmt.Errorf("generating code: %w (and restoring the files upgrade wrote failed: %v)", err, rerr)
-		}
-		return fmt.Errorf("generating code: %w; nothing was upgraded (the files upgrade wrote were restored)", err)
-	}
-	fmt.Fprintln(out, "generated code regenerated; the field number records and the latest recorded release agree with the types")
-	return o.check(root, out)
+	return u.Apply(root, con, out, runGo)
 }
 
 // runGo runs a go command in the project (a variable: unit tests record
@@ -127,45 +100,4 @@ var runGo = func(dir string, args ...string) (string, error) {
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	return string(out), err
-}
-
-// check runs, after the upgrade is written and generated: go build ./..., and the recorded releases' compatibility
-// fixtures. A failure is reported with the upgrade kept for the user to
-// finish (git shows and undoes it).
-func (o *upgradeOptions) check(root string, out io.Writer) error {
-	// go.mod is left as init writes it (every requirement the framework was
-	// tested with), not tidied: tidying drops some, which the next upgrade
-	// would add back.
-	steps := [][]string{{"build", "./..."}}
-	if entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(generators.SnapshotsDir))); err == nil && len(entries) > 0 {
-		steps = append(steps, []string{"test", "-count=1", "-run", "^TestCompatibility$", "./pkg/apis/"})
-	}
-	for _, s := range steps {
-		if msg, err := runGo(root, s...); err != nil {
-			return fmt.Errorf("the upgrade is written, and `go %s` fails: %v\n%s\nfix it, or undo the upgrade with git checkout -- . && git clean -fd", strings.Join(s, " "), err, msg)
-		}
-		fmt.Fprintf(out, "go %s: ok\n", strings.Join(s, " "))
-	}
-	fmt.Fprintf(out, "Upgraded to %s. Review with git diff, then commit.\n", "apiserver-boot "+version.Get().String())
-	return nil
-}
-
-// gitDirty lists the project's uncommitted changes (git status --porcelain,
-// untracked files included), or fails when the project is not in git.
-func gitDirty(root string) ([]string, error) {
-	cmd := exec.Command("git", "status", "--porcelain", "--untracked-files=all", "--", ".")
-	cmd.Dir = root
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	b, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("upgrade needs the project in git, to show (git diff) and undo what it changes: `git status` in %s: %v %s\n(git init && git add -A && git commit -m 'before upgrade' first)", root, err, strings.TrimSpace(stderr.String()))
-	}
-	var out []string
-	for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
-		if l != "" {
-			out = append(out, l)
-		}
-	}
-	return out, nil
 }

@@ -68,7 +68,7 @@ func (o *versionOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	plan.Force = o.force
-	return applyAndGenerate(cmd, plan)
+	return plan.ApplyAndGenerate(cmd.OutOrStdout(), newConsole(cmd))
 }
 
 // fromResource is the kind --from names, or an error saying which versions
