@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -129,30 +128,7 @@ func (o *configOptions) deployOptions(root string, p *project.Project, api *mode
 		}
 		d.MetricsReaders = []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}}
 	}
-	if d.Name == "" {
-		d.Name = filepath.Base(p.Module)
-		if errs := validation.IsDNS1035Label(d.Name); len(errs) > 0 {
-			return nil, fmt.Errorf("--name is required: the module's last element %q is not a valid name (want a lowercase DNS label such as crontab)", d.Name)
-		}
-	}
-	if d.Namespace == "" {
-		d.Namespace = d.Name + "-system"
-	}
-	if len(d.EtcdServers) == 0 && d.DatastoreSecret == "" && d.EtcdImage == "" {
-		goMod, err := os.ReadFile(filepath.Join(root, "go.mod"))
-		if err != nil {
-			return nil, err
-		}
-		if d.EtcdImage, err = deploy.EtcdImageFor(goMod); err != nil {
-			return nil, err
-		}
-	}
-	if d.EtcdImage != "" {
-		if _, err := image.ParseReference("--etcd-image", d.EtcdImage); err != nil {
-			return nil, err
-		}
-	}
-	return d, d.Validate()
+	return d, d.Complete(root)
 }
 
 // write renders the configuration for img and writes it; it returns the

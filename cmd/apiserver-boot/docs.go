@@ -46,20 +46,8 @@ func runBuildDocs(cmd *cobra.Command, format, output string) error {
 		if pages, err = apidocs.OpenAPIDocuments(cmd.Context(), con, root); err != nil {
 			return err
 		}
-	} else {
-		groups, err := apidocs.Load(api)
-		if err != nil {
-			return err
-		}
-		if len(groups) == 0 {
-			return fmt.Errorf("no kinds under %s: add one with `apiserver-boot create group version resource`", filepath.Join(root, "pkg", "apis"))
-		}
-		pages = apidocs.Markdown(groups)
-		if format == "html" {
-			if pages, err = apidocs.HTML(groups); err != nil {
-				return err
-			}
-		}
+	} else if pages, err = apidocs.Pages(api, root, format == "html"); err != nil {
+		return err
 	}
 	written, err := apidocs.Write(dir, pages)
 	for _, f := range written {

@@ -8,6 +8,7 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/codegen"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 )
 
 func newGenerateCommand() *cobra.Command {
@@ -30,7 +31,7 @@ published is refused.`,
 		Example: "  apiserver-boot generate\n  go generate ./pkg/apis\n  apiserver-boot generate --renumber stable/v1/CronTab",
 		Args:    cmdline.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			root, err := findRoot()
+			root, err := project.FindRoot()
 			if err != nil {
 				return err
 			}

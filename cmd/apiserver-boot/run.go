@@ -1,11 +1,8 @@
 package main
 
 import (
-	"fmt"
-	"net"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -77,42 +74,10 @@ results, warnings, errors and the servers' logs.`,
 	return cmd
 }
 
-// validateRunLocal checks run local's flags before anything is read or started.
-func validateRunLocal(o *runlocal.Options) error {
-	if err := checkPort("--secure-port", o.SecurePort); err != nil {
-		return err
-	}
-	if o.ControllerManager && o.ControllerManagerAddress != "" {
-		_, port, err := net.SplitHostPort(o.ControllerManagerAddress)
-		if err != nil {
-			return fmt.Errorf("--controller-manager-address %q is not valid: want host:port, such as 127.0.0.1:9440 (empty turns the endpoints off)", o.ControllerManagerAddress)
-		}
-		n, err := strconv.Atoi(port)
-		if err != nil {
-			return fmt.Errorf("--controller-manager-address %q is not valid: the port %q is not a number; want host:port, such as 127.0.0.1:9440", o.ControllerManagerAddress, port)
-		}
-		if err := checkPort("--controller-manager-address "+o.ControllerManagerAddress+": port", n); err != nil {
-			return err
-		}
-	}
-	if o.Timeout <= 0 {
-		return fmt.Errorf("--timeout %s is not valid: want a positive duration, such as 5m", o.Timeout)
-	}
-	return nil
-}
-
-// checkPort refuses a port number outside 1-65535.
-func checkPort(flag string, port int) error {
-	if port < 1 || port > 65535 {
-		return fmt.Errorf("%s %d is not valid: want a port from 1 to 65535", flag, port)
-	}
-	return nil
-}
-
 // runLocal is run local: its flags checked, the project read, then
 // runlocal.Run until Ctrl-C.
 func runLocal(cmd *cobra.Command, o *runlocal.Options) error {
-	if err := validateRunLocal(o); err != nil {
+	if err := o.Validate(); err != nil {
 		return err
 	}
 	root, p, api, err := loadProject()

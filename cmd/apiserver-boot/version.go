@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -55,7 +54,7 @@ func (o *versionOptions) run(cmd *cobra.Command) error {
 	if err := project.ValidateVersion(o.version); err != nil {
 		return err
 	}
-	from, err := o.fromResource(p)
+	from, err := scaffold.FromResource(p, o.group, o.from, o.kind)
 	if err != nil {
 		return err
 	}
@@ -69,22 +68,4 @@ func (o *versionOptions) run(cmd *cobra.Command) error {
 	}
 	plan.Force = o.force
 	return plan.ApplyAndGenerate(cmd.OutOrStdout(), newConsole(cmd))
-}
-
-// fromResource is the kind --from names, or an error saying which versions
-// serve it.
-func (o *versionOptions) fromResource(p *project.Project) (*project.Resource, error) {
-	if from := p.Find(o.group, o.from, o.kind); from != nil {
-		return from, nil
-	}
-	var served []string
-	for _, r := range p.Resources {
-		if r.Group == o.group && r.Kind == o.kind && !r.External {
-			served = append(served, r.Version)
-		}
-	}
-	if len(served) > 0 {
-		return nil, fmt.Errorf("--from %s: no kind %s in %s/%s in PROJECT; %s is served in %s: give one of them with --from", o.from, o.kind, o.group, o.from, o.kind, strings.Join(served, ", "))
-	}
-	return nil, fmt.Errorf("--from %s: no kind %s in %s/%s in PROJECT%s", o.from, o.kind, o.group, o.from, p.Suggest(o.group, "", o.kind))
 }

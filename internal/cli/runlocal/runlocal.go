@@ -53,6 +53,39 @@ type Options struct {
 	AuditPolicy, AuditLog string
 }
 
+// Validate checks the options (run local's flags, named as such) before
+// anything is read or started.
+func (o *Options) Validate() error {
+	if err := checkPort("--secure-port", o.SecurePort); err != nil {
+		return err
+	}
+	if o.ControllerManager && o.ControllerManagerAddress != "" {
+		_, port, err := net.SplitHostPort(o.ControllerManagerAddress)
+		if err != nil {
+			return fmt.Errorf("--controller-manager-address %q is not valid: want host:port, such as 127.0.0.1:9440 (empty turns the endpoints off)", o.ControllerManagerAddress)
+		}
+		n, err := strconv.Atoi(port)
+		if err != nil {
+			return fmt.Errorf("--controller-manager-address %q is not valid: the port %q is not a number; want host:port, such as 127.0.0.1:9440", o.ControllerManagerAddress, port)
+		}
+		if err := checkPort("--controller-manager-address "+o.ControllerManagerAddress+": port", n); err != nil {
+			return err
+		}
+	}
+	if o.Timeout <= 0 {
+		return fmt.Errorf("--timeout %s is not valid: want a positive duration, such as 5m", o.Timeout)
+	}
+	return nil
+}
+
+// checkPort refuses a port number outside 1-65535.
+func checkPort(flag string, port int) error {
+	if port < 1 || port > 65535 {
+		return fmt.Errorf("%s %d is not valid: want a port from 1 to 65535", flag, port)
+	}
+	return nil
+}
+
 // Run is run local of the project at root (p and api as the command read
 // them), on con, until ctx ends (Ctrl-C: nil) or a server exits (an
 // error; with o.Watch a change starts them again). One runs per project:
