@@ -116,8 +116,10 @@ func (o *containerOptions) plan(root string) (name.Tag, []image.Platform, string
 	return tag, platforms, output, nil
 }
 
-// run compiles the binaries, assembles the image and writes or pushes it;
-// gen names the project the command read, for generate.
+// run is build container once the project is read: the flags checked,
+// generate run, then the image built, written or pushed
+// (image.Container.Build); gen names the project the command read, for
+// generate.
 func (o *containerOptions) run(ctx context.Context, root string, con *progress.Console, gen generators.GenerateOptions) (*image.Built, error) {
 	tag, platforms, output, err := o.plan(root)
 	if err != nil {

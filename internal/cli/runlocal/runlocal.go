@@ -89,8 +89,8 @@ func checkPort(flag string, port int) error {
 // Run is run local of the project at root (p and api as the command read
 // them), on con, until ctx ends (Ctrl-C: nil) or a server exits (an
 // error; with o.Watch a change starts them again). One runs per project:
-// another is refused at once, naming this one. The flags are checked by the
-// command; what only the machine tells (a taken port, a kubeconfig of
+// another is refused at once, naming this one. The command has checked o
+// (Validate); what only the machine tells (a taken port, a kubeconfig of
 // another cluster, the embedded etcd held) is refused before anything is
 // built.
 func Run(ctx context.Context, con *progress.Console, root string, p *project.Project, api *model.API, opts Options) error {
