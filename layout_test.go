@@ -14,8 +14,10 @@ import (
 // layers lists, for every package of this module, the packages of this
 // module it may import: imports run down the layers only (docs/design.md).
 // internal/ is in three groups: internal/cli holds the CLI's stages (what
-// init, create, upgrade, build docs, build config and build container do),
-// above generators/ and used only by cmd/; internal/shared holds small facts
+// init, create, upgrade, run local, run in-cluster, build docs, build
+// config, build container, migrate storage, api snapshot and version do,
+// and the command line's own messages), above generators/ and used only by
+// cmd/, which holds commands only; internal/shared holds small facts
 // shared by the CLI, the generators and the runtime, which import only each
 // other; internal/testing holds test harnesses (databases, the reference's
 // reader), which import only internal/shared. pkg/ is the runtime library of

@@ -22,7 +22,9 @@ import (
 // Container is what build container builds: the image's tag and
 // platforms, and where it goes.
 type Container struct {
-	Tag       name.Tag
+	// Tag names the image (--image).
+	Tag name.Tag
+	// Platforms are those compiled for: several make an image index.
 	Platforms []Platform
 	// Output is where the image is written: a path ending in .tar gets a
 	// tarball docker load reads, any other an OCI layout; "" writes none.
@@ -33,6 +35,7 @@ type Container struct {
 
 // Built is what Container.Build produced.
 type Built struct {
+	// Tag is the image's name, Container's.
 	Tag name.Tag
 	// Output is where the image was written, if anywhere.
 	Output string
