@@ -2,23 +2,20 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/codegen"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/image"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/progress"
 )
@@ -74,7 +71,7 @@ $SOURCE_DATE_EPOCH). Teams building with Docker can use the scaffolded Dockerfil
   docker load -i bin/image.tar
   apiserver-boot build container --image registry.example.com/crontab:v0.1.0 --platform linux/amd64,linux/arm64 --push
   apiserver-boot build container --image localhost:5001/crontab:dev --output bin/crontab.tar`,
-		Args: noArgs,
+		Args: cmdline.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root, p, api, err := loadProject()
 			if err != nil {
@@ -89,16 +86,6 @@ $SOURCE_DATE_EPOCH). Teams building with Docker can use the scaffolded Dockerfil
 	o.addFlags(cmd.Flags(), false)
 	cmd.Flags().StringVar(&o.output, "output", "", "Where to write the image: a .tar file (docker load) or an OCI layout directory; default bin/image.tar, or bin/image/ for several platforms, or nothing with --push")
 	return cmd
-}
-
-// containerResult is what build container produced.
-type containerResult struct {
-	tag      name.Tag
-	artifact *image.Artifact
-	// output is where the image was written, if anywhere.
-	output string
-	// pushed is the pushed reference with its digest, if pushed.
-	pushed *name.Digest
 }
 
 // plan checks the flags before anything is built: the tag, the platforms
@@ -129,140 +116,19 @@ func (o *containerOptions) plan(root string) (name.Tag, []image.Platform, string
 	return tag, platforms, output, nil
 }
 
-// run compiles the binaries, assembles the image and writes or pushes it;
-// gen names the project the command read, for generate.
-func (o *containerOptions) run(ctx context.Context, root string, con *progress.Console, gen generators.GenerateOptions) (*containerResult, error) {
-	out, info := io.Writer(con), con.Info()
+// run is build container once the project is read: the flags checked,
+// generate run, then the image built, written or pushed
+// (image.Container.Build); gen names the project the command read, for
+// generate.
+func (o *containerOptions) run(ctx context.Context, root string, con *progress.Console, gen generators.GenerateOptions) (*image.Built, error) {
 	tag, platforms, output, err := o.plan(root)
 	if err != nil {
 		return nil, err
 	}
 	if o.generate {
-		if _, err := generateWithProgress(con, root, gen); err != nil {
+		if _, err := codegen.WithProgress(con, root, gen); err != nil {
 			return nil, err
 		}
 	}
-	created, err := sourceDateEpoch()
-	if err != nil {
-		return nil, err
-	}
-	caCerts, caSource, err := image.CACertificates()
-	if err != nil {
-		return nil, err
-	}
-	var images []v1.Image
-	for _, p := range platforms {
-		img, err := buildImage(ctx, con, root, p, caCerts, created)
-		if err != nil {
-			return nil, err
-		}
-		images = append(images, img)
-	}
-	a, err := image.NewArtifact(platforms, images)
-	if err != nil {
-		return nil, err
-	}
-	digest, err := a.Digest()
-	if err != nil {
-		return nil, err
-	}
-	kind := "image"
-	if a.Index != nil {
-		kind = "image index"
-	}
-	fmt.Fprintf(info, "Built %s %s (%s) with CA certificates from %s.\n", kind, digest, platformNames(platforms), caSource)
-	res := &containerResult{tag: tag, artifact: a}
-	if output != "" {
-		if err := writeArtifact(out, a, output, tag); err != nil {
-			return nil, err
-		}
-		res.output = output
-	}
-	if o.push {
-		start := time.Now()
-		fmt.Fprintf(info, "Pushing %s...\n", tag)
-		pushed, err := a.Push(ctx, tag)
-		if err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(out, "Pushed %s in %s.\n", pushed, time.Since(start).Round(time.Millisecond))
-		res.pushed = &pushed
-	}
-	return res, nil
-}
-
-// buildImage compiles the project's binaries for platform p (static,
-// trimmed) and assembles them into an image.
-func buildImage(ctx context.Context, con *progress.Console, root string, p image.Platform, caCerts []byte, created time.Time) (v1.Image, error) {
-	info := con.Info()
-	dir := filepath.Join(root, "bin", p.Dir())
-	step := fmt.Sprintf("Compiling bin/%s/apiserver and bin/%s/controller-manager (%s, static)", p.Dir(), p.Dir(), p)
-	fmt.Fprintln(info, step+"...")
-	d, n, err := goBuild(ctx, con, step, root, append(os.Environ(), p.GoEnv()...),
-		"-trimpath", "-ldflags=-s -w", "-o", dir+string(filepath.Separator), "./cmd/apiserver", "./cmd/controller-manager")
-	if err != nil {
-		return nil, fmt.Errorf("compiling for %s: %w", p, err)
-	}
-	fmt.Fprintf(info, "Compiled in %s (%s).\n", d.Round(time.Millisecond), compiled(n))
-	img, err := image.Build(image.Options{
-		Platform: p,
-		Binaries: []image.Binary{
-			{Name: "apiserver", Path: filepath.Join(dir, "apiserver")},
-			{Name: "controller-manager", Path: filepath.Join(dir, "controller-manager")},
-		},
-		CACertificates: caCerts,
-		Created:        created,
-		LayerDir:       dir,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("assembling the %s image: %w", p, err)
-	}
-	return img, nil
-}
-
-// writeArtifact writes the image to --output: a tarball (.tar) docker load
-// reads, or an OCI layout.
-func writeArtifact(out io.Writer, a *image.Artifact, output string, tag name.Tag) error {
-	rel := relToWd(output)
-	if strings.HasSuffix(output, ".tar") {
-		if err := a.WriteTarball(output, tag); err != nil {
-			return fmt.Errorf("--output %s: %w", rel, err)
-		}
-		fmt.Fprintf(out, "Wrote %s, tagged %s. Load it with: docker load -i %s\n", rel, tag, rel)
-		return nil
-	}
-	if err := a.WriteLayout(output, tag); err != nil {
-		return fmt.Errorf("--output %s: %w", rel, err)
-	}
-	fmt.Fprintf(out, "Wrote the OCI layout %s (ref %s). Copy it with e.g.: skopeo copy oci:%s:%s docker://%s\n", rel, tag.TagStr(), rel, tag.TagStr(), tag)
-	return nil
-}
-
-// sourceDateEpoch reads $SOURCE_DATE_EPOCH (reproducible-builds.org); zero means the Unix epoch.
-func sourceDateEpoch() (time.Time, error) {
-	s := os.Getenv("SOURCE_DATE_EPOCH")
-	if s == "" {
-		return time.Time{}, nil
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return time.Time{}, errors.New("$SOURCE_DATE_EPOCH is not a number of seconds since the Unix epoch")
-	}
-	return time.Unix(n, 0).UTC(), nil
-}
-
-func platformNames(ps []image.Platform) string {
-	s := make([]string, len(ps))
-	for i, p := range ps {
-		s[i] = p.String()
-	}
-	return strings.Join(s, ", ")
-}
-
-// relToWd shows path relative to the working directory when it is below it.
-func relToWd(path string) string {
-	if rel, err := filepath.Rel(mustGetwd(), path); err == nil && !strings.HasPrefix(rel, "..") {
-		return rel
-	}
-	return path
+	return image.Container{Tag: tag, Platforms: platforms, Output: output, Push: o.push}.Build(ctx, con, root)
 }

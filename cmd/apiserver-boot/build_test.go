@@ -1,21 +1,16 @@
 package main
 
 import (
-	"context"
 	"debug/elf"
 	"io"
 	"log"
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -217,43 +212,5 @@ func TestRunInClusterTimesOut(t *testing.T) {
 	}
 	if _, err := run(t, dir, "run", "in-cluster", "--build=false", "--image", "registry.example.com/crontab:v0.1.0", "--kubectl", filepath.Join(dir, "nokubectl")); err == nil || !strings.Contains(err.Error(), "--kubectl") {
 		t.Errorf("a missing kubectl: want an error naming --kubectl, got %v", err)
-	}
-}
-
-// TestRunProcessStopsTheGroup: Ctrl-C stops a child and what it started.
-func TestRunProcessStopsTheGroup(t *testing.T) {
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		for { // cancel once the grandchild runs
-			if _, err := os.Stat(pidFile); err == nil {
-				cancel()
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}()
-	start := time.Now()
-	err := runProcess(ctx, "sh", exec.Command("sh", "-c", "sleep 300 & echo $! > "+pidFile+".tmp; mv "+pidFile+".tmp "+pidFile+"; wait"))
-	if err != context.Canceled || time.Since(start) > 20*time.Second {
-		t.Fatalf("runProcess returned %v after %s", err, time.Since(start))
-	}
-	b, _ := os.ReadFile(pidFile)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Gone, or a zombie waiting for init to reap it.
-	alive := func() bool {
-		stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-		return syscall.Kill(pid, 0) == nil && (err != nil || !strings.Contains(string(stat), ") Z "))
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for alive() {
-		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("the grandchild %d survived", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

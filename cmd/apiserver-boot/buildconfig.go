@@ -3,20 +3,20 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
-
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/deploy"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/image"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 )
 
@@ -79,7 +79,7 @@ keys: keep it out of version control (the scaffolded .gitignore does).`,
   apiserver-boot build config --image registry.example.com/crontab:v0.1.0 --etcd-servers https://etcd.example.com:2379 --output deploy/
   kubectl -n crontab-system create secret generic crontab-datastore --from-literal=endpoint='postgres://crontab:PASSWORD@db.example.com:5432/crontab?sslmode=require'
   apiserver-boot build config --image registry.example.com/crontab:v0.1.0 --datastore-endpoint-secret crontab-datastore`,
-		Args: noArgs,
+		Args: cmdline.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root, p, api, err := loadProject()
 			if err != nil {
@@ -89,7 +89,7 @@ keys: keep it out of version control (the scaffolded .gitignore does).`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Apply it with: kubectl apply -k %s\n", relToWd(dir))
+			fmt.Fprintf(cmd.OutOrStdout(), "Apply it with: kubectl apply -k %s\n", files.RelToWd(dir))
 			return nil
 		},
 	}
@@ -103,7 +103,7 @@ func (o *configOptions) deployOptions(root string, p *project.Project, api *mode
 	if err != nil {
 		return nil, err
 	}
-	versions, kinds := servedAPI(api)
+	versions, kinds := deploy.ServedAPI(api)
 	d := &deploy.Options{Name: o.name, Namespace: o.namespace, Image: ref.String(), EtcdServers: o.etcdServers, EtcdImage: o.etcdImage,
 		DatastoreSecret: o.datastoreSecret, Project: p, Versions: versions, Kinds: kinds}
 	if o.datastoreSecret != "" {
@@ -128,50 +128,7 @@ func (o *configOptions) deployOptions(root string, p *project.Project, api *mode
 		}
 		d.MetricsReaders = []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}}
 	}
-	if d.Name == "" {
-		d.Name = filepath.Base(p.Module)
-		if errs := validation.IsDNS1035Label(d.Name); len(errs) > 0 {
-			return nil, fmt.Errorf("--name is required: the module's last element %q is not a valid name (want a lowercase DNS label such as crontab)", d.Name)
-		}
-	}
-	if d.Namespace == "" {
-		d.Namespace = d.Name + "-system"
-	}
-	if len(d.EtcdServers) == 0 && d.DatastoreSecret == "" && d.EtcdImage == "" {
-		goMod, err := os.ReadFile(filepath.Join(root, "go.mod"))
-		if err != nil {
-			return nil, err
-		}
-		if d.EtcdImage, err = deploy.EtcdImageFor(goMod); err != nil {
-			return nil, err
-		}
-	}
-	if d.EtcdImage != "" {
-		if _, err := image.ParseReference("--etcd-image", d.EtcdImage); err != nil {
-			return nil, err
-		}
-	}
-	return d, d.Validate()
-}
-
-// servedAPI reads, from the project's API as its source declares it (the
-// markers), the versions the apiserver serves per group, in the
-// order its discovery prefers them (+versionPriority, then Kubernetes version
-// order v2 > v1 > v1beta1), and the kinds with their plurals and subresources.
-func servedAPI(api *model.API) (map[string][]string, []deploy.Kind) {
-	out := map[string][]string{}
-	var kinds []deploy.Kind
-	for _, g := range api.Groups {
-		for _, v := range g.Versions {
-			if len(v.Kinds) > 0 {
-				out[g.FullName] = append(out[g.FullName], v.Name)
-			}
-		}
-		for _, k := range g.Kinds {
-			kinds = append(kinds, deploy.Kind{KindDescriptor: k.KindDescriptor, FullGroup: g.FullName, Status: k.StatusSubresource, Scale: k.Scale != nil})
-		}
-	}
-	return out, kinds
+	return d, d.Complete(root)
 }
 
 // write renders the configuration for img and writes it; it returns the
@@ -185,6 +142,6 @@ func (o *configOptions) write(out io.Writer, root string, p *project.Project, ap
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(root, dir)
 	}
-	w := deploy.Writer{Out: out, Rel: relToWd, Force: o.force, Now: time.Now()}
+	w := deploy.Writer{Out: out, Rel: files.RelToWd, Force: o.force, Now: time.Now()}
 	return dir, d, w.Write(dir, d)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/scaffold"
 )
 
@@ -25,7 +26,7 @@ services), watched through client-go's informers. Generated code registers it
 with the controller-manager.`,
 		Example: `  apiserver-boot create controller --group stable --version v1 --kind CronTab
   apiserver-boot create controller --group apps --version v1 --kind Deployment`,
-		Args: noArgs,
+		Args: cmdline.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()
@@ -54,5 +55,5 @@ func (o *controllerOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	plan.Force = o.force
-	return applyAndGenerate(cmd, plan)
+	return plan.ApplyAndGenerate(cmd.OutOrStdout(), newConsole(cmd))
 }

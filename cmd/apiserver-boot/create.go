@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/scaffold"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 )
@@ -43,7 +44,7 @@ func newCreateLevel(use, short, example string, level scaffold.Level) *cobra.Com
 		Use:     use,
 		Short:   short,
 		Example: example,
-		Args:    noArgs,
+		Args:    cmdline.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd)
 		},
@@ -119,5 +120,5 @@ func (o *createOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	plan.Force = o.force
-	return applyAndGenerate(cmd, plan)
+	return plan.ApplyAndGenerate(cmd.OutOrStdout(), newConsole(cmd))
 }

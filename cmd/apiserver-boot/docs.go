@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,7 +10,9 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/apidocs"
-	"github.com/apiserver-boot/apiserver-boot/internal/shared/progress"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/codegen"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
 )
 
 // docsFormats are the formats build docs writes.
@@ -38,35 +38,23 @@ func runBuildDocs(cmd *cobra.Command, format, output string) error {
 		dir = filepath.Join(root, dir)
 	}
 	con := newConsole(cmd)
-	var files map[string][]byte
+	var pages map[string][]byte
 	if format == "openapi" {
-		if _, err := generateWithProgress(con, root, generators.GenerateOptions{Project: p, API: api}); err != nil {
+		if _, err := codegen.WithProgress(con, root, generators.GenerateOptions{Project: p, API: api}); err != nil {
 			return err
 		}
-		if files, err = openAPIDocuments(cmd, con, root); err != nil {
+		if pages, err = apidocs.OpenAPIDocuments(cmd.Context(), con, root); err != nil {
 			return err
 		}
-	} else {
-		groups, err := apidocs.Load(api)
-		if err != nil {
-			return err
-		}
-		if len(groups) == 0 {
-			return fmt.Errorf("no kinds under %s: add one with `apiserver-boot create group version resource`", filepath.Join(root, "pkg", "apis"))
-		}
-		files = apidocs.Markdown(groups)
-		if format == "html" {
-			if files, err = apidocs.HTML(groups); err != nil {
-				return err
-			}
-		}
+	} else if pages, err = apidocs.Pages(api, root, format == "html"); err != nil {
+		return err
 	}
-	written, err := apidocs.Write(dir, files)
+	written, err := apidocs.Write(dir, pages)
 	for _, f := range written {
-		fmt.Fprintf(con, "wrote %s\n", relToWd(f))
+		fmt.Fprintf(con, "wrote %s\n", files.RelToWd(f))
 	}
 	if err == nil && len(written) == 0 {
-		fmt.Fprintf(con.Info(), "%s is up to date\n", relToWd(dir))
+		fmt.Fprintf(con.Info(), "%s is up to date\n", files.RelToWd(dir))
 	}
 	return err
 }
@@ -101,7 +89,7 @@ written only when their content changed: a second run writes nothing.`,
   apiserver-boot build docs --output site/reference
   apiserver-boot build docs --format html
   apiserver-boot build docs --format openapi`,
-		Args: noArgs,
+		Args: cmdline.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runBuildDocs(cmd, format, output)
 		},
@@ -109,40 +97,4 @@ written only when their content changed: a second run writes nothing.`,
 	cmd.Flags().StringVar(&output, "output", "", "Folder to write the reference into, relative to the project root; default docs/api (markdown), docs/api/html, docs/api/openapi")
 	cmd.Flags().StringVar(&format, "format", "markdown", "What to write: markdown (one page per group), html (a static site: index.html and one page per group, self-contained, no script, nothing loaded), openapi (the OpenAPI v3 document of each group version, <group>/<version>.json, as the server publishes it)")
 	return cmd
-}
-
-// openAPIDocuments are the OpenAPI v3 documents the project's apiserver
-// publishes, by "<group>/<version>.json": its own code writes them (`apiserver
-// openapi`, built from the project as it is, generated files included),
-// without serving or reaching a store.
-func openAPIDocuments(cmd *cobra.Command, con *progress.Console, root string) (map[string][]byte, error) {
-	tmp, err := os.MkdirTemp("", "apiserver-boot-openapi-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	task := con.Start("Building the apiserver for its OpenAPI documents", "")
-	build := exec.CommandContext(cmd.Context(), "go", "build", "-o", filepath.Join(tmp, "apiserver"), "./cmd/apiserver")
-	build.Dir = root
-	out, err := build.CombinedOutput()
-	task.Done()
-	if err != nil {
-		return nil, fmt.Errorf("building cmd/apiserver: %w\n%s", err, out)
-	}
-	run := exec.CommandContext(cmd.Context(), filepath.Join(tmp, "apiserver"), "openapi", "--output", filepath.Join(tmp, "openapi"))
-	run.Dir = root
-	if out, err := run.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("apiserver openapi: %w\n%s", err, out)
-	}
-	docs := map[string][]byte{}
-	err = filepath.WalkDir(filepath.Join(tmp, "openapi"), func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(filepath.Join(tmp, "openapi"), path)
-		b, err := os.ReadFile(path)
-		docs[filepath.ToSlash(rel)] = b
-		return err
-	})
-	return docs, err
 }

@@ -6,6 +6,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/codegen"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 )
 
 func newGenerateCommand() *cobra.Command {
@@ -26,17 +29,17 @@ when generate refuses to change a recorded field and names this flag. Objects
 of it stored under the old numbers become unreadable; a kind a recorded release
 published is refused.`,
 		Example: "  apiserver-boot generate\n  go generate ./pkg/apis\n  apiserver-boot generate --renumber stable/v1/CronTab",
-		Args:    noArgs,
+		Args:    cmdline.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			root, err := findRoot()
+			root, err := project.FindRoot()
 			if err != nil {
 				return err
 			}
 			con := newConsole(cmd)
 			task := con.Start("Generating code", "")
 			defer task.Done()
-			_, err = generateOn(con, func(out io.Writer) ([]string, error) {
-				return generateFiles(root, out, generators.GenerateOptions{Force: force, Renumber: renumber})
+			_, err = codegen.On(con, func(out io.Writer) ([]string, error) {
+				return codegen.Files(root, out, generators.GenerateOptions{Force: force, Renumber: renumber})
 			})
 			return err
 		},

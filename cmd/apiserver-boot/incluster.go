@@ -1,23 +1,19 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"os/signal"
-	"sort"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
-	"github.com/apiserver-boot/apiserver-boot/internal/cli/deploy"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/incluster"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
 )
 
 type inClusterOptions struct {
@@ -28,12 +24,10 @@ type inClusterOptions struct {
 	kubeconfig string
 	context    string
 	timeout    time.Duration
-	// poll is how often the APIServices are checked.
-	poll time.Duration
 }
 
 func newRunInClusterCommand() *cobra.Command {
-	o := &inClusterOptions{build: true, kubectl: "kubectl", timeout: 5 * time.Minute, poll: 2 * time.Second}
+	o := &inClusterOptions{build: true, kubectl: "kubectl", timeout: 5 * time.Minute}
 	cmd := &cobra.Command{
 		Use:   "in-cluster",
 		Short: "Build and push the image, write the configuration, apply it and wait until the APIs are served",
@@ -50,7 +44,7 @@ get it another way (kind load image-archive bin/image.tar); with --build=false
 		Example: `  apiserver-boot run in-cluster --name crontab --namespace crontab-system --image registry.example.com/crontab:v0.1.0
   kubectl get crontabs
   apiserver-boot run in-cluster --image localhost:5001/crontab:dev --kubeconfig kind.kubeconfig --etcd-servers https://etcd.example.com:2379`,
-		Args: noArgs,
+		Args: cmdline.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd)
 		},
@@ -97,10 +91,10 @@ func (o *inClusterOptions) run(cmd *cobra.Command) error {
 		if err != nil {
 			return err
 		}
-		if res.pushed != nil {
-			img = res.pushed.String()
+		if res.Pushed != nil {
+			img = res.Pushed.String()
 		} else {
-			fmt.Fprintf(out, "Not pushed (--push=false): the cluster must get %s another way, e.g. kind load image-archive %s\n", res.tag, relToWd(res.output))
+			fmt.Fprintf(out, "Not pushed (--push=false): the cluster must get %s another way, e.g. kind load image-archive %s\n", res.Tag, files.RelToWd(res.Output))
 		}
 	}
 	dir, d, err := o.config.write(out, root, p, api, img)
@@ -108,134 +102,6 @@ func (o *inClusterOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 
-	k := &kubectlRunner{bin: kubectl, kubeconfig: o.kubeconfig, context: o.context, out: out, errOut: cmd.ErrOrStderr()}
-	if err := k.run(ctx, "apply", "-k", dir); err != nil {
-		return fmt.Errorf("kubectl apply -k %s: %w", relToWd(dir), err)
-	}
-	deadline := time.Now().Add(o.timeout)
-	if err := k.run(ctx, "rollout", "status", "--namespace", d.Namespace, "deployment/"+deploy.APIServerName(d.Name), "--timeout", o.timeout.String()); err != nil {
-		return fmt.Errorf("the apiserver did not roll out (see kubectl --namespace %s describe pods, kubectl --namespace %s logs deployment/%s): %w",
-			d.Namespace, d.Namespace, deploy.APIServerName(d.Name), err)
-	}
-	names := d.APIServiceNames()
-	if err := k.waitAvailable(ctx, names, deadline, o.poll); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "Available: %s\n", strings.Join(names, ", "))
-	fmt.Fprint(out, usage(d, k))
-	return nil
-}
-
-// usage says how to reach the project's resources through the cluster.
-func usage(d *deploy.Options, k *kubectlRunner) string {
-	prefix := "kubectl"
-	if f := k.flags(); len(f) > 0 {
-		prefix += " " + strings.Join(f, " ")
-	}
-	var b strings.Builder
-	b.WriteString("Try:\n")
-	for _, k := range d.Kinds {
-		fmt.Fprintf(&b, "  %s get %s.%s\n", prefix, k.Plural, k.FullGroup)
-	}
-	groups := make([]string, 0, len(d.Versions))
-	for g := range d.Versions {
-		groups = append(groups, g)
-	}
-	sort.Strings(groups)
-	for _, g := range groups {
-		fmt.Fprintf(&b, "  %s api-resources --api-group %s\n", prefix, g)
-	}
-	return b.String()
-}
-
-// kubectlRunner runs kubectl against the chosen cluster, each run a child
-// process in its own process group, stopped on Ctrl-C.
-type kubectlRunner struct {
-	bin, kubeconfig, context string
-	out, errOut              io.Writer
-}
-
-func (k *kubectlRunner) flags() []string {
-	var f []string
-	if k.kubeconfig != "" {
-		f = append(f, "--kubeconfig", k.kubeconfig)
-	}
-	if k.context != "" {
-		f = append(f, "--context", k.context)
-	}
-	return f
-}
-
-func (k *kubectlRunner) command(args ...string) *exec.Cmd {
-	c := exec.Command(k.bin, append(k.flags(), args...)...)
-	c.Stdin = nil
-	return c
-}
-
-// run runs kubectl with its output shown.
-func (k *kubectlRunner) run(ctx context.Context, args ...string) error {
-	c := k.command(args...)
-	c.Stdout, c.Stderr = k.out, k.errOut
-	fmt.Fprintf(k.out, "$ kubectl %s\n", strings.Join(append(k.flags(), args...), " "))
-	return runProcess(ctx, "kubectl", c)
-}
-
-// output runs kubectl and returns what it printed.
-func (k *kubectlRunner) output(ctx context.Context, args ...string) (string, error) {
-	c := k.command(args...)
-	var stdout, stderr bytes.Buffer
-	c.Stdout, c.Stderr = &stdout, &stderr
-	if err := runProcess(ctx, "kubectl", c); err != nil {
-		return "", fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return stdout.String(), nil
-}
-
-// availableJSONPath prints an APIService's Available condition as status|reason|message.
-const availableJSONPath = `jsonpath={range .status.conditions[?(@.type=="Available")]}{.status}|{.reason}|{.message}{end}`
-
-// waitAvailable polls the APIServices until each is Available, or the deadline.
-func (k *kubectlRunner) waitAvailable(ctx context.Context, names []string, deadline time.Time, poll time.Duration) error {
-	pending := append([]string(nil), names...)
-	last := map[string]string{}
-	fmt.Fprintf(k.out, "Waiting for APIService %s to be Available...\n", strings.Join(names, ", "))
-	for {
-		var still []string
-		for _, n := range pending {
-			s, err := k.output(ctx, "get", "apiservice", n, "-o", availableJSONPath)
-			if errors.Is(err, context.Canceled) || ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if err != nil {
-				last[n] = err.Error()
-				still = append(still, n)
-				continue
-			}
-			status, detail, _ := strings.Cut(strings.TrimSpace(s), "|")
-			if status == "True" {
-				continue
-			}
-			last[n] = strings.Trim(strings.ReplaceAll(detail, "|", ": "), ": ")
-			if last[n] == "" {
-				last[n] = "no Available condition yet"
-			}
-			still = append(still, n)
-		}
-		pending = still
-		if len(pending) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			var why []string
-			for _, n := range pending {
-				why = append(why, n+": "+last[n])
-			}
-			return fmt.Errorf("APIServices not Available after --timeout: %s", strings.Join(why, "; "))
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(poll):
-		}
-	}
+	k := &incluster.Kubectl{Bin: kubectl, Kubeconfig: o.kubeconfig, Context: o.context, Out: out, ErrOut: cmd.ErrOrStderr()}
+	return incluster.Deploy(ctx, k, dir, d, o.timeout)
 }

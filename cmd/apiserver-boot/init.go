@@ -13,6 +13,7 @@ import (
 	gomodule "golang.org/x/mod/module"
 
 	"github.com/apiserver-boot/apiserver-boot/boilerplate"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/scaffold"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/gomod"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
@@ -45,7 +46,7 @@ pkg/ layout, then generates code so the project builds. It needs a go.mod
 (from go mod init) or --module.`,
 		Example: `  go mod init example.com/crontab && apiserver-boot init repo --domain example.com
   apiserver-boot init repo --domain example.com --module example.com/crontab`,
-		Args: noArgs,
+		Args: cmdline.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd)
 		},
@@ -97,7 +98,7 @@ func (o *initOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	plan.Force = o.force
-	if err := applyAndGenerate(cmd, plan); err != nil {
+	if err := plan.ApplyAndGenerate(cmd.OutOrStdout(), newConsole(cmd)); err != nil {
 		return err
 	}
 	info := newConsole(cmd).Info()

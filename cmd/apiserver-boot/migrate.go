@@ -8,13 +8,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/util/retry"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/migrate"
 )
 
 func newMigrateCommand() *cobra.Command {
@@ -55,7 +53,7 @@ fails after trying every object.`,
   apiserver-boot migrate storage
   # one kind, against a deployed apiserver (through kube-apiserver)
   apiserver-boot migrate storage --group stable --kind CronTab --kubeconfig ~/.kube/config`,
-		Args: noArgs,
+		Args: cmdline.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd.Context(), cmd.OutOrStdout())
 		},
@@ -83,21 +81,7 @@ func (o *migrateStorageOptions) run(ctx context.Context, out io.Writer) error {
 	if o.group, err = p.ResolveGroup(o.group); err != nil {
 		return err
 	}
-	var targets []schema.GroupVersionResource
-	kinds := map[schema.GroupVersionResource]string{}
-	for _, g := range api.Groups {
-		if o.group != "" && g.Name != o.group {
-			continue
-		}
-		for _, k := range g.Kinds {
-			if o.kind != "" && k.Kind != o.kind {
-				continue
-			}
-			gvr := schema.GroupVersionResource{Group: g.FullName, Version: k.StorageVersion, Resource: k.Plural}
-			targets = append(targets, gvr)
-			kinds[gvr] = k.Kind
-		}
-	}
+	targets := migrate.Select(api, o.group, o.kind)
 	if len(targets) == 0 {
 		if hint := p.Suggest(o.group, "", o.kind); hint != "" && o.kind != "" {
 			return fmt.Errorf("no resource matches --group %q --kind %q%s", o.group, o.kind, hint)
@@ -117,73 +101,5 @@ func (o *migrateStorageOptions) run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
-
-	var failed []string
-	for _, gvr := range targets {
-		rewritten, total, errs := o.migrate(ctx, client.Resource(gvr))
-		fmt.Fprintf(out, "%s: %d objects, %d re-encoded in %s (%s's storage version), %d already were\n",
-			gvr.GroupResource(), total, rewritten, gvr.Version, kinds[gvr], total-rewritten-len(errs))
-		for _, e := range errs {
-			fmt.Fprintf(out, "  %v\n", e)
-			failed = append(failed, e.Error())
-		}
-	}
-	if len(failed) > 0 {
-		return fmt.Errorf("%d objects could not be written back (listed above): fix them and run migrate storage again", len(failed))
-	}
-	return nil
-}
-
-// migrate writes back every object of one resource, page by page.
-// An update that changes nothing is not written to etcd when the stored bytes
-// are already the storage version's: a new resourceVersion tells that it was.
-func (o *migrateStorageOptions) migrate(ctx context.Context, res dynamic.NamespaceableResourceInterface) (rewritten, total int, errs []error) {
-	opts := metav1.ListOptions{Limit: o.pageSize}
-	for {
-		list, err := res.List(ctx, opts)
-		if err != nil {
-			return rewritten, total, append(errs, fmt.Errorf("listing: %w", err))
-		}
-		for i := range list.Items {
-			total++
-			item := &list.Items[i]
-			changed := false
-			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-				updated, err := res.Namespace(item.GetNamespace()).Update(ctx, item, metav1.UpdateOptions{})
-				if err == nil {
-					changed = updated.GetResourceVersion() != item.GetResourceVersion()
-				}
-				if apierrors.IsConflict(err) {
-					fresh, gerr := res.Namespace(item.GetNamespace()).Get(ctx, item.GetName(), metav1.GetOptions{})
-					if gerr != nil {
-						return gerr
-					}
-					item = fresh
-				}
-				return err
-			})
-			switch {
-			case err == nil:
-				if changed {
-					rewritten++
-				}
-			case apierrors.IsNotFound(err):
-				total-- // deleted meanwhile
-			default:
-				errs = append(errs, fmt.Errorf("%s: %w", objectName(item), err))
-			}
-		}
-		if opts.Continue = list.GetContinue(); opts.Continue == "" {
-			return rewritten, total, errs
-		}
-	}
-}
-
-func objectName(u *unstructured.Unstructured) string {
-	if u.GetNamespace() == "" {
-		return u.GetName()
-	}
-	return u.GetNamespace() + "/" + u.GetName()
+	return migrate.Storage(ctx, client, targets, o.pageSize, o.timeout, out)
 }

@@ -1,44 +1,17 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-
-	"github.com/spf13/cobra"
-
-	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
-	"github.com/apiserver-boot/apiserver-boot/internal/cli/scaffold"
-	"github.com/apiserver-boot/apiserver-boot/internal/shared/gomod"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/version"
 )
-
-// findRoot walks up from the working directory to the folder holding PROJECT.
-func findRoot() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, project.FileName)); err == nil {
-			return dir, nil
-		}
-		if filepath.Dir(dir) == dir {
-			return "", fmt.Errorf("no %s file in %s or above: run `apiserver-boot init repo --domain <domain>` in the project folder first", project.FileName, wd)
-		}
-	}
-}
 
 // loadProject finds the project around the working directory and reads its
 // PROJECT file and its API from source, once for the command: the kinds of
 // PROJECT get their names, scope and subresources from their markers
 // (model.API.Describe), the types being the only record of them.
 func loadProject() (string, *project.Project, *model.API, error) {
-	root, err := findRoot()
+	root, err := project.FindRoot()
 	if err != nil {
 		return "", nil, nil, err
 	}
@@ -58,75 +31,4 @@ func loadProject() (string, *project.Project, *model.API, error) {
 // generate needs it: once per command (TestModelLoadedOnce counts).
 var loadModel = func(root string, p *project.Project) (*model.API, error) {
 	return model.LoadAPI(root, p, version.Module, "")
-}
-
-// generateFiles runs every generator over the project at root, unless
-// nothing it reads changed since the last run (see generators/cache.go) and
-// o.Force is off (o.Renumber numbers the protobuf fields of the kinds it
-// names afresh; o.API, read by the command, spares a second read). It
-// returns the files it wrote or removed (absolute paths; none when nothing
-// changed).
-func generateFiles(root string, out io.Writer, o generators.GenerateOptions) ([]string, error) {
-	// The generated code is for this apiserver-boot's framework.
-	if w := gomod.FrameworkSkew(root, version.Get()); w != "" {
-		fmt.Fprintf(out, "warning: %s\n", w)
-	}
-	g, err := generators.Generate(root, version.Module, o)
-	if g == nil {
-		return nil, err
-	}
-	if g.UpToDate {
-		for _, w := range g.Warnings {
-			fmt.Fprintf(out, "warning: %s\n", w)
-		}
-		fmt.Fprintf(out, "generate: up to date, %d files unchanged (nothing it reads changed since the last run; --force runs it anyway)\n", g.Unchanged)
-		return nil, nil
-	}
-	for _, w := range g.Written {
-		rel, _ := filepath.Rel(root, w)
-		fmt.Fprintf(out, "generated %s\n", rel)
-	}
-	for _, r := range g.Removed {
-		rel, _ := filepath.Rel(root, r)
-		fmt.Fprintf(out, "removed %s (no longer generated)\n", rel)
-	}
-	for _, w := range g.Warnings {
-		fmt.Fprintf(out, "warning: %s\n", w)
-	}
-	fmt.Fprintf(out, "generate: %d files written, %d unchanged\n", len(g.Written), g.Unchanged)
-	return append(append([]string(nil), g.Written...), g.Removed...), err
-}
-
-// applyAndGenerate says the plan's notes, writes it, then generates code;
-// if generating fails, the files the plan wrote are restored, so nothing is
-// half done.
-func applyAndGenerate(cmd *cobra.Command, plan *scaffold.Plan) error {
-	for _, n := range plan.Notes {
-		fmt.Fprintln(cmd.OutOrStdout(), n)
-	}
-	root := plan.Root
-	rep, err := plan.Apply()
-	if err != nil {
-		return err
-	}
-	// With --quiet, the files written and generated go unsaid; warnings,
-	// errors and "Nothing to do" are still printed.
-	con := newConsole(cmd)
-	rep.Print(con.Info(), con)
-	if !rep.Changed() {
-		fmt.Fprintln(con, "Nothing to do: "+plan.NothingToDo)
-		return nil
-	}
-	if _, err := generateOn(con, func(out io.Writer) ([]string, error) { return generateFiles(root, out, generators.GenerateOptions{}) }); err != nil {
-		var lost *generators.LostFieldsError
-		if errors.As(err, &lost) {
-			// Consistent, and what is left to do is in the new types.
-			return fmt.Errorf("generating code: %w\nthe files written above are kept", err)
-		}
-		if uerr := rep.Undo(); uerr != nil {
-			return fmt.Errorf("generating code: %w (and restoring the files written above failed: %v)", err, uerr)
-		}
-		return fmt.Errorf("generating code: %w; the files written above were restored", err)
-	}
-	return nil
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"github.com/spf13/cobra"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
 )
 
 func newRootCommand() *cobra.Command {
@@ -22,6 +24,6 @@ validation, subresources, and a controller-manager to reconcile them.`,
 	}
 	root.PersistentFlags().BoolP(quietFlag, "q", false, "Print only errors, warnings and results: no progress (status lines of builds), no step-by-step messages; the logs of the processes run local starts still show")
 	root.AddCommand(newInitCommand(), newCreateCommand(), newGenerateCommand(), newBuildCommand(), newRunCommand(), newMigrateCommand(), newAPICommand(), newVersionCommand(), newUpgradeCommand())
-	finishTree(root)
+	cmdline.FinishTree(root)
 	return root
 }

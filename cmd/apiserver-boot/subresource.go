@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/scaffold"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 )
@@ -32,7 +33,7 @@ names the kind.`,
 		Example: `  apiserver-boot create subresource --subresource status --group stable --version v1 --kind CronTab
   apiserver-boot create subresource --subresource scale --group stable --version v1 --kind CronTab --spec-replicas-path .spec.size
   apiserver-boot create subresource --subresource restart --group stable --version v1 --kind CronTab`,
-		Args: noArgs,
+		Args: cmdline.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()
@@ -87,5 +88,5 @@ func (o *subresourceOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	plan.Force = o.force
-	return applyAndGenerate(cmd, plan)
+	return plan.ApplyAndGenerate(cmd.OutOrStdout(), newConsole(cmd))
 }

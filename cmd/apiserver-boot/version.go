@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/scaffold"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 )
@@ -26,7 +26,7 @@ through the generated internal type. The version objects are stored in is marked
 +storageversion (--from, unless a version already carries the marker); edit the
 new types, and write conversions for fields that differ.`,
 		Example: "  apiserver-boot create version --group stable --version v2 --kind CronTab --from v1",
-		Args:    noArgs,
+		Args:    cmdline.NoArgs,
 		RunE:    func(cmd *cobra.Command, args []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()
@@ -54,7 +54,7 @@ func (o *versionOptions) run(cmd *cobra.Command) error {
 	if err := project.ValidateVersion(o.version); err != nil {
 		return err
 	}
-	from, err := o.fromResource(p)
+	from, err := scaffold.FromResource(p, o.group, o.from, o.kind)
 	if err != nil {
 		return err
 	}
@@ -67,23 +67,5 @@ func (o *versionOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	plan.Force = o.force
-	return applyAndGenerate(cmd, plan)
-}
-
-// fromResource is the kind --from names, or an error saying which versions
-// serve it.
-func (o *versionOptions) fromResource(p *project.Project) (*project.Resource, error) {
-	if from := p.Find(o.group, o.from, o.kind); from != nil {
-		return from, nil
-	}
-	var served []string
-	for _, r := range p.Resources {
-		if r.Group == o.group && r.Kind == o.kind && !r.External {
-			served = append(served, r.Version)
-		}
-	}
-	if len(served) > 0 {
-		return nil, fmt.Errorf("--from %s: no kind %s in %s/%s in PROJECT; %s is served in %s: give one of them with --from", o.from, o.kind, o.group, o.from, o.kind, strings.Join(served, ", "))
-	}
-	return nil, fmt.Errorf("--from %s: no kind %s in %s/%s in PROJECT%s", o.from, o.kind, o.group, o.from, p.Suggest(o.group, "", o.kind))
+	return plan.ApplyAndGenerate(cmd.OutOrStdout(), newConsole(cmd))
 }

@@ -121,6 +121,22 @@ func groupKind(g *model.Group, k *model.Kind) *model.Kind {
 
 // Write writes files (name: content) into dir, each only when its content
 // differs from what is there: a second run with nothing changed writes
+// Pages is the reference of api, by file: a Markdown page per group, or
+// with html the static site. A project (at root) without kinds is an error.
+func Pages(api *model.API, root string, html bool) (map[string][]byte, error) {
+	groups, err := Load(api)
+	if err != nil {
+		return nil, err
+	}
+	if len(groups) == 0 {
+		return nil, fmt.Errorf("no kinds under %s: add one with `apiserver-boot create group version resource`", filepath.Join(root, "pkg", "apis"))
+	}
+	if html {
+		return HTML(groups)
+	}
+	return Markdown(groups), nil
+}
+
 // nothing. It returns the files written.
 func Write(dir string, files map[string][]byte) ([]string, error) {
 	var written []string

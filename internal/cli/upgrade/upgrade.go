@@ -1,8 +1,11 @@
-// Package upgrade decides what `apiserver-boot upgrade` does with each
-// scaffolded file of a project: the scaffold the project was made with (the
-// old CLI's, replayed), the user's file and today's scaffold are compared,
-// and each file is kept, re-rendered, added or merged three ways, as git
-// merges (git merge-file), conflict markers included.
+// Package upgrade decides what `apiserver-boot upgrade` does to a project
+// (Prepare): the project's scaffold is replayed with the apiserver-boot that
+// made it and with this one (replay.go); for each scaffolded file, the
+// scaffold the project was made with, the user's file and today's scaffold
+// are compared, and the file is kept, re-rendered, added or merged three
+// ways, as git merges (git merge-file), conflict markers included (this
+// file); go.mod gets this apiserver-boot's requirements and PROJECT its
+// release (change.go).
 package upgrade
 
 import (

@@ -1,4 +1,4 @@
-package main
+package codegen
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ func TestConsoleGenerateLastLine(t *testing.T) {
 	} {
 		var out, errOut bytes.Buffer
 		con := progress.NewConsole(&out, &errOut, quiet)
-		_, err := generateOn(con, func(w io.Writer) ([]string, error) {
+		_, err := On(con, func(w io.Writer) ([]string, error) {
 			_, err := io.WriteString(w, messages)
 			return nil, err
 		})

@@ -1,4 +1,4 @@
-package main
+package runlocal
 
 import (
 	"context"
@@ -12,10 +12,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apiserver-boot/apiserver-boot/generators"
-	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
-
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/codegen"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 )
 
 // debounce is how long run local --watch waits after the last change before
@@ -26,7 +27,7 @@ const debounce = 200 * time.Millisecond
 // change to the sources under pkg/apis (the types and their hooks), it
 // regenerates and rebuilds while the running servers keep serving, then
 // restarts them on the same etcd data and kubeconfig.
-func (o *runLocalOptions) watchAndReload(ctx context.Context, s *localServers) error {
+func (o *Options) watchAndReload(ctx context.Context, s *localServers) error {
 	out, info, errOut := s.out, s.info, s.con.Err()
 	apis := filepath.Join(s.root, project.APIs())
 	w, err := fsnotify.NewWatcher()
@@ -52,7 +53,7 @@ func (o *runLocalOptions) watchAndReload(ctx context.Context, s *localServers) e
 		case c := <-s.exited:
 			// The others are stopped too; a change starts them again.
 			s.stop()
-			fmt.Fprintf(out, "%s exited: %v. Waiting for a change under pkg/apis to rebuild and start again.\n", c.name, c.err)
+			fmt.Fprintf(out, "%s exited: %v. Waiting for a change under pkg/apis to rebuild and start again.\n", c.name, c.Err())
 		case ev, ok := <-w.Events:
 			if !ok {
 				return nil
@@ -105,13 +106,13 @@ func (o *runLocalOptions) watchAndReload(ctx context.Context, s *localServers) e
 
 // reload regenerates, rebuilds and restarts for the sources now, and returns
 // what the next change is compared with: now, with generate's own writes.
-func (o *runLocalOptions) reload(ctx context.Context, s *localServers, now map[string][32]byte, changed []string) map[string][32]byte {
+func (o *Options) reload(ctx context.Context, s *localServers, now map[string][32]byte, changed []string) map[string][32]byte {
 	out, info, errOut := s.out, s.info, s.con.Err()
 	start := time.Now()
 	fmt.Fprintf(info, "Changed: %s. Regenerating and rebuilding; the running apiserver keeps serving...\n", strings.Join(changed, ", "))
 	var genTime time.Duration
-	if o.generate {
-		wrote, err := generateWithProgress(s.con, s.root, generators.GenerateOptions{})
+	if o.Generate {
+		wrote, err := codegen.WithProgress(s.con, s.root, generators.GenerateOptions{})
 		genTime = time.Since(start)
 		// Files generate wrote under pkg/apis (conversion stubs) are not
 		// changes of the user's: take them as they are now.
@@ -134,7 +135,7 @@ func (o *runLocalOptions) reload(ctx context.Context, s *localServers, now map[s
 	// The new binaries go to bin/.next: bin/ keeps the build that serves
 	// until the new one has started.
 	next := filepath.Join(s.root, "bin", ".next")
-	buildTime, err := buildBinariesInto(ctx, s.con, s.root, filepath.Join("bin", ".next"), o.controllerManager)
+	buildTime, err := buildBinariesInto(ctx, s.con, s.root, filepath.Join("bin", ".next"), o.ControllerManager)
 	if err != nil {
 		if ctx.Err() == nil {
 			fmt.Fprintf(out, "Reload failed: %v\n%s\n", err, s.stillServing())

@@ -1,4 +1,9 @@
-package main
+// Package cmdline holds the messages of apiserver-boot's command line
+// itself: positional arguments where flags are expected, unknown
+// subcommands and unknown or malformed flags each get an error that says
+// what to type instead (cobra prints help and exits 0 for an unknown
+// subcommand of a group, and suggests nothing for flags).
+package cmdline
 
 import (
 	"errors"
@@ -11,15 +16,10 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// The messages of the command line itself: positional arguments where flags
-// are expected, unknown subcommands and unknown or malformed flags each get
-// an error that says what to type instead (cobra prints help and exits 0 for
-// an unknown subcommand of a group, and suggests nothing for flags).
-
-// finishTree sets what every command of the tree shares: group commands
+// FinishTree sets what every command of the tree shares: group commands
 // (create, build, run...) refuse unknown subcommands, the help and
 // completion commands have examples, and flag errors make suggestions.
-func finishTree(root *cobra.Command) {
+func FinishTree(root *cobra.Command) {
 	root.SetFlagErrorFunc(flagError)
 	root.SetHelpCommand(newHelpCommand())
 	root.InitDefaultHelpCmd()
@@ -35,7 +35,7 @@ func finishTree(root *cobra.Command) {
 		if c.HasSubCommands() && !c.Runnable() {
 			// A group: without arguments it prints its help; with one, the
 			// argument was not one of its subcommands.
-			c.Args = noArgs
+			c.Args = NoArgs
 			c.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
 			c.Annotations = map[string]string{"group": "true"}
 		}
@@ -50,7 +50,7 @@ func finishTree(root *cobra.Command) {
 		}
 		c.Example = "  source <(apiserver-boot completion bash)\n  apiserver-boot completion zsh > \"${fpath[1]}/_apiserver-boot\""
 		for _, shell := range c.Commands() {
-			shell.Args = noArgs
+			shell.Args = NoArgs
 			switch shell.Name() {
 			case "bash", "zsh":
 				shell.Example = fmt.Sprintf("  source <(apiserver-boot completion %s)", shell.Name())
@@ -90,11 +90,11 @@ var (
 	imageLike   = regexp.MustCompile(`^[a-z0-9.-]+(:[0-9]+)?/[^ ]+$`)
 )
 
-// noArgs is the Args of every command that takes flags only, and of group
+// NoArgs is the Args of every command that takes flags only, and of group
 // commands, whose only arguments are their subcommands. A positional
 // argument is refused with what to type instead: the flag the value looks
 // like it belongs to, or the subcommands there are.
-func noArgs(cmd *cobra.Command, args []string) error {
+func NoArgs(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
 	}

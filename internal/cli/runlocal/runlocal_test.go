@@ -1,0 +1,87 @@
+package runlocal
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/datastore"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/private"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
+)
+
+func freeLoopbackPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// holdEmbeddedEtcd holds the embedded etcd's database of the project in
+// dir until the test ends, as etcd's bbolt holds it in a running apiserver.
+func holdEmbeddedEtcd(t *testing.T, dir string) {
+	db := datastore.EtcdDB(filepath.Join(dir, private.StateDir, "etcd"))
+	os.MkdirAll(filepath.Dir(db), 0o700)
+	f, err := os.OpenFile(db, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDatastoreEndpoint: run local passes --datastore-endpoint to the
+// apiserver and then neither needs nor checks the embedded etcd (held here
+// by another process): the URL given on the command line in a private file,
+// one given in a file as that file; the record redacts the password.
+func TestDatastoreEndpoint(t *testing.T) {
+	dir := t.TempDir()
+	holdEmbeddedEtcd(t, dir)
+	p := &project.Project{Module: "example.com/crontab"}
+	// The URL given on the command line is handed to the apiserver in a
+	// private file; one given in a file is passed as that file: the
+	// password is in no command line of the apiserver.
+	const url = "postgres://app:hunter2@127.0.0.1:5432/crontab"
+	given := filepath.Join(t.TempDir(), "endpoint")
+	if err := os.WriteFile(given, []byte(url+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []*Options{{DatastoreEndpoint: url}, {DatastoreEndpointFile: given}} {
+		o.SecurePort, o.Kubeconfig = freeLoopbackPort(t), "kubeconfig"
+		if err := o.readDatastoreFile(); err != nil {
+			t.Fatal(err)
+		}
+		kubeconfig, err := o.preflight(dir, p)
+		if err != nil {
+			t.Fatalf("with --datastore-endpoint, the embedded etcd held elsewhere: %v", err)
+		}
+		if err := o.writeDatastoreFile(dir); err != nil {
+			t.Fatal(err)
+		}
+		args := o.apiserverArgs(kubeconfig)
+		i := slices.Index(args, "--datastore-endpoint-file")
+		if i < 0 || strings.Contains(strings.Join(args, " "), "hunter2") || slices.Contains(args, "--etcd-servers") {
+			t.Fatalf("apiserver arguments: %s", args)
+		}
+		b, err := os.ReadFile(args[i+1])
+		if st, serr := os.Stat(args[i+1]); err != nil || serr != nil || strings.TrimSpace(string(b)) != url || st.Mode().Perm() != 0o600 {
+			t.Errorf("the endpoint file %s: %q %v %v", args[i+1], b, err, serr)
+		}
+		if r := o.record(); r.Etcd != "postgres://app:xxxxx@127.0.0.1:5432/crontab" {
+			t.Errorf("the record's store is %q", r.Etcd)
+		}
+	}
+	both := &Options{DatastoreEndpoint: url, DatastoreEndpointFile: given}
+	if err := both.readDatastoreFile(); err == nil || !strings.Contains(err.Error(), "--datastore-endpoint and --datastore-endpoint-file both given") {
+		t.Errorf("both given: %v", err)
+	}
+}
