@@ -92,7 +92,10 @@ func (p *Process) Signal(sig syscall.Signal) { _ = p.proc.Signal(sig) }
 // Kill sends sig to the process group and waits for the process to end,
 // killing the group after 30s. Children the leader left in its group (an
 // apiserver, an etcd) are killed too once it has ended.
-func (p *Process) Kill(sig syscall.Signal) { _ = p.proc.Stop(sig, 30*time.Second) }
+func (p *Process) Kill(sig syscall.Signal) {
+	_ = p.proc.Stop(sig, 30*time.Second)
+	_ = p.proc.Signal(syscall.SIGKILL) // what the leader left behind in its group
+}
 
 // Stop sends SIGINT to the process, as Ctrl-C does, and fails the test
 // unless it exits cleanly within 60s.

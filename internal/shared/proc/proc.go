@@ -86,8 +86,11 @@ func (p *Process) Signal(sig syscall.Signal) error {
 }
 
 // Stop sends sig to the process's group and waits for the process to exit,
-// killing the group (SIGKILL) after grace. Children the leader left in its
-// group are killed too once it has exited. It returns how the process exited.
+// killing the group (SIGKILL) after grace. A process that has already
+// exited is sent nothing. It returns how the process exited. What the
+// leader leaves behind in its group when it exits within grace is not
+// killed (as run local has always stopped its children); a caller that
+// wants the group gone sends SIGKILL after Stop (Signal).
 func (p *Process) Stop(sig syscall.Signal, grace time.Duration) error {
 	if !p.Exited() {
 		_ = p.Signal(sig)
@@ -98,7 +101,6 @@ func (p *Process) Stop(sig syscall.Signal, grace time.Duration) error {
 			<-p.done
 		}
 	}
-	_ = p.Signal(syscall.SIGKILL) // what the leader left behind in its group
 	return p.err
 }
 
