@@ -16,8 +16,9 @@ import (
 // internal/ is in three groups: internal/cli holds the CLI's stages (what
 // init, create, upgrade, run local, run in-cluster, build docs, build
 // config, build container, migrate storage, api snapshot and version do,
-// and the command line's own messages), above generators/ and used only by
-// cmd/, which holds commands only; internal/shared holds small facts
+// the command line's own messages, and the release tools' checks), above
+// generators/ and used only by cmd/, which holds commands only, by hack/'s
+// release tools and by each other; internal/shared holds small facts
 // shared by the CLI, the generators and the runtime, which import only each
 // other; internal/testing holds test harnesses (databases and the harness
 // they share, the reference's reader), which import only internal/shared
@@ -94,7 +95,6 @@ var layers = map[string][]string{
 	"internal/cli/incluster":            {"internal/cli/deploy", "internal/shared/files", "internal/shared/proc"},
 	"internal/cli/runlocal": {"generators", "generators/model", "internal/cli/codegen", "internal/cli/gobuild", "internal/shared/datastore", "internal/shared/files",
 		"internal/shared/kubeconfig", "internal/shared/private", "internal/shared/proc", "internal/shared/progress", "internal/shared/project", "internal/shared/runlock"},
-	"test/kinestorage": {"internal/testing/testpg", "pkg/apiserver"},
 }
 
 type listedPackage struct {
@@ -177,8 +177,10 @@ func checkImports(t *testing.T, pkg string, imports, allowed []string) {
 
 // groupRule is the rule of internal/'s groups, for pkg's allowed imports:
 // internal/shared and pkg/ import nothing of internal/cli or
-// internal/testing (and internal/shared nothing above itself), and only
-// cmd/ imports internal/cli.
+// internal/testing (internal/shared nothing outside itself, pkg/ nothing
+// but pkg/ and internal/shared), internal/testing imports only
+// internal/shared and itself, and only cmd/, hack/ and internal/cli import
+// internal/cli.
 func groupRule(pkg string, allowed []string) string {
 	for _, dep := range allowed {
 		switch {

@@ -77,10 +77,10 @@ func Golden(modulePath string, pkgs []*types.Package) []byte {
 // modulePath, one line each, sorted: the package's path in the module, then
 // the declaration with its type and without parameter names, e.g.
 //
-//	pkg/apiserver, func Main(Config) error
+//	pkg/apiserver, func Main(Config) int
 //	pkg/apiserver, type Config struct
 //	pkg/apiserver, type Config struct, Name string
-//	pkg/apiserver, method (*Config) Validate() error
+//	pkg/builders, method (DefaultStrategy) Canonicalize(k8s.io/apimachinery/pkg/runtime.Object)
 //
 // Methods are those declared on exported types (not those promoted from
 // embedded fields: an embedded field is listed as "embedded T").

@@ -21,7 +21,7 @@ import (
 // out on insert, not on commit, and kine's Watch passes on only the events
 // above the highest revision it read when it started (v0.17.5,
 // logstructured.Watch), so N is lost to that watch; k8s.io/apiserver's
-// WatchSemantics on MariaDB fails now and then for it (test/kinestorage).
+// WatchSemantics on MariaDB fails now and then for it (storagesuite).
 // A known issue, not fixed yet: the test runs when
 // $APISERVER_BOOT_KINE_WATCH_GAP=1.
 func TestKineWatchCommitOrder(t *testing.T) {
