@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -222,36 +221,12 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// fakeT records how Start ended the test (Skip or Fatal stop its goroutine,
-// as testing.T's do).
-type fakeT struct {
-	testing.TB
-	skipped, failed string
-}
-
-func (f *fakeT) Helper() {}
-func (f *fakeT) Skipf(format string, args ...any) {
-	f.skipped = fmt.Sprintf(format, args...)
-	runtime.Goexit()
-}
-func (f *fakeT) Fatal(args ...any) {
-	f.failed = fmt.Sprint(args...)
-	runtime.Goexit()
-}
-
 // TestStartNotInstalled: a database not installed skips the test, or fails
 // it when required; another error fails it.
 func TestStartNotInstalled(t *testing.T) {
 	db := fakeDatabase()
 	start := func(err error) *fakeT {
-		f := &fakeT{TB: t}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			Start(f, db, func() (*Server, error) { return nil, err })
-		}()
-		<-done
-		return f
+		return runFake(t, func(f testing.TB) { Start(f, db, func() (*Server, error) { return nil, err }) })
 	}
 	notInstalled := fmt.Errorf("%w: no fakedb", fmt.Errorf("FakeDB is %w", ErrNotInstalled))
 	t.Setenv(db.RequireEnv, "")

@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/testing/testdb"
 )
 
 func connect(t *testing.T, dsn string) *pgx.Conn {
@@ -134,61 +135,11 @@ func TestServer(t *testing.T) {
 	}
 
 	// Close: no process group, no folder; twice is fine.
-	pid = s.Pid()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Kill(-pid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("the server's process group is still there after Close: %v", err)
-	}
-	if _, err := os.Stat(s.Dir); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("%s left after Close: %v", s.Dir, err)
-	}
-	if err := s.Close(); err != nil {
-		t.Errorf("a second Close: %v", err)
-	}
-}
-
-// fakeT records how Start ended the test (Skip or Fatal stop its goroutine,
-// as testing.T's do).
-type fakeT struct {
-	testing.TB
-	skipped, failed string
-}
-
-func (f *fakeT) Helper() {}
-func (f *fakeT) Skipf(format string, args ...any) {
-	f.skipped = fmt.Sprintf(format, args...)
-	runtime.Goexit()
-}
-func (f *fakeT) Fatal(args ...any) {
-	f.failed = fmt.Sprint(args...)
-	runtime.Goexit()
-}
-
-func startFake(t *testing.T) *fakeT {
-	f := &fakeT{TB: t}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		Start(f)
-	}()
-	<-done
-	return f
+	testdb.CheckClose(t, s.Server)
 }
 
 // TestNotInstalled: without PostgreSQL the test is skipped with a message
 // saying what to install, or fails when APISERVER_BOOT_REQUIRE_POSTGRES=1.
 func TestNotInstalled(t *testing.T) {
-	t.Setenv(BinDirEnv, t.TempDir())
-	t.Setenv(RequireEnv, "")
-	f := startFake(t)
-	if !strings.Contains(f.skipped, "PostgreSQL is not installed") || !strings.Contains(f.skipped, RequireEnv) || f.failed != "" {
-		t.Errorf("not required: skipped %q, failed %q", f.skipped, f.failed)
-	}
-	t.Setenv(RequireEnv, "1")
-	f = startFake(t)
-	if !strings.Contains(f.failed, "PostgreSQL is not installed") || f.skipped != "" {
-		t.Errorf("required: skipped %q, failed %q", f.skipped, f.failed)
-	}
+	testdb.CheckNotInstalled(t, func(t testing.TB) { Start(t) }, BinDirEnv, RequireEnv, "PostgreSQL is not installed")
 }
