@@ -84,6 +84,7 @@ var layers = map[string][]string{
 	"bench/internal/proc":               {"internal/shared/proc"},
 	"test/harness":                      {"internal/shared/freeport", "internal/shared/proc"},
 	"test/fixtures":                     {},
+	"test/fixtures/timer":               {},
 	"test/fixtures/timer/v1":            {},
 	"test/fixtures/widgets/v1":          {},
 	"internal/cli/codegen":              {"generators", "internal/shared/gomod", "internal/shared/progress", "internal/shared/version"},

@@ -7,37 +7,19 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	internaltimer "github.com/apiserver-boot/apiserver-boot/test/fixtures/timer"
 	timerv1 "github.com/apiserver-boot/apiserver-boot/test/fixtures/timer/v1"
 )
 
-// rawDuration is a duration with its own JSON encoding, as operators write
-// them (the one the e2e tier serves in a generated project).
-type rawDuration = timerv1.Duration
-
-type timerSpec struct {
-	Interval rawDuration `json:"interval"`
-	Count    int64       `json:"count,omitempty"`
-}
-type timer struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata"`
-	Spec              timerSpec `json:"spec"`
-}
-
-// The internal types, as generate copies them: declarations without methods.
-type internalDuration struct {
-	*time.Duration
-	Raw []byte
-}
-type internalTimerSpec struct {
-	Interval internalDuration `json:"interval"`
-	Count    int64            `json:"count,omitempty"`
-}
-type internalTimer struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata"`
-	Spec              internalTimerSpec `json:"spec"`
-}
+// timer is a kind whose interval is a duration with its own JSON encoding,
+// as operators write them (the one the e2e tier serves in a generated
+// project); internalTimer is its internal type as generate copies it,
+// without the duration's JSON methods (test/fixtures/timer).
+type (
+	rawDuration   = timerv1.Duration
+	timer         = timerv1.Timer
+	internalTimer = internaltimer.Timer
+)
 
 // widget is a kind of Kubernetes' and the standard library's types only.
 type widget struct {

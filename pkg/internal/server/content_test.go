@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/conversion"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -18,41 +17,21 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/jsoncontent"
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/validation"
+	internaltimer "github.com/apiserver-boot/apiserver-boot/test/fixtures/timer"
 	timerv1 "github.com/apiserver-boot/apiserver-boot/test/fixtures/timer/v1"
 )
 
-// rawDuration is a duration with its own JSON encoding, as operators write
-// them (the one the e2e tier serves in a generated project).
-type rawDuration = timerv1.Duration
-
-type timerSpec struct {
-	Interval rawDuration `json:"interval"`
-	Count    int64       `json:"count,omitempty"`
-}
-type timer struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata"`
-	Spec              timerSpec `json:"spec"`
-}
-
-func (t *timer) DeepCopyObject() runtime.Object { c := *t; return &c }
-
-// The internal types, as generate copies them: declarations without methods.
-type internalDuration struct {
-	*time.Duration
-	Raw []byte
-}
-type internalTimerSpec struct {
-	Interval internalDuration `json:"interval"`
-	Count    int64            `json:"count,omitempty"`
-}
-type internalTimer struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata"`
-	Spec              internalTimerSpec `json:"spec"`
-}
-
-func (t *internalTimer) DeepCopyObject() runtime.Object { c := *t; return &c }
+// timer is a kind whose interval is a duration with its own JSON encoding,
+// as operators write them (the one the e2e tier serves in a generated
+// project); internalTimer is its internal type as generate copies it,
+// without the duration's JSON methods (test/fixtures/timer).
+type (
+	rawDuration       = timerv1.Duration
+	timer             = timerv1.Timer
+	internalDuration  = internaltimer.Duration
+	internalTimer     = internaltimer.Timer
+	internalTimerSpec = internaltimer.TimerSpec
+)
 
 // timerCRDSchema is what controller-gen writes for timer with
 // +kubebuilder:validation:Type=string, Schemaless and a Pattern on interval,
@@ -78,7 +57,7 @@ func timerScheme(t *testing.T) *runtime.Scheme {
 	if err := scheme.AddConversionFunc((*timer)(nil), (*internalTimer)(nil), func(a, b interface{}, _ conversion.Scope) error {
 		in, out := a.(*timer), b.(*internalTimer)
 		out.ObjectMeta, out.Spec.Count = in.ObjectMeta, in.Spec.Count
-		out.Spec.Interval = internalDuration{in.Spec.Interval.Duration, in.Spec.Interval.Raw}
+		out.Spec.Interval = internalDuration{Duration: in.Spec.Interval.Duration, Raw: in.Spec.Interval.Raw}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -102,7 +81,7 @@ func newTimer(t *testing.T, name, interval string) *internalTimer {
 	if err := json.Unmarshal([]byte(`{"metadata":{"name":"`+name+`","namespace":"default","resourceVersion":"1"},"spec":{"interval":"`+interval+`"}}`), &v); err != nil {
 		t.Fatal(err)
 	}
-	return &internalTimer{ObjectMeta: v.ObjectMeta, Spec: internalTimerSpec{Interval: internalDuration{v.Spec.Interval.Duration, v.Spec.Interval.Raw}}}
+	return &internalTimer{ObjectMeta: v.ObjectMeta, Spec: internalTimerSpec{Interval: internalDuration{Duration: v.Spec.Interval.Duration, Raw: v.Spec.Interval.Raw}}}
 }
 
 // TestCustomJSONTypesAsCRDs: validation, CEL rules, printer columns,
@@ -218,7 +197,7 @@ func noPanic(t *testing.T, what string, f func()) {
 func TestConversionPanicIsAnError(t *testing.T) {
 	obj := newTimer(t, "t", "5s")
 	var kc jsoncontent.Kind // no storage version to go through: the converter reads the internal type
-	if _, err := kc.ToMap(obj); err == nil || !strings.Contains(err.Error(), "reading the content of *server.internalTimer") {
+	if _, err := kc.ToMap(obj); err == nil || !strings.Contains(err.Error(), "reading the content of *timer.Timer") {
 		t.Errorf("ToMap: want the converter's panic as an error, got %v", err)
 	}
 	_, _, err := attrFunc(timerResource, kc)(obj)
