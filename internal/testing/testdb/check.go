@@ -13,6 +13,60 @@ import (
 // The checks below are what the tests of testpg and testmysql ask of their
 // servers alike; each test keeps what is its database's own.
 
+// DB is how a check reaches the test user's database on a server: its
+// table kv (k, v), which the test created.
+type DB struct {
+	// Connect connects to the database and closes the connection again.
+	Connect func() error
+	// Exec runs one statement, failing the test on an error.
+	Exec func(statement string)
+	// Count returns how many rows kv holds, failing the test on an error.
+	Count func() int
+}
+
+// CheckRestart checks Stop, Start and Kill on s, a started server whose
+// table kv holds one row: after Stop it is not running and nothing
+// answers; Start brings back the same port and the row; a row committed
+// before Kill (a crash, after which no process group is left) is there
+// after Start.
+func CheckRestart(t testing.TB, s *Server, db DB) {
+	t.Helper()
+	port := s.Port
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if s.Running() {
+		t.Error("running after Stop")
+	}
+	if err := db.Connect(); err == nil {
+		t.Fatal("connected to a stopped server")
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if s.Port != port {
+		t.Errorf("port %d after a restart, want %d", s.Port, port)
+	}
+	if n := db.Count(); n != 1 {
+		t.Errorf("%d rows after a restart, want 1", n)
+	}
+
+	db.Exec("INSERT INTO kv VALUES ('b', '2')")
+	pid := s.Pid()
+	if err := s.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(-pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("the server's process group is still there after Kill: %v", err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if n := db.Count(); n != 2 {
+		t.Errorf("%d rows after a crash, want 2", n)
+	}
+}
+
 // CheckClose checks Close on s, a server started by a database's Start: no
 // process group and no folder are left, and closing again is no error.
 func CheckClose(t testing.TB, s *Server) {

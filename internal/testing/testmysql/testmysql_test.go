@@ -87,40 +87,17 @@ func TestServer(t *testing.T) {
 		}
 	}
 
-	// Stop: nothing answers; Start: the same port and rows.
-	if err := s.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	if s.Running() {
-		t.Error("running after Stop")
-	}
-	if err := ping(s.DSN); err == nil {
-		t.Fatal("connected to a stopped server")
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if n := count(t, s.DSN); n != 1 {
-		t.Errorf("%d rows after a restart, want 1", n)
-	}
-
-	// Kill (a crash) after a committed write: recovered on Start.
-	if _, err := open(t, s.DSN).ExecContext(ctx, "INSERT INTO kv VALUES ('b', '2')"); err != nil {
-		t.Fatal(err)
-	}
-	pid := s.Pid()
-	if err := s.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Kill(-pid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("the server's process group is still there after Kill: %v", err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if n := count(t, s.DSN); n != 2 {
-		t.Errorf("%d rows after a crash, want 2", n)
-	}
+	// Stop: nothing answers; Start: the same port and rows. Kill (a crash)
+	// after a committed write: recovered on Start.
+	testdb.CheckRestart(t, s.Server, testdb.DB{
+		Connect: func() error { return ping(s.DSN) },
+		Exec: func(statement string) {
+			if _, err := open(t, s.DSN).ExecContext(ctx, statement); err != nil {
+				t.Fatal(err)
+			}
+		},
+		Count: func() int { return count(t, s.DSN) },
+	})
 
 	// Another database for the same user.
 	other, err := s.CreateDatabase("other_1")
