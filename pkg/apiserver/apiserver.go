@@ -8,8 +8,10 @@
 // subcommands (copy-storage, openapi) and their behaviour are documented in
 // docs/storage.md, docs/deploy.md and `apiserver --help`.
 //
-// Main and Config are this package's whole API, kept compatible across
-// releases of the same major version: generated code calls nothing else.
+// Main and Config are this package's whole API, the one generated code
+// calls, kept compatible as docs/releasing.md's policy says: an
+// incompatible change comes only in a new minor while the major version is
+// 0, in a new major from v1 on.
 package apiserver
 
 import (
