@@ -23,13 +23,13 @@ import (
 // other; internal/testing holds test harnesses (databases and the harness
 // they share, the reference's reader), which import only internal/shared
 // and each other. pkg/ is the runtime library of generated projects and
-// imports only internal/shared; generated code calls its public packages
-// (pkg/apiserver, pkg/builders, pkg/controllers, pkg/conformance,
-// pkg/testenv), which share the server through pkg/internal (server,
-// storage, standalone, validation, jsoncontent, openapi), out of users'
-// reach. A package not listed
-// here fails the test, and so does a listed import that breaks the groups'
-// rule (groupRule).
+// imports, besides pkg/, only internal/shared; generated code calls its
+// public packages (pkg/apiserver, pkg/builders, pkg/controllers,
+// pkg/conformance, pkg/testenv), which share the server through
+// pkg/internal (server, storage and its storagesuite, standalone,
+// strategy, apigroup, validation, jsoncontent, openapi), out of users'
+// reach. A package not listed here fails the test, and so does a listed
+// import that breaks the groups' rule (groupRule).
 var layers = map[string][]string{
 	"":                                  {},
 	"cmd/apiserver-boot":                {"", "boilerplate", "generators", "generators/driver", "generators/model", "internal/cli/apidocs", "internal/cli/apisnapshot", "internal/cli/cmdline", "internal/cli/codegen", "internal/cli/deploy", "internal/cli/image", "internal/cli/incluster", "internal/cli/migrate", "internal/cli/runlocal", "internal/cli/scaffold", "internal/cli/upgrade", "internal/cli/versionreport", "internal/shared/datastore", "internal/shared/files", "internal/shared/gomod", "internal/shared/progress", "internal/shared/project", "internal/shared/version"},
