@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -637,11 +638,18 @@ func (e *adoptEnv) refusals(t *testing.T, fx *adoptFixtures) {
 			code  int
 			body  string
 		}{
-			{devToken, http.StatusForbidden, `cannot adopt resource \"crontabs\" in API group \"stable.example.com\"`},
-			{nobodyToken, http.StatusForbidden, `cannot adopt resource \"crontabs\"`},
+			{devToken, http.StatusForbidden, `User \"dev\"`},
+			{nobodyToken, http.StatusForbidden, `User \"nobody\"`},
 			{adminToken, http.StatusOK, `"kind":"State"`},
 		} {
-			code, body := get(e.directHTTP, e.directURL+path, map[string]string{"Authorization": "Bearer " + tc.token})
+			code, body := get(e.directHTTP, e.directURL+path, map[string]string{"Authorization": "Bearer " + tc.token, "Accept": "application/json"})
+			var compact bytes.Buffer
+			if json.Compact(&compact, []byte(body)) == nil {
+				body = compact.String()
+			}
+			if code == http.StatusForbidden {
+				tc.body += ` cannot list resource \"crontabs.stable.example.com\" in API group \"adoption.apiserver-boot.io\" at the cluster scope: adoption needs verb \"adopt\" on \"crontabs\" in API group \"stable.example.com\"`
+			}
 			if code != tc.code || !strings.Contains(body, tc.body) {
 				t.Errorf("GET %s on the project's apiserver with %s: %d %s, want %d with %s", path, tc.token, code, body, tc.code, tc.body)
 			}
