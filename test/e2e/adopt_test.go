@@ -34,9 +34,11 @@ import (
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/deploy"
@@ -1084,6 +1086,7 @@ type controllerRuntimeCache struct {
 
 func startControllerRuntimeCache(t *testing.T, ctx context.Context, cfg *rest.Config) *controllerRuntimeCache {
 	t.Helper()
+	crlog.SetLogger(klog.Background())
 	log := &requestLog{}
 	c, err := crcache.New(countingConfig(cfg, log), crcache.Options{
 		DefaultWatchErrorHandler: func(ctx context.Context, r *toolscache.Reflector, err error) {
