@@ -1154,8 +1154,9 @@ func (e *adoptEnv) checkClients(t *testing.T, inf *clientGoInformer, crc *contro
 	if !harness.WaitUntil(4*time.Minute, same) {
 		t.Errorf("after 4 minutes the clients do not hold what exists:\ninformer (-want +got):\n%s\ncontroller-runtime cache (-want +got):\n%s",
 			cmp.Diff(want, got), cmp.Diff(want, gotCR))
+	} else {
+		t.Logf("both clients hold the %d crontabs that exist %s after adopt ended", len(want), time.Since(start).Round(time.Millisecond))
 	}
-	t.Logf("both clients hold the %d crontabs that exist %s after adopt ended", len(want), time.Since(start).Round(time.Millisecond))
 	t.Logf("client-go informer: %s", inf.log)
 	t.Logf("controller-runtime cache: %s", crc.log)
 	for name, log := range map[string]*requestLog{"client-go informer": inf.log, "controller-runtime cache": crc.log} {
