@@ -1169,9 +1169,13 @@ func (e *adoptEnv) checkClients(t *testing.T, inf *clientGoInformer, crc *contro
 }
 
 // writer creates CronTabs and updates one in a loop through kube-apiserver,
-// retrying each write until it is acknowledged.
+// retrying each write until it is acknowledged; between writes it reads
+// (get, list) crontabs and calendars, which must never fail.
 type writer struct {
 	res          dynamic.ResourceInterface
+	calendars    dynamic.ResourceInterface
+	reads        int
+	readErrors   []string
 	stop, done   chan struct{}
 	mu           sync.Mutex
 	created      []string
@@ -1182,7 +1186,8 @@ type writer struct {
 
 func startWriter(t *testing.T, cfg *rest.Config) *writer {
 	t.Helper()
-	w := &writer{res: dynamic.NewForConfigOrDie(cfg).Resource(crontabsGVR).Namespace(adoptNS),
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	w := &writer{res: dyn.Resource(crontabsGVR).Namespace(adoptNS), calendars: dyn.Resource(calendarsGVR),
 		stop: make(chan struct{}), done: make(chan struct{}), messages: map[string]bool{}}
 	if _, err := w.res.Create(context.Background(), writerObject("writer-counter"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -1224,7 +1229,26 @@ func (w *writer) run() {
 		w.mu.Lock()
 		w.counter = i
 		w.mu.Unlock()
+		w.read(ctx, name)
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// read gets the CronTab just created and lists crontabs and calendars.
+func (w *writer) read(ctx context.Context, name string) {
+	_, err := w.res.Get(ctx, name, metav1.GetOptions{})
+	errs := []error{err}
+	_, err = w.res.List(ctx, metav1.ListOptions{Limit: 5})
+	errs = append(errs, err)
+	_, err = w.calendars.List(ctx, metav1.ListOptions{})
+	errs = append(errs, err)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, err := range errs {
+		w.reads++
+		if err != nil {
+			w.readErrors = append(w.readErrors, err.Error())
+		}
 	}
 }
 
@@ -1299,6 +1323,11 @@ func (w *writer) check(t *testing.T, dyn dynamic.Interface) {
 			t.Errorf("a write failed with another error than the pause: %s", m)
 		}
 	}
-	b, _ := json.Marshal(map[string]any{"creates": len(w.created), "updates": w.counter, "retried": w.refusedCount})
+	// Reads go on through the pause and the switch: each moment one side
+	// serves the group.
+	if len(w.readErrors) > 0 {
+		t.Errorf("%d of %d reads failed during the move: %q", len(w.readErrors), w.reads, w.readErrors)
+	}
+	b, _ := json.Marshal(map[string]any{"creates": len(w.created), "updates": w.counter, "retried": w.refusedCount, "reads": w.reads})
 	t.Logf("writer: %s", b)
 }
