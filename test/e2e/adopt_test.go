@@ -1173,14 +1173,15 @@ func (e *adoptEnv) checkClients(t *testing.T, inf *clientGoInformer, crc *contro
 }
 
 // writer creates CronTabs and updates one in a loop through kube-apiserver,
-// retrying each write until it is acknowledged; between writes it reads
-// (get, list) crontabs and calendars, which must never fail.
+// retrying each write until it is acknowledged; beside it a reader gets and
+// lists crontabs and calendars, which must never fail.
 type writer struct {
 	res          dynamic.ResourceInterface
 	calendars    dynamic.ResourceInterface
 	reads        int
 	readErrors   []string
 	stop, done   chan struct{}
+	readerDone   chan struct{}
 	mu           sync.Mutex
 	created      []string
 	counter      int // the last acknowledged value of the counter's annotation
@@ -1192,11 +1193,12 @@ func startWriter(t *testing.T, cfg *rest.Config) *writer {
 	t.Helper()
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	w := &writer{res: dyn.Resource(crontabsGVR).Namespace(adoptNS), calendars: dyn.Resource(calendarsGVR),
-		stop: make(chan struct{}), done: make(chan struct{}), messages: map[string]bool{}}
+		stop: make(chan struct{}), done: make(chan struct{}), readerDone: make(chan struct{}), messages: map[string]bool{}}
 	if _, err := w.res.Create(context.Background(), writerObject("writer-counter"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	go w.run()
+	go w.runReader()
 	return w
 }
 
@@ -1233,14 +1235,26 @@ func (w *writer) run() {
 		w.mu.Lock()
 		w.counter = i
 		w.mu.Unlock()
-		w.read(ctx, name)
 		time.Sleep(50 * time.Millisecond)
 	}
 }
 
-// read gets the CronTab just created and lists crontabs and calendars.
-func (w *writer) read(ctx context.Context, name string) {
-	_, err := w.res.Get(ctx, name, metav1.GetOptions{})
+// runReader reads until the writer is halted.
+func (w *writer) runReader() {
+	defer close(w.readerDone)
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+		w.read(context.Background())
+	}
+}
+
+// read gets the writer's counter and lists crontabs and calendars.
+func (w *writer) read(ctx context.Context) {
+	_, err := w.res.Get(ctx, "writer-counter", metav1.GetOptions{})
 	errs := []error{err}
 	_, err = w.res.List(ctx, metav1.ListOptions{Limit: 5})
 	errs = append(errs, err)
@@ -1283,6 +1297,7 @@ func (w *writer) halt() {
 		close(w.stop)
 	}
 	<-w.done
+	<-w.readerDone
 }
 
 func (w *writer) count() int {
