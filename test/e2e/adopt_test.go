@@ -1191,8 +1191,11 @@ type writer struct {
 
 func startWriter(t *testing.T, cfg *rest.Config) *writer {
 	t.Helper()
+	// Without client-go's default limit of 5 requests a second.
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = 1000, 1000
 	dyn := dynamic.NewForConfigOrDie(cfg)
-	w := &writer{res: dyn.Resource(crontabsGVR).Namespace(adoptNS), calendars: dyn.Resource(calendarsGVR),
+	w := &writer{res: dyn.Resource(crontabsGVR).Namespace(adoptNS), calendars: dynamic.NewForConfigOrDie(cfg).Resource(calendarsGVR),
 		stop: make(chan struct{}), done: make(chan struct{}), readerDone: make(chan struct{}), messages: map[string]bool{}}
 	if _, err := w.res.Create(context.Background(), writerObject("writer-counter"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
