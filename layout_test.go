@@ -26,7 +26,7 @@ import (
 // imports, besides pkg/, only internal/shared; generated code calls its
 // public packages (pkg/apiserver, pkg/builders, pkg/controllers,
 // pkg/conformance, pkg/testenv), which share the server through
-// pkg/internal (server, storage and its storagesuite, standalone,
+// pkg/internal (server, storage and its storagesuite, standalone, adoption,
 // strategy, apigroup, validation, jsoncontent, openapi), out of users'
 // reach. A package not listed here fails the test, and so does a listed
 // import that breaks the groups' rule (groupRule).
@@ -50,6 +50,7 @@ var layers = map[string][]string{
 	"hack/modproxy":                     {"internal/cli/release", "internal/shared/version"},
 	"internal/cli/apicompat":            {},
 	"hack/apicompat":                    {"internal/cli/apicompat", "internal/shared/version"},
+	"internal/shared/adoption":          {},
 	"internal/shared/datastore":         {},
 	"internal/cli/upgrade":              {"", "generators", "generators/model", "internal/cli/codegen", "internal/cli/scaffold", "internal/shared/progress", "internal/shared/files", "internal/shared/gomod", "internal/shared/project", "internal/shared/version"},
 	"internal/shared/files":             {},
@@ -65,9 +66,10 @@ var layers = map[string][]string{
 	"internal/shared/project":           {},
 	"internal/shared/version":           {},
 	"pkg/apiserver":                     {"pkg/builders", "pkg/internal/server"},
-	"pkg/internal/server":               {"internal/shared/datastore", "internal/shared/private", "pkg/builders", "pkg/internal/apigroup", "pkg/internal/strategy", "pkg/internal/jsoncontent", "pkg/internal/openapi", "pkg/internal/standalone", "pkg/internal/storage", "pkg/internal/validation"},
+	"pkg/internal/server":               {"internal/shared/datastore", "internal/shared/private", "pkg/builders", "pkg/internal/adoption", "pkg/internal/apigroup", "pkg/internal/strategy", "pkg/internal/jsoncontent", "pkg/internal/openapi", "pkg/internal/standalone", "pkg/internal/storage", "pkg/internal/validation"},
 	"pkg/internal/standalone":           {"internal/shared/files", "internal/shared/kubeconfig", "internal/shared/private", "pkg/internal/storage"},
-	"pkg/internal/storage":              {"internal/shared/datastore", "internal/shared/files", "internal/shared/freeport", "internal/shared/private", "internal/shared/runlock"},
+	"pkg/internal/adoption":             {"internal/shared/adoption", "pkg/internal/storage"},
+	"pkg/internal/storage":              {"internal/shared/adoption", "internal/shared/datastore", "internal/shared/files", "internal/shared/freeport", "internal/shared/private", "internal/shared/runlock"},
 	"pkg/internal/storage/storagesuite": {"pkg/internal/storage"},
 	"pkg/builders":                      {"pkg/internal/strategy"},
 	"pkg/internal/strategy":             {"internal/shared/hooks"},
