@@ -44,7 +44,8 @@ func (a *api) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	group, resource, _ := adoption.ParseResource(name)
 	r := a.resources[schema.GroupResource{Group: group, Resource: resource}]
 	if r == nil || strings.Contains(name, "/") {
-		a.fail(w, req, apierrors.NewNotFound(groupVersion.WithResource(name).GroupResource(), ""))
+		a.fail(w, req, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
+			Message: fmt.Sprintf("%s is not an adoption endpoint: want %s of one of the project's resources", req.URL.Path, adoption.Path("<group>", "<plural>"))}})
 		return
 	}
 	switch req.Method {
