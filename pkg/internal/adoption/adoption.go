@@ -33,8 +33,10 @@ import (
 
 // Resource is one resource of the project, as the adoption API serves it.
 type Resource struct {
+	// Group, Kind and Plural name it: adopt.example.com, Widget, widgets.
 	Group, Kind, Plural string
-	Namespaced          bool
+	// Namespaced: its objects live in a namespace.
+	Namespaced bool
 	// Versions are the versions that serve it, most preferred first.
 	Versions       []string
 	StorageVersion string
