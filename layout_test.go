@@ -50,6 +50,7 @@ var layers = map[string][]string{
 	"hack/modproxy":                     {"internal/cli/release", "internal/shared/version"},
 	"internal/cli/apicompat":            {},
 	"hack/apicompat":                    {"internal/cli/apicompat", "internal/shared/version"},
+	"internal/shared/adoption":          {},
 	"internal/shared/datastore":         {},
 	"internal/cli/upgrade":              {"", "generators", "generators/model", "internal/cli/codegen", "internal/cli/scaffold", "internal/shared/progress", "internal/shared/files", "internal/shared/gomod", "internal/shared/project", "internal/shared/version"},
 	"internal/shared/files":             {},
