@@ -1,0 +1,135 @@
+package adopt
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Phase is where the routing of the adopted groups is.
+type Phase string
+
+// The phases: every group version at its CRD, every one at the project, or
+// some of each (a switch that stopped part-way).
+const (
+	Fresh    Phase = "served by the CRDs"
+	Switched Phase = "served by the project's apiserver"
+	Partial  Phase = "partly switched"
+)
+
+// detect reads where the run is: the pause objects (and whose they are:
+// "adopt" or "rollback", "" without a pause) and the routing's phase.
+func (r *run) detect(ctx context.Context) (pause string, phase Phase, detail []string, err error) {
+	if pause, err = r.pauseOp(ctx); err != nil {
+		return "", "", nil, err
+	}
+	fresh, switched := true, true
+	for _, g := range r.groups {
+		f, s, d, err := r.groupPhase(ctx, g)
+		if err != nil {
+			return "", "", nil, err
+		}
+		fresh, switched = fresh && f, switched && s
+		detail = append(detail, d...)
+	}
+	switch {
+	case fresh:
+		return pause, Fresh, detail, nil
+	case switched:
+		return pause, Switched, detail, nil
+	}
+	return pause, Partial, detail, nil
+}
+
+// groupPhase: fresh when every CRD of the group serves and the APIServices
+// of the versions they serve are kube-apiserver's; switched when no CRD
+// serves and every version the project serves is at its Service. detail
+// says what is where.
+func (r *run) groupPhase(ctx context.Context, g string) (fresh, switched bool, detail []string, err error) {
+	fresh, switched = true, true
+	for _, t := range r.targetsOf(g) {
+		if served := servedVersions(t.crd); len(served) > 0 {
+			switched = false
+			detail = append(detail, fmt.Sprintf("the CRD %s serves %s", t.crd.Name, strings.Join(served, ",")))
+		} else {
+			fresh = false
+			detail = append(detail, fmt.Sprintf("the CRD %s serves no version", t.crd.Name))
+		}
+	}
+	crdVersions := r.crdGroupVersions(g)
+	for _, v := range union(r.projectVersions(g), crdVersions) {
+		as, err := r.getAPIService(ctx, apiServiceName(g, v))
+		if err != nil {
+			return false, false, nil, err
+		}
+		at := r.atService(as)
+		if at {
+			detail = append(detail, "the APIService "+apiServiceName(g, v)+" points at the project's apiserver")
+		}
+		if at && slices.Contains(crdVersions, v) {
+			fresh = false
+		}
+		if !at && slices.Contains(r.projectVersions(g), v) {
+			switched = false
+		}
+	}
+	return fresh, switched, detail, nil
+}
+
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, v := range b {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// switchGroup routes a group to the project: each version's APIService at
+// the project's Service first (from then on the project serves it), then
+// every version of its CRDs unserved.
+func (r *run) switchGroup(ctx context.Context, g string) error {
+	for _, v := range r.projectVersions(g) {
+		if err := r.pointAtProject(ctx, r.cfg.apiService(g, v)); err != nil {
+			return fmt.Errorf("pointing the APIService %s at the project's apiserver: %w", apiServiceName(g, v), err)
+		}
+	}
+	for _, t := range r.targetsOf(g) {
+		if err := r.unserve(ctx, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// switchBackGroup routes a group to its CRDs again: their versions served
+// first (the APIServices still route to the project), then the
+// APIServices of those versions kube-apiserver's again.
+func (r *run) switchBackGroup(ctx context.Context, g string) error {
+	for _, t := range r.targetsOf(g) {
+		if err := r.reserve(ctx, t); err != nil {
+			return err
+		}
+	}
+	for _, v := range r.crdGroupVersions(g) {
+		if err := r.pointLocal(ctx, g, v); err != nil {
+			return fmt.Errorf("giving the APIService %s back to the CRD: %w", apiServiceName(g, v), err)
+		}
+	}
+	return nil
+}
+
+func (r *run) switchAll(ctx context.Context, back bool) error {
+	for _, g := range r.groups {
+		f := r.switchGroup
+		if back {
+			f = r.switchBackGroup
+		}
+		if err := f(ctx, g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
