@@ -64,6 +64,7 @@ type fakeCluster struct {
 	project     map[string]*unstructured.Unstructured // the project's store
 	rv          int
 	sealed      bool
+	corrupt     bool // the store loses each object's finalizers
 	refuse      map[string]string // name → "field: message" the project's validation answers
 	forbidAdopt bool
 	noResource  bool
@@ -342,6 +343,9 @@ func (f *fakeCluster) batch(b *adoption.Batch) *adoption.BatchResult {
 		case !b.Validate:
 			f.rv++
 			u.SetResourceVersion(strconv.Itoa(f.rv))
+			if f.corrupt {
+				u.SetFinalizers(nil)
+			}
 			f.project[objKey(u)] = u
 			x.ResourceVersion = u.GetResourceVersion()
 		}
