@@ -64,7 +64,7 @@ type fakeCluster struct {
 	project     map[string]*unstructured.Unstructured // the project's store
 	rv          int
 	sealed      bool
-	corrupt     bool // the store loses each object's finalizers
+	corrupt     bool              // the store loses each object's finalizers
 	refuse      map[string]string // name → "field: message" the project's validation answers
 	forbidAdopt bool
 	noResource  bool
