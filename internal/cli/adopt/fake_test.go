@@ -164,7 +164,11 @@ func (f *fakeCluster) reactors() {
 		case k8stesting.UpdateAction:
 			as = a.GetObject().(*apiregv1.APIService)
 		}
-		as.Status.Conditions = []apiregv1.APIServiceCondition{{Type: apiregv1.Available, Status: apiregv1.ConditionTrue}}
+		reason := "Passed"
+		if as.Spec.Service == nil {
+			reason = "Local"
+		}
+		as.Status.Conditions = []apiregv1.APIServiceCondition{{Type: apiregv1.Available, Status: apiregv1.ConditionTrue, Reason: reason}}
 		return false, nil, nil
 	}
 	f.agg.PrependReactor("create", "apiservices", available)

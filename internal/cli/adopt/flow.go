@@ -28,6 +28,16 @@ func (r *run) begin(ctx context.Context) (pause string, phase Phase, done bool, 
 	if err != nil {
 		return "", "", false, err
 	}
+	if pause != "" && r.pauseDone {
+		// Stopped while unpausing: finish that (nothing else is left).
+		if err := r.finish(ctx); err != nil {
+			return "", "", false, err
+		}
+		r.printf("finished the unpause of an earlier %s run: writes to %s resumed", pause, r.names())
+		if pause, phase, detail, err = r.detect(ctx); err != nil {
+			return "", "", false, err
+		}
+	}
 	if pause == "" && phase == Partial {
 		return "", "", false, fmt.Errorf("%w: %s are partly switched and no adoption pause holds their writes (%s): both sides may have taken writes; "+
 			"check which side holds what, then make every version's APIService and CRD agree by hand", ErrRefused, r.names(), strings.Join(detail, "; "))
@@ -44,7 +54,7 @@ func (r *run) adopt(ctx context.Context) error {
 	case pause == opRollback:
 		return fmt.Errorf("%w: a rollback of %s is under way (writes paused by apiserver-boot adopt --rollback): rerun apiserver-boot adopt --rollback to finish it", ErrRefused, r.names())
 	case pause == "" && phase == Switched:
-		if err := r.removeTempAPIService(ctx); err != nil {
+		if err := r.finish(ctx); err != nil { // a policy or APIService left behind
 			return err
 		}
 		r.printf("nothing to do: %s are served by the project's apiserver", r.names())
@@ -120,18 +130,29 @@ func (r *run) move(ctx context.Context) error {
 	if err := r.switchAll(ctx, false); err != nil {
 		return err
 	}
+	if err := r.waitRouted(ctx, true); err != nil {
+		return r.undo(ctx, err)
+	}
 	if err := r.verify(ctx); err != nil {
 		return r.undo(ctx, err)
 	}
-	if err := r.unpause(ctx); err != nil {
+	if err := r.markDone(ctx); err != nil {
 		return err
 	}
 	paused := time.Since(r.pausedAt)
-	if err := r.removeTempAPIService(ctx); err != nil {
+	if err := r.finish(ctx); err != nil {
 		return err
 	}
 	r.printf("adopted %s: %d objects; writes paused for %s", r.names(), total, paused.Round(time.Millisecond))
 	return nil
+}
+
+// finish ends the pause and removes the temporary APIService.
+func (r *run) finish(ctx context.Context) error {
+	if err := r.unpause(ctx); err != nil {
+		return err
+	}
+	return r.removeTempAPIService(ctx)
 }
 
 // undo answers a failed verification: the CRDs serve again and the pause

@@ -19,6 +19,9 @@ const (
 	opAdopt      = "adopt"
 	opRollback   = "rollback"
 	exemptName   = "apiserver-boot-adopt-itself"
+	// doneAnnotation marks the bindings of an operation whose work is done
+	// and whose pause is being removed.
+	doneAnnotation = "adoption.apiserver-boot.io/done"
 )
 
 // PauseName names a group's ValidatingAdmissionPolicy and its binding.
@@ -75,26 +78,49 @@ func (r *run) binding(g, op string) *admv1.ValidatingAdmissionPolicyBinding {
 	}
 }
 
-// pauseOp is the operation of the pause present ("" when none).
-func (r *run) pauseOp(ctx context.Context) (string, error) {
+// pauseOp is the operation of the pause in force ("" when none), and
+// whether that operation had finished its work when it began to unpause.
+// A pause is its bindings: a policy without one (left by a run stopped
+// between the two) enforces nothing.
+func (r *run) pauseOp(ctx context.Context) (op string, done bool, err error) {
 	adm := r.c.Kube.AdmissionregistrationV1()
 	for _, g := range r.groups {
-		p, err := adm.ValidatingAdmissionPolicies().Get(ctx, PauseName(g), metav1.GetOptions{})
-		if err == nil {
-			return opOf(p.Annotations), nil
-		}
-		if !apierrors.IsNotFound(err) {
-			return "", fmt.Errorf("reading the ValidatingAdmissionPolicy %s: %w", PauseName(g), err)
-		}
 		b, err := adm.ValidatingAdmissionPolicyBindings().Get(ctx, PauseName(g), metav1.GetOptions{})
-		if err == nil {
-			return opOf(b.Annotations), nil
+		if apierrors.IsNotFound(err) {
+			continue
 		}
-		if !apierrors.IsNotFound(err) {
-			return "", fmt.Errorf("reading the ValidatingAdmissionPolicyBinding %s: %w", PauseName(g), err)
+		if err != nil {
+			return "", false, fmt.Errorf("reading the ValidatingAdmissionPolicyBinding %s: %w", PauseName(g), err)
+		}
+		op = opOf(b.Annotations)
+		done = done || b.Annotations[doneAnnotation] == "true"
+	}
+	return op, done, nil
+}
+
+// markDone records on every binding that the operation's work is done, before
+// the first is deleted: a rerun after a stop part-way through the unpause
+// then only finishes it (the groups already unpaused may have taken writes).
+func (r *run) markDone(ctx context.Context) error {
+	api := r.c.Kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings()
+	for _, g := range r.groups {
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			b, err := api.Get(ctx, PauseName(g), metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if b.Annotations == nil {
+				b.Annotations = map[string]string{}
+			}
+			b.Annotations[doneAnnotation] = "true"
+			_, err = api.Update(ctx, b, metav1.UpdateOptions{})
+			return err
+		})
+		if ignoreNotFound(err) != nil {
+			return fmt.Errorf("marking the ValidatingAdmissionPolicyBinding %s done: %w", PauseName(g), err)
 		}
 	}
-	return "", nil
+	return nil
 }
 
 func opOf(annotations map[string]string) string {
@@ -145,13 +171,16 @@ func (r *run) pause(ctx context.Context, op, exempt string) error {
 	return nil
 }
 
-// unpause deletes each group's binding, then its policy.
+// unpause deletes every group's binding (which ends the pause), then the
+// policies.
 func (r *run) unpause(ctx context.Context) error {
 	adm := r.c.Kube.AdmissionregistrationV1()
 	for _, g := range r.groups {
 		if err := adm.ValidatingAdmissionPolicyBindings().Delete(ctx, PauseName(g), metav1.DeleteOptions{}); ignoreNotFound(err) != nil {
 			return fmt.Errorf("ending the pause: deleting the ValidatingAdmissionPolicyBinding %s: %w", PauseName(g), err)
 		}
+	}
+	for _, g := range r.groups {
 		if err := adm.ValidatingAdmissionPolicies().Delete(ctx, PauseName(g), metav1.DeleteOptions{}); ignoreNotFound(err) != nil {
 			return fmt.Errorf("ending the pause: deleting the ValidatingAdmissionPolicy %s: %w", PauseName(g), err)
 		}

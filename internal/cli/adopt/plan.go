@@ -173,9 +173,10 @@ func (r *run) states(ctx context.Context) (refusals, missingPerms []string, err 
 	return refusals, missingPerms, nil
 }
 
-// plan prints the plan of each target and, with validate, lists its
-// objects and has the project's apiserver dry-run create each: refusal
-// lines for every object it would refuse. ok is false when refused.
+// plan checks each target's versions and, with validate, prints its plan
+// line, listing its objects and having the project's apiserver dry-run
+// create each: refusal lines for every object it would refuse. ok is false
+// when refused.
 func (r *run) plan(ctx context.Context, validate bool) (bool, error) {
 	refusals, perms, err := r.states(ctx)
 	if err != nil {
@@ -185,20 +186,16 @@ func (r *run) plan(ctx context.Context, validate bool) (bool, error) {
 		return false, r.refuseMissing(perms)
 	}
 	for _, t := range r.targets {
-		if t.state == nil || t.version == "" {
+		if t.state == nil || t.version == "" || !validate {
 			continue
 		}
-		n := "?"
-		if validate {
-			refused, err := r.validate(ctx, t)
-			if err != nil {
-				return false, err
-			}
-			refusals = append(refusals, refused...)
-			n = fmt.Sprint(len(t.read))
+		refused, err := r.validate(ctx, t)
+		if err != nil {
+			return false, err
 		}
-		r.printf("%s: CRD serves %s (stores %s); the project serves %s (stores %s); %s objects", t.name(),
-			strings.Join(servedBefore(t), ","), storageVersion(t.crd), strings.Join(t.state.Versions, ","), t.state.StorageVersion, n)
+		refusals = append(refusals, refused...)
+		r.printf("%s: CRD serves %s (stores %s); the project serves %s (stores %s); %d objects", t.name(),
+			strings.Join(servedBefore(t), ","), storageVersion(t.crd), strings.Join(t.state.Versions, ","), t.state.StorageVersion, len(t.read))
 	}
 	for _, l := range refusals {
 		r.printf("%s", l)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -52,6 +53,18 @@ var states = map[string]func(*testing.T, *fakeCluster, *run){
 	"rollback paused": func(t *testing.T, f *fakeCluster, r *run) {
 		must(t, r.pause(context.Background(), opRollback, testUser))
 	},
+	// Stopped between the policy and its binding: no pause yet.
+	"policy only": func(t *testing.T, f *fakeCluster, r *run) {
+		_, err := f.kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(context.Background(), r.policy(group, opAdopt, ""), metav1.CreateOptions{})
+		must(t, err)
+	},
+	// Stopped while unpausing after a verified switch: users may write
+	// through the groups unpaused already.
+	"unpausing": func(t *testing.T, f *fakeCluster, r *run) {
+		must(t, r.pause(context.Background(), opAdopt, ""))
+		must(t, r.switchAll(context.Background(), false))
+		must(t, r.markDone(context.Background()))
+	},
 }
 
 func TestDetect(t *testing.T) {
@@ -61,7 +74,7 @@ func TestDetect(t *testing.T) {
 	}{
 		"fresh": {"", Fresh}, "paused": {opAdopt, Fresh}, "paused, APIService switched": {opAdopt, Partial},
 		"paused, switched": {opAdopt, Switched}, "switched": {"", Switched}, "partly switched": {"", Partial},
-		"rollback paused": {opRollback, Fresh},
+		"rollback paused": {opRollback, Fresh}, "policy only": {"", Fresh}, "unpausing": {opAdopt, Switched},
 	} {
 		f := newFakeCluster(t, crontab("a"))
 		r := f.setup()
@@ -84,6 +97,8 @@ func TestResume(t *testing.T) {
 		"switched":                    "nothing to do: ",
 		"partly switched":             "refused: crontabs.stable.example.com are partly switched and no adoption pause holds their writes",
 		"rollback paused":             "a rollback of crontabs.stable.example.com is under way",
+		"policy only":                 "adopted crontabs.stable.example.com: 2 objects",
+		"unpausing":                   "finished the unpause of an earlier adopt run: writes to crontabs.stable.example.com resumed\nnothing to do: ",
 	} {
 		f := newFakeCluster(t, crontab("a"), crontab("b"))
 		states[name](t, f, f.setup())
@@ -98,6 +113,9 @@ func TestResume(t *testing.T) {
 		}
 		if strings.HasPrefix(want, "adopted") {
 			f.checkAdopted("default/a", "default/b")
+		}
+		if name == "unpausing" && (f.pauseExists() || f.project["default/z"] == nil || !f.routed()) {
+			t.Errorf("finishing an unpause: paused %v, routed %v; the store was copied again: %v", f.pauseExists(), f.routed(), f.project["default/z"] == nil)
 		}
 	}
 }

@@ -20,7 +20,7 @@ func (r *run) rollback(ctx context.Context) error {
 	switch {
 	case pause == "" && phase == Fresh:
 		r.printf("nothing to do: %s are served by their CRDs", r.names())
-		return r.removeTempAPIService(ctx)
+		return r.finish(ctx)
 	case pause == opAdopt:
 		return r.abandon(ctx, phase)
 	}
@@ -45,6 +45,9 @@ func (r *run) rollback(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := r.waitRouted(ctx, true); err != nil {
+		return err
+	}
 	if err := r.waitPaused(ctx); err != nil {
 		return err
 	}
@@ -63,6 +66,15 @@ func (r *run) rollbackPaused(ctx context.Context) error {
 	if err := r.switchAll(ctx, true); err != nil {
 		return err
 	}
+	if err := r.waitRouted(ctx, false); err != nil {
+		return err
+	}
+	// kube-apiserver holds the pause for the CRD before anyone is let through.
+	for _, t := range r.targets {
+		if err := r.waitKubePaused(ctx, t); err != nil {
+			return err
+		}
+	}
 	if err := r.pause(ctx, opRollback, r.user); err != nil {
 		return err
 	}
@@ -79,11 +91,11 @@ func (r *run) rollbackPaused(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := r.unpause(ctx); err != nil {
+	if err := r.markDone(ctx); err != nil {
 		return err
 	}
 	paused := time.Since(r.pausedAt)
-	if err := r.removeTempAPIService(ctx); err != nil {
+	if err := r.finish(ctx); err != nil {
 		return err
 	}
 	r.printf("rolled back %s: %d objects (%d created, %d updated, %d deleted); writes paused for %s", r.names(), sum.total, sum.created, sum.updated, sum.deleted, paused.Round(time.Millisecond))
@@ -99,10 +111,7 @@ func (r *run) abandon(ctx context.Context, phase Phase) error {
 			return err
 		}
 	}
-	if err := r.unpause(ctx); err != nil {
-		return err
-	}
-	if err := r.removeTempAPIService(ctx); err != nil {
+	if err := r.finish(ctx); err != nil {
 		return err
 	}
 	r.printf("rolled back %s: the adoption had not finished (no write reached either side while it held writes); the CRDs serve as before; writes paused for %s", r.names(), time.Since(start).Round(time.Millisecond))
@@ -133,6 +142,20 @@ func (r *run) listWhenServed(ctx context.Context, t *target) ([]*unstructured.Un
 		return err == nil, "", err
 	})
 	return got, err
+}
+
+// waitKubePaused waits until kube-apiserver refuses a write of the target
+// with the pause's message.
+func (r *run) waitKubePaused(ctx context.Context, t *target) error {
+	p, err := r.probe(ctx, t)
+	if err != nil {
+		return err
+	}
+	msg := PauseMessage(r.groupNames(t.group))
+	return r.wait(ctx, "kube-apiserver to pause the writes of "+t.name(), func() (bool, string, error) {
+		ok, why := r.kubeRefuses(ctx, t, p, msg)
+		return ok, why, nil
+	})
 }
 
 // waitExempt waits until a dry-run create by the run's own user passes the

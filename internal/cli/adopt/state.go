@@ -21,7 +21,7 @@ const (
 // detect reads where the run is: the pause objects (and whose they are:
 // "adopt" or "rollback", "" without a pause) and the routing's phase.
 func (r *run) detect(ctx context.Context) (pause string, phase Phase, detail []string, err error) {
-	if pause, err = r.pauseOp(ctx); err != nil {
+	if pause, r.pauseDone, err = r.pauseOp(ctx); err != nil {
 		return "", "", nil, err
 	}
 	fresh, switched := true, true
@@ -129,6 +129,40 @@ func (r *run) switchAll(ctx context.Context, back bool) error {
 		}
 		if err := f(ctx, g); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// waitRouted waits until kube-aggregator has taken up the switch of every
+// group's APIServices: Available with reason Local (kube-apiserver's own
+// handlers, the CRD) or, at the project, Available from its checks. Its
+// availability controller and its proxy follow the same informer.
+func (r *run) waitRouted(ctx context.Context, toProject bool) error {
+	for _, g := range r.groups {
+		versions := r.crdGroupVersions(g)
+		if toProject {
+			versions = r.projectVersions(g)
+		}
+		for _, v := range versions {
+			name := apiServiceName(g, v)
+			err := r.wait(ctx, "kube-apiserver to route "+name+map[bool]string{true: " to the project's apiserver", false: " to the CRD"}[toProject], func() (bool, string, error) {
+				as, err := r.getAPIService(ctx, name)
+				if err != nil || as == nil {
+					return false, "", fmt.Errorf("the APIService %s: %v", name, err)
+				}
+				for _, c := range as.Status.Conditions {
+					if c.Type == "Available" {
+						local := c.Reason == "Local"
+						why := fmt.Sprintf("Available %s: %s: %s", c.Status, c.Reason, c.Message)
+						return local != toProject && c.Status == "True", why, nil
+					}
+				}
+				return false, "no Available condition yet", nil
+			})
+			if err != nil {
+				return err
+			}
 		}
 	}
 	return nil
