@@ -139,10 +139,10 @@ func (r *run) move(ctx context.Context) error {
 	if err := r.markDone(ctx); err != nil {
 		return err
 	}
-	paused := time.Since(r.pausedAt)
 	if err := r.finish(ctx); err != nil {
 		return err
 	}
+	paused := r.unpausedAt.Sub(r.pausedAt)
 	r.printf("adopted %s: %d objects; writes paused for %s", r.names(), total, paused.Round(time.Millisecond))
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	admv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -180,6 +181,7 @@ func (r *run) unpause(ctx context.Context) error {
 			return fmt.Errorf("ending the pause: deleting the ValidatingAdmissionPolicyBinding %s: %w", PauseName(g), err)
 		}
 	}
+	r.unpausedAt = time.Now()
 	for _, g := range r.groups {
 		if err := adm.ValidatingAdmissionPolicies().Delete(ctx, PauseName(g), metav1.DeleteOptions{}); ignoreNotFound(err) != nil {
 			return fmt.Errorf("ending the pause: deleting the ValidatingAdmissionPolicy %s: %w", PauseName(g), err)

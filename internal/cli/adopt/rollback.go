@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func (r *run) rollback(ctx context.Context) error {
@@ -53,7 +54,7 @@ func (r *run) rollback(ctx context.Context) error {
 	}
 	r.pausedAt = time.Now()
 	for _, t := range r.targets {
-		if t.read, err = r.listWhenServed(ctx, t); err != nil {
+		if t.read, err = r.readProject(ctx, t); err != nil {
 			return err
 		}
 	}
@@ -94,10 +95,10 @@ func (r *run) rollbackPaused(ctx context.Context) error {
 	if err := r.markDone(ctx); err != nil {
 		return err
 	}
-	paused := time.Since(r.pausedAt)
 	if err := r.finish(ctx); err != nil {
 		return err
 	}
+	paused := r.unpausedAt.Sub(r.pausedAt)
 	r.printf("rolled back %s: %d objects (%d created, %d updated, %d deleted); writes paused for %s", r.names(), sum.total, sum.created, sum.updated, sum.deleted, paused.Round(time.Millisecond))
 	return nil
 }
@@ -140,6 +141,37 @@ func (r *run) listWhenServed(ctx context.Context, t *target) ([]*unstructured.Un
 			return false, err.Error(), nil
 		}
 		return err == nil, "", err
+	})
+	return got, err
+}
+
+// readProject lists a target through kube-apiserver once the answer is the
+// project's: the objects (namespace, name, uid) its adoption state names.
+// Writes are paused, so the two agree once kube-apiserver routes there.
+func (r *run) readProject(ctx context.Context, t *target) ([]*unstructured.Unstructured, error) {
+	state, err := r.getState(ctx, t)
+	if err != nil {
+		return nil, fmt.Errorf("reading the adoption state of %s: %w", t.name(), err)
+	}
+	want := map[string]types.UID{}
+	for _, k := range state.Objects {
+		want[key(k.Namespace, k.Name)] = k.UID
+	}
+	var got []*unstructured.Unstructured
+	err = r.wait(ctx, "kube-apiserver to serve "+t.name()+" from the project's apiserver", func() (bool, string, error) {
+		got, err = r.list(ctx, t)
+		if retriable(err) {
+			return false, err.Error(), nil
+		} else if err != nil {
+			return false, "", err
+		}
+		same := len(got) == len(want)
+		for _, o := range got {
+			if uid, ok := want[objKey(o)]; !ok || uid != o.GetUID() {
+				same = false
+			}
+		}
+		return same, fmt.Sprintf("the list (%d objects) is not what the project's store holds (%d objects)", len(got), len(want)), nil
 	})
 	return got, err
 }
