@@ -65,6 +65,7 @@ type fakeCluster struct {
 	rv          int
 	sealed      bool
 	corrupt     bool              // the store loses each object's finalizers
+	storeFails  string            // the name of an object the store refuses
 	refuse      map[string]string // name → "field: message" the project's validation answers
 	forbidAdopt bool
 	noResource  bool
@@ -344,6 +345,8 @@ func (f *fakeCluster) batch(b *adoption.Batch) *adoption.BatchResult {
 		case b.Validate && f.refuse[u.GetName()] != "":
 			field, m, _ := strings.Cut(f.refuse[u.GetName()], ": ")
 			x.Error = &metav1.Status{Message: "invalid", Code: 422, Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Field: field, Message: m}}}}
+		case !b.Validate && u.GetName() == f.storeFails:
+			x.Error = &metav1.Status{Message: "etcdserver: request is too large", Code: 500}
 		case !b.Validate:
 			f.rv++
 			u.SetResourceVersion(strconv.Itoa(f.rv))

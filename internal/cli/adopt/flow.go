@@ -63,6 +63,9 @@ func (r *run) adopt(ctx context.Context) error {
 		return fmt.Errorf("%w: an adoption of %s is under way (writes paused): rerun apiserver-boot adopt without --dry-run to finish it, or --rollback to abandon it", ErrRefused, r.names())
 	}
 	if err := r.ensureTempAPIService(ctx); err != nil {
+		if pause == "" && !errors.Is(err, ErrRefused) {
+			_ = r.removeTempAPIService(ctx) // nothing else was changed
+		}
 		return err
 	}
 	if pause == "" {
@@ -113,27 +116,11 @@ func (r *run) endPlan(ctx context.Context, ok bool, err error) error {
 }
 
 // move runs the paused part: wait for the pause, copy, switch, verify,
-// unpause.
+// unpause. A failure on the way routes back to the CRDs and ends the pause
+// (undo); a stopped process leaves the pause for a rerun to continue.
 func (r *run) move(ctx context.Context) error {
-	if err := r.waitPaused(ctx); err != nil {
-		return err
-	}
-	r.pausedAt = time.Now()
-	total := 0
-	for _, t := range r.targets {
-		n, err := r.copyTarget(ctx, t)
-		if err != nil {
-			return err
-		}
-		total += n
-	}
-	if err := r.switchAll(ctx, false); err != nil {
-		return err
-	}
-	if err := r.waitRouted(ctx, true); err != nil {
-		return r.undo(ctx, err)
-	}
-	if err := r.verify(ctx); err != nil {
+	total, err := r.moveAndVerify(ctx)
+	if err != nil {
 		return r.undo(ctx, err)
 	}
 	if err := r.markDone(ctx); err != nil {
@@ -147,6 +134,28 @@ func (r *run) move(ctx context.Context) error {
 	return nil
 }
 
+func (r *run) moveAndVerify(ctx context.Context) (int, error) {
+	if err := r.waitPaused(ctx); err != nil {
+		return 0, err
+	}
+	r.pausedAt = time.Now()
+	total := 0
+	for _, t := range r.targets {
+		n, err := r.copyTarget(ctx, t)
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	if err := r.switchAll(ctx, false); err != nil {
+		return 0, err
+	}
+	if err := r.waitRouted(ctx, true); err != nil {
+		return 0, err
+	}
+	return total, r.verify(ctx)
+}
+
 // finish ends the pause and removes the temporary APIService.
 func (r *run) finish(ctx context.Context) error {
 	if err := r.unpause(ctx); err != nil {
@@ -155,7 +164,8 @@ func (r *run) finish(ctx context.Context) error {
 	return r.removeTempAPIService(ctx)
 }
 
-// undo answers a failed verification: the CRDs serve again and the pause
+// undo answers a failure of the paused part (a failed verification, a
+// refused copy, an unreachable server): the CRDs serve again and the pause
 // ends. The pause held from before the copy, so no write reached either
 // side: the CRDs hold what they held, and keeping writes paused would only
 // stretch the outage while someone looks.
@@ -167,5 +177,5 @@ func (r *run) undo(ctx context.Context, cause error) error {
 		return fmt.Errorf("%w; the CRDs serve again, but ending the pause failed: %v", cause, err)
 	}
 	_ = r.removeTempAPIService(ctx)
-	return fmt.Errorf("%w\nthe CRDs serve %s again, as before (no write reached either side during the pause), and writes are resumed", cause, r.names())
+	return fmt.Errorf("%w\nthe CRDs serve %s, as before (no write reached either side during the pause), and writes are resumed", cause, r.names())
 }

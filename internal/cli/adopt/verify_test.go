@@ -36,7 +36,7 @@ func TestVerifyFailure(t *testing.T) {
 	f := newFakeCluster(t, crontab("a"))
 	f.corrupt = true
 	out, err := f.run(Options{})
-	if err == nil || !strings.Contains(err.Error(), "crontabs.stable.example.com default/a: metadata.finalizers") || !strings.Contains(err.Error(), "the CRDs serve crontabs.stable.example.com again") {
+	if err == nil || !strings.Contains(err.Error(), "crontabs.stable.example.com default/a: metadata.finalizers") || !strings.Contains(err.Error(), "the CRDs serve crontabs.stable.example.com, as before") {
 		t.Errorf("want a verification failure naming the field, got %v\n%s", err, out)
 	}
 	if f.routed() || !f.crdServed() || f.pauseExists() || f.tempExists() {
@@ -68,5 +68,19 @@ func TestDiff(t *testing.T) {
 	}
 	if want := "update default/b,update default/c,create default/d,delete default/e"; strings.Join(got, ",") != want {
 		t.Errorf("Diff: %v, want %s", got, want)
+	}
+}
+
+// TestCopyFailure: an object the store refuses fails the adoption before the
+// switch: named, routed back (nothing was switched), writes resumed.
+func TestCopyFailure(t *testing.T) {
+	f := newFakeCluster(t, crontab("a"), crontab("b"))
+	f.storeFails = "b"
+	out, err := f.run(Options{})
+	if err == nil || !strings.Contains(err.Error(), "crontabs.stable.example.com default/b: etcdserver: request is too large") {
+		t.Errorf("want the refused object named, got %v\n%s", err, out)
+	}
+	if f.routed() || !f.crdServed() || f.pauseExists() || f.tempExists() {
+		t.Errorf("after a failed copy: routed %v, CRD served %v, paused %v, temporary APIService %v", f.routed(), f.crdServed(), f.pauseExists(), f.tempExists())
 	}
 }
