@@ -160,7 +160,11 @@ func Run(ctx context.Context, c *Clients, o Options) error {
 	if o.Rollback {
 		return r.rollback(ctx)
 	}
-	return r.adopt(ctx)
+	err = r.adopt(ctx)
+	if o.DryRun && errors.Is(err, ErrRefused) {
+		r.printf("dry run: the adoption would be refused")
+	}
+	return err
 }
 
 // load lists the CRDs of the project's groups: the targets.

@@ -119,7 +119,7 @@ func TestPermissionRefusal(t *testing.T) {
 	if !errors.Is(err, ErrRefused) {
 		t.Errorf("want a refusal, got %v", err)
 	}
-	wantLines(t, out, `missing permission: verb "update" on "customresourcedefinitions" in API group "apiextensions.k8s.io"`,
+	wantLines(t, out, "dry run: the adoption would be refused", `missing permission: verb "update" on "customresourcedefinitions" in API group "apiextensions.k8s.io"`,
 		`missing permission: verb "create" on "validatingadmissionpolicies" in API group "admissionregistration.k8s.io"`)
 	if f.tempExists() {
 		t.Error("the temporary APIService was created before the permissions were checked")

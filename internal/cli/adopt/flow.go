@@ -28,6 +28,9 @@ func (r *run) begin(ctx context.Context) (pause string, phase Phase, done bool, 
 	if err != nil {
 		return "", "", false, err
 	}
+	if pause != "" && r.pauseDone && r.o.DryRun {
+		return "", "", false, fmt.Errorf("%w: an earlier %s run stopped while ending its pause: rerun without --dry-run to finish it", ErrRefused, pause)
+	}
 	if pause != "" && r.pauseDone {
 		// Stopped while unpausing: finish that (nothing else is left).
 		if err := r.finish(ctx); err != nil {
@@ -54,6 +57,10 @@ func (r *run) adopt(ctx context.Context) error {
 	case pause == opRollback:
 		return fmt.Errorf("%w: a rollback of %s is under way (writes paused by apiserver-boot adopt --rollback): rerun apiserver-boot adopt --rollback to finish it", ErrRefused, r.names())
 	case pause == "" && phase == Switched:
+		if r.o.DryRun {
+			r.printf("nothing to do: %s are served by the project's apiserver", r.names())
+			return nil
+		}
 		if err := r.finish(ctx); err != nil { // a policy or APIService left behind
 			return err
 		}
@@ -100,15 +107,9 @@ func (r *run) endPlan(ctx context.Context, ok bool, err error) error {
 		err = rmErr
 	}
 	if err != nil {
-		if r.o.DryRun && errors.Is(err, ErrRefused) {
-			r.printf("dry run: the adoption would be refused")
-		}
 		return err
 	}
 	if !ok {
-		if r.o.DryRun {
-			r.printf("dry run: the adoption would be refused")
-		}
 		return fmt.Errorf("%w: the adoption of %s (reasons above); nothing was changed", ErrRefused, r.names())
 	}
 	r.printf("dry run: the adoption can go ahead")

@@ -166,7 +166,10 @@ func (r *run) states(ctx context.Context) (refusals, missingPerms []string, err 
 				refusals = append(refusals, fmt.Sprintf("%s: the CRD serves %s, which the project's apiserver does not serve", t.name(), v))
 			}
 		}
-		if t.version = readVersion(served, storageVersion(t.crd), s); t.version == "" && len(served) > 0 {
+		switch t.version = readVersion(served, storageVersion(t.crd), s); {
+		case len(served) == 0:
+			refusals = append(refusals, fmt.Sprintf("%s: the CRD serves no version (and records none it served): nothing to move", t.name()))
+		case t.version == "":
 			refusals = append(refusals, fmt.Sprintf("%s: the CRD and the project's apiserver serve no version in common", t.name()))
 		}
 	}
