@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -41,7 +42,7 @@ reaches it through kube-apiserver only. A rerun after a failure continues.`,
 			o.SamplesDir, o.Out = filepath.Join(root, generators.SamplesDir), cmd.OutOrStdout()
 			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 			if err != nil {
-				return err
+				return fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
 			}
 			c, err := adopt.NewClients(cfg)
 			if err != nil {
