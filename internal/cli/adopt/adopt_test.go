@@ -2,8 +2,11 @@ package adopt
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -50,6 +53,10 @@ func TestAdopt(t *testing.T) {
 	wantLines(t, out, "crontabs.stable.example.com: CRD serves v1 (stores v1); the project serves v1 (stores v1); 2 objects",
 		"adopted crontabs.stable.example.com: 2 objects; writes paused for ")
 	f.checkAdopted("default/a", "default/b")
+	_, d, _ := strings.Cut(out, "writes paused for ")
+	if _, err := time.ParseDuration(strings.TrimSpace(d)); err != nil {
+		t.Errorf("the pause's length is no Go duration: %v", err)
+	}
 	if len(f.writes) > 0 {
 		t.Errorf("the CRD's objects were written: %v", f.writes)
 	}
@@ -144,4 +151,25 @@ func TestPermissionRefusal(t *testing.T) {
 	if f.tempExists() || f.pauseExists() || f.routed() {
 		t.Error("a refused run left something behind")
 	}
+}
+
+// TestNoObjects: with no object to copy, the pause is checked with the
+// project's sample of the kind; without one the run says where it looked.
+func TestNoObjects(t *testing.T) {
+	f := newFakeCluster(t)
+	out, err := f.run(Options{})
+	if err == nil || !strings.Contains(err.Error(), "crontabs.stable.example.com has no object and") || !strings.Contains(err.Error(), "has no sample of CronTab stable.example.com/v1") {
+		t.Errorf("want the missing sample named, got %v\n%s", err, out)
+	}
+	if f.pauseExists() || f.routed() {
+		t.Error("the failed run left writes paused or routed")
+	}
+	must(t, os.MkdirAll(filepath.Join(f.dir, "samples"), 0o755))
+	sample := "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: crontab-sample\nspec: {}\n"
+	must(t, os.WriteFile(filepath.Join(f.dir, "samples", "stable_v1_crontab.yaml"), []byte(sample), 0o644))
+	out, err = f.run(Options{})
+	if err != nil || !strings.Contains(out, "adopted crontabs.stable.example.com: 0 objects; writes paused for ") {
+		t.Errorf("%v\n%s", err, out)
+	}
+	f.checkAdopted()
 }
