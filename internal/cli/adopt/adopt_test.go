@@ -1,6 +1,7 @@
 package adopt
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -8,7 +9,11 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/adoption"
 )
 
 func wantLines(t *testing.T, out string, lines ...string) {
@@ -172,4 +177,22 @@ func TestNoObjects(t *testing.T) {
 		t.Errorf("%v\n%s", err, out)
 	}
 	f.checkAdopted()
+}
+
+// TestAnotherAdoption: a temporary APIService at another Service is another
+// project's adoption under way: refused, and left as it is.
+func TestAnotherAdoption(t *testing.T) {
+	f := newFakeCluster(t, crontab("a"))
+	other := &apiregv1.APIService{ObjectMeta: metav1.ObjectMeta{Name: TempAPIService}, Spec: apiregv1.APIServiceSpec{
+		Group: adoption.Group, Version: adoption.Version, Service: &apiregv1.ServiceReference{Namespace: "other", Name: "other-apiserver"},
+	}}
+	_, err := f.agg.ApiregistrationV1().APIServices().Create(context.Background(), other, metav1.CreateOptions{})
+	must(t, err)
+	out, err := f.run(Options{})
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "another adoption is under way: the APIService v1alpha1.adoption.apiserver-boot.io points at the Service other/other-apiserver") {
+		t.Errorf("want a refusal naming the other Service, got %v\n%s", err, out)
+	}
+	if !f.tempExists() || f.pauseExists() {
+		t.Errorf("the other adoption's APIService was removed (%v), or writes paused (%v)", !f.tempExists(), f.pauseExists())
+	}
 }
