@@ -49,6 +49,10 @@ type Options struct {
 	Timeout time.Duration
 	// Poll is the interval of those waits; 500 ms when zero.
 	Poll time.Duration
+	// Settle is how long kube-apiserver's CRD handler is given to serve
+	// the versions a switch back serves again before the APIServices
+	// route there; 2 s when zero.
+	Settle time.Duration
 }
 
 // Clients reach the cluster through kube-apiserver.
@@ -148,6 +152,9 @@ func Run(ctx context.Context, c *Clients, o Options) error {
 	}
 	if o.Poll <= 0 {
 		o.Poll = 500 * time.Millisecond
+	}
+	if o.Settle <= 0 {
+		o.Settle = 2 * time.Second
 	}
 	if o.DryRun && o.Rollback {
 		return errors.New("--dry-run and --rollback do not go together: --dry-run plans an adoption")

@@ -379,7 +379,7 @@ func (f *fakeCluster) clients() *Clients {
 func (f *fakeCluster) run(o Options) (string, error) {
 	var out bytes.Buffer
 	o.Out, o.ConfigDir, o.SamplesDir = &out, f.dir, filepath.Join(f.dir, "samples")
-	o.Timeout, o.Poll = 2*time.Second, 10*time.Millisecond
+	o.Timeout, o.Poll, o.Settle = 2*time.Second, 10*time.Millisecond, time.Millisecond
 	err := Run(context.Background(), f.clients(), o)
 	return out.String(), err
 }

@@ -151,9 +151,6 @@ func (r *run) moveAndVerify(ctx context.Context) (int, error) {
 	if err := r.switchAll(ctx, false); err != nil {
 		return 0, err
 	}
-	if err := r.waitRouted(ctx, true); err != nil {
-		return 0, err
-	}
 	return total, r.verify(ctx)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,7 +17,7 @@ func (f *fakeCluster) setup() *run {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	r := &run{c: f.clients(), cfg: cfg}
+	r := &run{c: f.clients(), cfg: cfg, o: Options{Timeout: 2 * time.Second, Poll: 10 * time.Millisecond, Settle: time.Millisecond}}
 	if err := r.load(context.Background()); err != nil {
 		f.t.Fatal(err)
 	}

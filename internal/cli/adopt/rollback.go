@@ -46,9 +46,6 @@ func (r *run) rollback(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := r.waitRouted(ctx, true); err != nil {
-		return err
-	}
 	if err := r.waitPaused(ctx); err != nil {
 		return err
 	}
@@ -65,9 +62,6 @@ func (r *run) rollback(ctx context.Context) error {
 // writes the differences to the CRDs.
 func (r *run) rollbackPaused(ctx context.Context) error {
 	if err := r.switchAll(ctx, true); err != nil {
-		return err
-	}
-	if err := r.waitRouted(ctx, false); err != nil {
 		return err
 	}
 	// kube-apiserver holds the pause for the CRD before anyone is let through.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Phase is where the routing of the adopted groups is.
@@ -88,13 +89,16 @@ func union(a, b []string) []string {
 }
 
 // switchGroup routes a group to the project: each version's APIService at
-// the project's Service first (from then on the project serves it), then
-// every version of its CRDs unserved.
+// the project's Service first; once kube-aggregator routes them there (no
+// request reaches the CRD any more), every version of its CRDs unserved.
 func (r *run) switchGroup(ctx context.Context, g string) error {
 	for _, v := range r.projectVersions(g) {
 		if err := r.pointAtProject(ctx, r.cfg.apiService(g, v)); err != nil {
 			return fmt.Errorf("pointing the APIService %s at the project's apiserver: %w", apiServiceName(g, v), err)
 		}
+	}
+	if err := r.waitRouted(ctx, g, true); err != nil {
+		return err
 	}
 	for _, t := range r.targetsOf(g) {
 		if err := r.unserve(ctx, t); err != nil {
@@ -105,12 +109,24 @@ func (r *run) switchGroup(ctx context.Context, g string) error {
 }
 
 // switchBackGroup routes a group to its CRDs again: their versions served
-// first (the APIServices still route to the project), then the
-// APIServices of those versions kube-apiserver's again.
+// first (the APIServices still route to the project), then, once
+// kube-apiserver's CRD handler had o.Settle to take them up (it follows the
+// CRDs through an informer and shows nothing of its state while the
+// APIServices route elsewhere), the APIServices of those versions
+// kube-apiserver's again.
 func (r *run) switchBackGroup(ctx context.Context, g string) error {
+	changed := false
 	for _, t := range r.targetsOf(g) {
+		changed = changed || len(servedVersions(t.crd)) == 0
 		if err := r.reserve(ctx, t); err != nil {
 			return err
+		}
+	}
+	if changed {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(r.o.Settle):
 		}
 	}
 	for _, v := range r.crdGroupVersions(g) {
@@ -118,7 +134,7 @@ func (r *run) switchBackGroup(ctx context.Context, g string) error {
 			return fmt.Errorf("giving the APIService %s back to the CRD: %w", apiServiceName(g, v), err)
 		}
 	}
-	return nil
+	return r.waitRouted(ctx, g, false)
 }
 
 func (r *run) switchAll(ctx context.Context, back bool) error {
@@ -134,35 +150,33 @@ func (r *run) switchAll(ctx context.Context, back bool) error {
 	return nil
 }
 
-// waitRouted waits until kube-aggregator has taken up the switch of every
+// waitRouted waits until kube-aggregator has taken up the switch of a
 // group's APIServices: Available with reason Local (kube-apiserver's own
 // handlers, the CRD) or, at the project, Available from its checks. Its
 // availability controller and its proxy follow the same informer.
-func (r *run) waitRouted(ctx context.Context, toProject bool) error {
-	for _, g := range r.groups {
-		versions := r.crdGroupVersions(g)
-		if toProject {
-			versions = r.projectVersions(g)
-		}
-		for _, v := range versions {
-			name := apiServiceName(g, v)
-			err := r.wait(ctx, "kube-apiserver to route "+name+map[bool]string{true: " to the project's apiserver", false: " to the CRD"}[toProject], func() (bool, string, error) {
-				as, err := r.getAPIService(ctx, name)
-				if err != nil || as == nil {
-					return false, "", fmt.Errorf("the APIService %s: %v", name, err)
-				}
-				for _, c := range as.Status.Conditions {
-					if c.Type == "Available" {
-						local := c.Reason == "Local"
-						why := fmt.Sprintf("Available %s: %s: %s", c.Status, c.Reason, c.Message)
-						return local != toProject && c.Status == "True", why, nil
-					}
-				}
-				return false, "no Available condition yet", nil
-			})
-			if err != nil {
-				return err
+func (r *run) waitRouted(ctx context.Context, g string, toProject bool) error {
+	versions, where := r.crdGroupVersions(g), " to the CRD"
+	if toProject {
+		versions, where = r.projectVersions(g), " to the project's apiserver"
+	}
+	for _, v := range versions {
+		name := apiServiceName(g, v)
+		err := r.wait(ctx, "kube-apiserver to route "+name+where, func() (bool, string, error) {
+			as, err := r.getAPIService(ctx, name)
+			if err != nil || as == nil {
+				return false, "", fmt.Errorf("the APIService %s: %v", name, err)
 			}
+			for _, c := range as.Status.Conditions {
+				if c.Type == "Available" {
+					local := c.Reason == "Local"
+					why := fmt.Sprintf("Available %s: %s: %s", c.Status, c.Reason, c.Message)
+					return local != toProject && c.Status == "True", why, nil
+				}
+			}
+			return false, "no Available condition yet", nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
