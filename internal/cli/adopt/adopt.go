@@ -103,15 +103,17 @@ var crdGVR = apiextv1.SchemeGroupVersion.WithResource("customresourcedefinitions
 
 // run is one invocation's state.
 type run struct {
-	c          *Clients
-	o          Options
-	cfg        *Config
-	targets    []*target
-	groups     []string // the adopted groups: the project's with a CRD in the cluster
-	user       string
-	pausedAt   time.Time // when the pause was seen enforced
-	unpausedAt time.Time // when the last binding was deleted
-	pauseDone  bool      // the pause's operation had done its work when it began to unpause
+	c            *Clients
+	o            Options
+	cfg          *Config
+	targets      []*target
+	groups       []string // the adopted groups: the project's with a CRD in the cluster
+	user         string
+	pausedAt     time.Time        // when the pause was seen enforced
+	unpausedAt   time.Time        // when the last binding was deleted
+	pauseDone    bool             // the pause's operation had done its work when it began to unpause
+	pausedGroups []string         // the groups whose writes a pause holds
+	phases       map[string]Phase // the phase of each group
 }
 
 // target is one adopted resource: a CRD of one of the project's groups.

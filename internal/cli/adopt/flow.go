@@ -41,6 +41,11 @@ func (r *run) begin(ctx context.Context) (pause string, phase Phase, done bool, 
 			return "", "", false, err
 		}
 	}
+	goal := Switched
+	if r.o.Rollback {
+		goal = Fresh
+	}
+	phase = r.narrow(pause, goal)
 	if pause == "" && phase == Partial {
 		return "", "", false, fmt.Errorf("%w: %s are partly switched and no adoption pause holds their writes (%s): both sides may have taken writes; "+
 			"check which side holds what, then make every version's APIService and CRD agree by hand", ErrRefused, r.names(), strings.Join(detail, "; "))

@@ -83,7 +83,7 @@ func (r *run) binding(g, op string) *admv1.ValidatingAdmissionPolicyBinding {
 // whether that operation had finished its work when it began to unpause.
 // A pause is its bindings: a policy without one (left by a run stopped
 // between the two) enforces nothing.
-func (r *run) pauseOp(ctx context.Context) (op string, done bool, err error) {
+func (r *run) pauseOp(ctx context.Context) (op string, done bool, groups []string, err error) {
 	adm := r.c.Kube.AdmissionregistrationV1()
 	for _, g := range r.groups {
 		b, err := adm.ValidatingAdmissionPolicyBindings().Get(ctx, PauseName(g), metav1.GetOptions{})
@@ -91,12 +91,13 @@ func (r *run) pauseOp(ctx context.Context) (op string, done bool, err error) {
 			continue
 		}
 		if err != nil {
-			return "", false, fmt.Errorf("reading the ValidatingAdmissionPolicyBinding %s: %w", PauseName(g), err)
+			return "", false, nil, fmt.Errorf("reading the ValidatingAdmissionPolicyBinding %s: %w", PauseName(g), err)
 		}
 		op = opOf(b.Annotations)
 		done = done || b.Annotations[doneAnnotation] == "true"
+		groups = append(groups, g)
 	}
-	return op, done, nil
+	return op, done, groups, nil
 }
 
 // markDone records on every binding that the operation's work is done, before

@@ -199,3 +199,37 @@ func TestRollbackResume(t *testing.T) {
 	}
 	_ = errors.New
 }
+
+// TestNarrow: a run acts on the groups not yet where it takes them (a group
+// adopted earlier is left as it is), or, under a pause, on the groups it holds.
+func TestNarrow(t *testing.T) {
+	newRun := func(phases map[string]Phase, paused ...string) (*run, *strings.Builder) {
+		out := &strings.Builder{}
+		r := &run{o: Options{Out: out}, groups: []string{"a.example.com", "b.example.com"}, phases: phases, pausedGroups: paused,
+			targets: []*target{{group: "a.example.com", plural: "xs"}, {group: "b.example.com", plural: "ys"}}}
+		return r, out
+	}
+	r, out := newRun(map[string]Phase{"a.example.com": Switched, "b.example.com": Fresh})
+	if phase := r.narrow("", Switched); phase != Fresh || len(r.groups) != 1 || r.names() != "ys.b.example.com" {
+		t.Errorf("adopting beside an adopted group: %s, groups %v", phase, r.groups)
+	}
+	if want := "left as they are: xs.a.example.com (served by the project's apiserver)"; !strings.Contains(out.String(), want) {
+		t.Errorf("want %q, got %q", want, out)
+	}
+	r, _ = newRun(map[string]Phase{"a.example.com": Switched, "b.example.com": Fresh})
+	if phase := r.narrow("", Fresh); phase != Switched || r.names() != "xs.a.example.com" {
+		t.Errorf("rolling back beside a group never adopted: %s, %s", phase, r.names())
+	}
+	r, _ = newRun(map[string]Phase{"a.example.com": Partial, "b.example.com": Switched})
+	if phase := r.narrow("", Switched); phase != Partial {
+		t.Errorf("a partly switched group without a pause: %s, want Partial", phase)
+	}
+	r, _ = newRun(map[string]Phase{"a.example.com": Switched, "b.example.com": Fresh}, "b.example.com")
+	if phase := r.narrow(opAdopt, Switched); phase != Fresh || r.names() != "ys.b.example.com" {
+		t.Errorf("under a pause of b: %s, %s", phase, r.names())
+	}
+	r, _ = newRun(map[string]Phase{"a.example.com": Switched, "b.example.com": Switched})
+	if phase := r.narrow("", Switched); phase != Switched || len(r.groups) != 2 {
+		t.Errorf("everything adopted: %s, %v", phase, r.groups)
+	}
+}

@@ -20,27 +20,69 @@ const (
 )
 
 // detect reads where the run is: the pause objects (and whose they are:
-// "adopt" or "rollback", "" without a pause) and the routing's phase.
+// "adopt" or "rollback", "" without a pause), each group's phase, and the
+// phase of all of them.
 func (r *run) detect(ctx context.Context) (pause string, phase Phase, detail []string, err error) {
-	if pause, r.pauseDone, err = r.pauseOp(ctx); err != nil {
+	if pause, r.pauseDone, r.pausedGroups, err = r.pauseOp(ctx); err != nil {
 		return "", "", nil, err
 	}
-	fresh, switched := true, true
+	r.phases = map[string]Phase{}
 	for _, g := range r.groups {
 		f, s, d, err := r.groupPhase(ctx, g)
 		if err != nil {
 			return "", "", nil, err
 		}
-		fresh, switched = fresh && f, switched && s
+		r.phases[g] = Partial
+		if f {
+			r.phases[g] = Fresh
+		} else if s {
+			r.phases[g] = Switched
+		}
 		detail = append(detail, d...)
 	}
-	switch {
-	case fresh:
-		return pause, Fresh, detail, nil
-	case switched:
-		return pause, Switched, detail, nil
+	return pause, r.overall(), detail, nil
+}
+
+// overall is the phase of every group of the run.
+func (r *run) overall() Phase {
+	phase := Phase("")
+	for _, g := range r.groups {
+		switch {
+		case phase == "":
+			phase = r.phases[g]
+		case phase != r.phases[g]:
+			return Partial
+		}
 	}
-	return pause, Partial, detail, nil
+	return phase
+}
+
+// narrow keeps the groups the run acts on: with a pause, the groups it
+// holds; without, the groups not already where the run takes them (done),
+// so that a group adopted earlier and one whose CRD came later are each
+// handled as they are. The groups left out are printed.
+func (r *run) narrow(pause string, done Phase) Phase {
+	var keep, left []string
+	for _, g := range r.groups {
+		if pause != "" && slices.Contains(r.pausedGroups, g) || pause == "" && r.phases[g] != done {
+			keep = append(keep, g)
+		} else {
+			left = append(left, r.groupNames(g)...)
+		}
+	}
+	if len(keep) == 0 || len(left) == 0 {
+		return r.overall()
+	}
+	r.printf("left as they are: %s (%s)", strings.Join(left, ", "), done)
+	r.groups = keep
+	var targets []*target
+	for _, t := range r.targets {
+		if slices.Contains(keep, t.group) {
+			targets = append(targets, t)
+		}
+	}
+	r.targets = targets
+	return r.overall()
 }
 
 // groupPhase: fresh when every CRD of the group serves and the APIServices
