@@ -1,9 +1,33 @@
 // Package adopt moves the live API of a project's CRDs into the project's
-// apiserver (`apiserver-boot adopt`): plan, pause writes, copy every object
-// with its identity through the adoption API, switch the APIServices, verify,
-// unpause; and back again with --rollback. Where a run is comes from the
-// cluster only (the pause objects, the APIServices, the CRDs' served
-// versions), so a rerun after a failure at any step continues.
+// apiserver (`apiserver-boot adopt`), and back with --rollback.
+//
+// The run, all through kube-apiserver (the project's apiserver is reached
+// through a temporary APIService of the adoption API's group):
+//   - plan: every CRD of the project's groups must be a resource the project
+//     serves, in every version the CRD serves; every object is dry-run
+//     created by the project (schema, CEL, hooks, admission). --dry-run
+//     stops here.
+//   - pause: a ValidatingAdmissionPolicy and its binding per group refuse
+//     every write of the adopted resources. kube-apiserver enforces it for
+//     the CRD and the project's apiserver for itself, from the same object,
+//     so it holds on both sides of the switch with nothing of ours running
+//     in the request path; it is only used once both refuse a probe.
+//   - copy: every object, read at one resourceVersion, stored with its
+//     identity through the adoption API; stale copies removed; sealed.
+//   - switch, per group: the APIServices at the project's Service (without
+//     kube-aggregator's automanaged label), and once kube-aggregator routes
+//     there, the CRD versions served: false. Nothing is deleted.
+//   - verify, unpause, remove the temporary APIService.
+//
+// A failure before the pause ends routes back to the CRDs and ends the
+// pause: no write reached either side while it held, so the CRDs hold what
+// they held, and keeping writes paused would only stretch the outage.
+// Where a run is comes from the cluster only (the pause's bindings and
+// whose they are, the APIServices, the CRDs' served versions), so a rerun
+// after a stopped process continues: under an adoption's pause it routes
+// back to the CRDs (if it had switched) and copies again; a pause whose
+// operation had finished (its bindings are marked before the first is
+// deleted) is only ended.
 package adopt
 
 import (
