@@ -66,6 +66,7 @@ type fakeCluster struct {
 	sealed      bool
 	corrupt     bool              // the store loses each object's finalizers
 	storeFails  string            // the name of an object the store refuses
+	ignorePause bool              // the project's admission does not enforce the pause
 	refuse      map[string]string // name → "field: message" the project's validation answers
 	forbidAdopt bool
 	noResource  bool
@@ -340,7 +341,7 @@ func (f *fakeCluster) batch(b *adoption.Batch) *adoption.BatchResult {
 		}
 		x := adoption.Result{Namespace: u.GetNamespace(), Name: u.GetName()}
 		switch msg := f.paused(); {
-		case b.Validate && msg != "":
+		case b.Validate && msg != "" && !f.ignorePause:
 			x.Error = &metav1.Status{Message: msg, Code: 403}
 		case b.Validate && f.refuse[u.GetName()] != "":
 			field, m, _ := strings.Cut(f.refuse[u.GetName()], ": ")

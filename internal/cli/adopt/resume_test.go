@@ -233,3 +233,21 @@ func TestNarrow(t *testing.T) {
 		t.Errorf("everything adopted: %s, %v", phase, r.groups)
 	}
 }
+
+// TestRollbackNotPaused: when the project's apiserver does not enforce the
+// pause, --rollback writes nothing, ends its pause and leaves the resources
+// adopted.
+func TestRollbackNotPaused(t *testing.T) {
+	f := newFakeCluster(t, crontab("a"))
+	if out, err := f.run(Options{}); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	f.ignorePause = true
+	out, err := f.run(Options{Rollback: true})
+	if err == nil || !strings.Contains(err.Error(), "the pause of crontabs.stable.example.com to be enforced") || !strings.Contains(err.Error(), "serves crontabs.stable.example.com, as before the rollback") {
+		t.Errorf("want the pause named, got %v\n%s", err, out)
+	}
+	if !f.routed() || f.crdServed() || f.pauseExists() || f.tempExists() || len(f.writes) > 0 {
+		t.Errorf("after a failed rollback: routed %v, CRD served %v, paused %v, temporary APIService %v, CRD writes %v", f.routed(), f.crdServed(), f.pauseExists(), f.tempExists(), f.writes)
+	}
+}

@@ -46,16 +46,30 @@ func (r *run) rollback(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := r.readPaused(ctx); err != nil {
+		// Routed to the project, which holds every change: ending the
+		// pause leaves the resources adopted, as before the rollback.
+		if uerr := r.finish(ctx); uerr != nil {
+			return fmt.Errorf("%w; ending the pause failed too (rerun apiserver-boot adopt --rollback): %v", err, uerr)
+		}
+		return fmt.Errorf("%w\nthe project's apiserver serves %s, as before the rollback, and writes are resumed", err, r.names())
+	}
+	return r.rollbackPaused(ctx)
+}
+
+// readPaused waits for the pause and reads every object from the project.
+func (r *run) readPaused(ctx context.Context) error {
 	if err := r.waitPaused(ctx); err != nil {
 		return err
 	}
 	r.pausedAt = time.Now()
 	for _, t := range r.targets {
+		var err error
 		if t.read, err = r.readProject(ctx, t); err != nil {
 			return err
 		}
 	}
-	return r.rollbackPaused(ctx)
+	return nil
 }
 
 // rollbackPaused switches back, lets its own user through the pause and

@@ -84,3 +84,17 @@ func TestCopyFailure(t *testing.T) {
 		t.Errorf("after a failed copy: routed %v, CRD served %v, paused %v, temporary APIService %v", f.routed(), f.crdServed(), f.pauseExists(), f.tempExists())
 	}
 }
+
+// TestPauseNotEnforced: a project's apiserver that does not enforce the
+// pause stops the adoption before the copy; writes resume.
+func TestPauseNotEnforced(t *testing.T) {
+	f := newFakeCluster(t, crontab("a"))
+	f.ignorePause = true
+	out, err := f.run(Options{})
+	if err == nil || !strings.Contains(err.Error(), "the pause of crontabs.stable.example.com to be enforced: not after 2s (the project's apiserver: a dry-run create was accepted)") {
+		t.Errorf("want the pause named, got %v\n%s", err, out)
+	}
+	if f.routed() || !f.crdServed() || f.pauseExists() || f.tempExists() || len(f.project) > 0 {
+		t.Errorf("after the pause failed: routed %v, CRD served %v, paused %v, temporary APIService %v, %d stored", f.routed(), f.crdServed(), f.pauseExists(), f.tempExists(), len(f.project))
+	}
+}
