@@ -87,8 +87,15 @@ type Clients struct {
 	Adoption   rest.Interface       // the adoption API (through the temporary APIService)
 }
 
-// NewClients builds the clients from a kubeconfig's rest.Config.
+// NewClients builds the clients from a kubeconfig's rest.Config. Unless
+// the config sets them, client-go's rate limits (5 requests a second) are
+// raised: the writes of a rollback go one request an object while writes
+// are paused.
 func NewClients(cfg *rest.Config) (*Clients, error) {
+	cfg = rest.CopyConfig(cfg)
+	if cfg.QPS == 0 && cfg.Burst == 0 && cfg.RateLimiter == nil {
+		cfg.QPS, cfg.Burst = 200, 400
+	}
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
