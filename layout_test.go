@@ -32,7 +32,7 @@ import (
 // import that breaks the groups' rule (groupRule).
 var layers = map[string][]string{
 	"":                                  {},
-	"cmd/apiserver-boot":                {"", "boilerplate", "generators", "generators/driver", "generators/model", "internal/cli/apidocs", "internal/cli/apisnapshot", "internal/cli/cmdline", "internal/cli/codegen", "internal/cli/deploy", "internal/cli/image", "internal/cli/incluster", "internal/cli/migrate", "internal/cli/runlocal", "internal/cli/scaffold", "internal/cli/upgrade", "internal/cli/versionreport", "internal/shared/datastore", "internal/shared/files", "internal/shared/gomod", "internal/shared/progress", "internal/shared/project", "internal/shared/version"},
+	"cmd/apiserver-boot":                {"", "boilerplate", "generators", "generators/driver", "generators/model", "internal/cli/adopt", "internal/cli/apidocs", "internal/cli/apisnapshot", "internal/cli/cmdline", "internal/cli/codegen", "internal/cli/deploy", "internal/cli/image", "internal/cli/incluster", "internal/cli/migrate", "internal/cli/runlocal", "internal/cli/scaffold", "internal/cli/upgrade", "internal/cli/versionreport", "internal/shared/datastore", "internal/shared/files", "internal/shared/gomod", "internal/shared/progress", "internal/shared/project", "internal/shared/version"},
 	"generators":                        {"generators/model", "generators/protobuf", "generators/crdschema", "generators/driver", "internal/shared/files", "internal/shared/hooks", "internal/shared/private", "internal/shared/project", "templates", "third_party/validation-gen"},
 	"third_party/validation-gen":        {},
 	"generators/crdschema":              {"generators/model"},
@@ -93,6 +93,7 @@ var layers = map[string][]string{
 	"internal/cli/migrate":              {"generators/model"},
 	"internal/cli/apisnapshot":          {"generators", "generators/model", "internal/shared/proc", "internal/shared/project"},
 	"internal/cli/cmdline":              {},
+	"internal/cli/adopt":                {"internal/cli/deploy", "internal/shared/adoption"},
 	"internal/cli/versionreport":        {"internal/shared/gomod", "internal/shared/version"},
 	"internal/cli/gobuild":              {"internal/shared/proc", "internal/shared/progress"},
 	"internal/cli/incluster":            {"internal/cli/deploy", "internal/shared/files", "internal/shared/proc"},
