@@ -90,7 +90,7 @@ func (b *bench) adoptOnce(p *servingProject, etcdURL string, n int) error {
 	b.add(row{Item: "11", Measure: fmt.Sprintf("adopt: writes paused while %s Widgets move (CRD → generated apiserver)", thousands(n)),
 		Value: fmt.Sprintf("%.2f s", pause.Seconds()), Ref: "LIST of them from the CRD: " + ms(list),
 		Ratio: fmt.Sprintf("%.0fx", pause.Seconds()/list.Seconds())})
-	b.note("11", "%s Widgets: the whole `adopt` run took %.2f s (plan: every object validated by a dry-run create on the generated apiserver; the temporary APIService; the pause)", thousands(n), total.Seconds())
+	b.note("11", "%s Widgets: the whole `adopt` run took %.2f s (plan: every object validated by a dry-run create on the generated apiserver; the temporary APIService; the pause); its steps, each with the time since writes were paused: %s", thousands(n), total.Seconds(), strings.Join(pauseSteps(out), "; "))
 	return nil
 }
 
@@ -131,4 +131,17 @@ func pauseOf(out string) (time.Duration, error) {
 		return 0, fmt.Errorf("apiserver-boot adopt printed no %q:\n%s", "writes paused for", out)
 	}
 	return time.ParseDuration(strings.TrimRight(m[len(m)-1][1], ".,;"))
+}
+
+// pauseSteps are the lines adopt prints while writes are paused.
+func pauseSteps(out string) []string {
+	var steps []string
+	for _, l := range strings.Split(out, "\n") {
+		for _, p := range []string{"writes paused:", "copied ", "switched ", "verified "} {
+			if strings.HasPrefix(l, p) {
+				steps = append(steps, "`"+l+"`")
+			}
+		}
+	}
+	return steps
 }

@@ -140,7 +140,7 @@ type run struct {
 	targets      []*target
 	groups       []string // the adopted groups: the project's with a CRD in the cluster
 	user         string
-	pausedAt     time.Time        // when the pause was seen enforced
+	pausedAt     time.Time        // when this run made the pause (its first binding), or found it
 	unpausedAt   time.Time        // when the last binding was deleted
 	pauseDone    bool             // the pause's operation had done its work when it began to unpause
 	pausedGroups []string         // the groups whose writes a pause holds

@@ -144,19 +144,39 @@ func (r *run) moveAndVerify(ctx context.Context) (int, error) {
 	if err := r.waitPaused(ctx); err != nil {
 		return 0, err
 	}
-	r.pausedAt = time.Now()
+	r.pausedFrom()
+	r.printf("writes paused: kube-apiserver and the project's apiserver refuse them (%s)", r.sincePause())
 	total := 0
 	for _, t := range r.targets {
 		n, err := r.copyTarget(ctx, t)
 		if err != nil {
 			return 0, err
 		}
+		r.printf("copied %s: %d objects (%s)", t.name(), n, r.sincePause())
 		total += n
 	}
 	if err := r.switchAll(ctx, false); err != nil {
 		return 0, err
 	}
-	return total, r.verify(ctx)
+	r.printf("switched %s to the project's apiserver (%s)", strings.Join(r.groups, ", "), r.sincePause())
+	if err := r.verify(ctx); err != nil {
+		return 0, err
+	}
+	r.printf("verified %d objects through kube-apiserver (%s)", total, r.sincePause())
+	return total, nil
+}
+
+// pausedFrom starts the pause's clock where this run did not create the
+// pause (a rerun that found it in place).
+func (r *run) pausedFrom() {
+	if r.pausedAt.IsZero() {
+		r.pausedAt = time.Now()
+	}
+}
+
+// sincePause is how long writes have been paused, for the step lines.
+func (r *run) sincePause() time.Duration {
+	return time.Since(r.pausedAt).Round(time.Millisecond)
 }
 
 // finish ends the pause and removes the temporary APIService.

@@ -154,6 +154,9 @@ func (r *run) pause(ctx context.Context, op, exempt string) error {
 			return fmt.Errorf("pausing writes: the ValidatingAdmissionPolicy %s: %w", want.Name, err)
 		}
 		wantB := r.binding(g, op)
+		if r.pausedAt.IsZero() {
+			r.pausedAt = time.Now() // writes may be refused from here on
+		}
 		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			cur, err := adm.ValidatingAdmissionPolicyBindings().Get(ctx, wantB.Name, metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {

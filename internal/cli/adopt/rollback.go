@@ -62,7 +62,7 @@ func (r *run) readPaused(ctx context.Context) error {
 	if err := r.waitPaused(ctx); err != nil {
 		return err
 	}
-	r.pausedAt = time.Now()
+	r.pausedFrom()
 	for _, t := range r.targets {
 		var err error
 		if t.read, err = r.readProject(ctx, t); err != nil {

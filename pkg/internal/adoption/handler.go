@@ -17,6 +17,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/client-go/util/workqueue"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/adoption"
 )
@@ -142,6 +143,10 @@ func readBatch(w http.ResponseWriter, req *http.Request) (*adoption.Batch, error
 // serveBatch validates the objects of a Batch, or stores them, removes the
 // stale copies it names and seals the resource, in that order; the first
 // whole-request failure (removing, sealing) ends it.
+// batchWorkers is how many objects of a Batch are stored or validated at
+// once.
+const batchWorkers = 8
+
 func (a *api) serveBatch(w http.ResponseWriter, req *http.Request, r *Resource) {
 	b, err := readBatch(w, req)
 	if err != nil {
@@ -149,14 +154,16 @@ func (a *api) serveBatch(w http.ResponseWriter, req *http.Request, r *Resource) 
 		return
 	}
 	ctx := req.Context()
-	res := &adoption.BatchResult{TypeMeta: metav1.TypeMeta{Kind: "BatchResult", APIVersion: groupVersion.String()}, Results: []adoption.Result{}}
-	for _, raw := range b.Objects {
-		if b.Validate {
-			res.Results = append(res.Results, a.validate(ctx, r, raw.Raw))
-		} else {
-			res.Results = append(res.Results, a.store(ctx, r, raw.Raw))
-		}
+	res := &adoption.BatchResult{TypeMeta: metav1.TypeMeta{Kind: "BatchResult", APIVersion: groupVersion.String()}, Results: make([]adoption.Result, len(b.Objects))}
+	each := a.store
+	if b.Validate {
+		each = a.validate
 	}
+	// Objects are independent (one key each): batchWorkers at a time, as
+	// many clients would send them; the results keep the batch's order.
+	workqueue.ParallelizeUntil(ctx, batchWorkers, len(b.Objects), func(i int) {
+		res.Results[i] = each(ctx, r, b.Objects[i].Raw)
+	})
 	for _, k := range b.Remove {
 		if err := a.remove(ctx, r, k); err != nil {
 			a.fail(w, req, err)
