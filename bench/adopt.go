@@ -39,7 +39,7 @@ func (b *bench) adoption() error {
 			return fmt.Errorf("%s Widgets: %w", thousands(n), err)
 		}
 	}
-	b.note("11", "each size on a fresh kube-apiserver (cluster settings: RBAC, default admission, priority and fairness, aggregation) and a fresh store of the generated apiserver (delegated mode, the same etcd under another prefix); the Widgets are created through the CRD with 16 workers before the run; `apiserver-boot adopt --kubeconfig <admin> --config <dir>` runs in item 4's project, the pause is what it prints (from the moment both servers refuse writes to the moment the refusal is removed: the copy, the switch of the APIService and the CRD, and the check of every object through kube-apiserver). The reference is a LIST of the same objects from the CRD through kube-apiserver, measured just before: the least any move must read")
+	b.note("11", "each size on a fresh kube-apiserver (cluster settings: RBAC, default admission, priority and fairness, aggregation) and a fresh store of the generated apiserver (delegated mode, the same etcd under another prefix); the Widgets are created through the CRD with 16 workers before the run; `apiserver-boot adopt --kubeconfig <admin> --config <dir>` runs in item 4's project, the pause is what it prints (from the creation of the binding that refuses writes to its deletion: the wait until both servers refuse them, the copy, the switch of the APIService and the CRD, and the check of every object through kube-apiserver). The reference is a LIST of the same objects from the CRD through kube-apiserver, measured just before: the least any move must read")
 	return nil
 }
 

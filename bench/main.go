@@ -487,8 +487,8 @@ const methodText = `## How each figure is measured
    store, as build config deploys it), reachable through an ExternalName Service but registered by no APIService
    (the CRD serves the group version); ` + "`<dir>/config/apiservice.yaml`" + ` holds the APIService build config would write.
    Then ` + "`apiserver-boot adopt --kubeconfig <admin> --config <dir>/config`" + ` in the project, and the row is the pause it
-   prints: from the moment both kube-apiserver and the project's apiserver refuse writes of Widgets to the moment
-   the refusal is removed (reading every object at one resourceVersion, storing it with its identity in the
+   prints: from the creation of the policy binding that refuses writes of Widgets to its deletion (the wait until
+   both kube-apiserver and the project's apiserver refuse them, reading every object at one resourceVersion, storing it with its identity in the
    project's store, switching the APIService and the CRD's served version, reading every object back through
    kube-apiserver and comparing). The reference is one LIST of the same Widgets from the CRD through
    kube-apiserver (JSON, to the last byte), taken just before: what any move must at least read. The notes give
