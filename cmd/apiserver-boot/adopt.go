@@ -1,11 +1,7 @@
 package main
 
 import (
-	"fmt"
-	"path/filepath"
-
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/adopt"
@@ -15,18 +11,13 @@ import (
 
 func newAdoptCommand() *cobra.Command {
 	var kubeconfig string
-	o := adopt.Options{ConfigDir: "config"}
+	o := adopt.Options{ConfigDir: "config", SamplesDir: generators.SamplesDir}
 	cmd := &cobra.Command{
 		Use:   "adopt",
 		Short: "Move the live API of the project's CRDs into the project's apiserver",
-		Long: `adopt moves every object of the CRDs of the project's groups into the deployed
-project's apiserver, with uid, creationTimestamp, generation, labels, annotations,
-finalizers, ownerReferences, managedFields and status kept: plan (each object
-dry-run created by the project), pause writes (a ValidatingAdmissionPolicy),
-copy, point the APIServices at the project, set the CRD versions served: false,
-verify, resume writes. Nothing is deleted; --rollback goes back to the CRDs.
-It needs the verb "adopt" on each resource in the project's apiserver, and
-reaches it through kube-apiserver only. A rerun after a failure continues.`,
+		Long: `adopt moves every object of the CRDs of the project's groups into the project's
+apiserver deployed in the cluster, with its uid, owners, status and managedFields,
+writes paused meanwhile; nothing is deleted, and --rollback goes back (docs/adopting.md).`,
 		Example: `  apiserver-boot adopt --kubeconfig ~/.kube/config --dry-run
   apiserver-boot adopt --kubeconfig ~/.kube/config
   apiserver-boot adopt --kubeconfig ~/.kube/config --rollback`,
@@ -36,19 +27,8 @@ reaches it through kube-apiserver only. A rerun after a failure continues.`,
 			if err != nil {
 				return err
 			}
-			if !filepath.IsAbs(o.ConfigDir) {
-				o.ConfigDir = filepath.Join(root, o.ConfigDir)
-			}
-			o.SamplesDir, o.Out = filepath.Join(root, generators.SamplesDir), cmd.OutOrStdout()
-			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-			if err != nil {
-				return fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
-			}
-			c, err := adopt.NewClients(cfg)
-			if err != nil {
-				return err
-			}
-			return adopt.Run(cmd.Context(), c, o)
+			o.Out = cmd.OutOrStdout()
+			return adopt.Main(cmd.Context(), root, kubeconfig, o)
 		},
 	}
 	f := cmd.Flags()

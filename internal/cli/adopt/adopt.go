@@ -35,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -49,6 +50,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/adoption"
@@ -172,6 +174,26 @@ func (t *target) hasStatus() bool {
 		}
 	}
 	return false
+}
+
+// Main is the adopt command in the project at root: ConfigDir and
+// SamplesDir are taken relative to root unless absolute, the cluster is the
+// kubeconfig's.
+func Main(ctx context.Context, root, kubeconfig string, o Options) error {
+	for _, d := range []*string{&o.ConfigDir, &o.SamplesDir} {
+		if !filepath.IsAbs(*d) {
+			*d = filepath.Join(root, *d)
+		}
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+	}
+	c, err := NewClients(cfg)
+	if err != nil {
+		return err
+	}
+	return Run(ctx, c, o)
 }
 
 // Run adopts the project's CRDs (or rolls back with o.Rollback). A refusal
