@@ -108,6 +108,9 @@ type listedPackage struct {
 	Imports    []string
 }
 
+// maxCommandLines bounds cmd/apiserver-boot's non-test lines.
+const maxCommandLines = 1500
+
 // TestLayout: no import runs back up the layers, and no package holds more
 // than a fifth of the module's code (non-test Go lines; example/ and test/
 // are projects of their own, third_party/ is upstream's code).
@@ -157,6 +160,11 @@ func TestLayout(t *testing.T) {
 		if n*5 > total {
 			t.Errorf("%s holds %d of %d lines, more than a fifth: split it by role", pkg, n, total)
 		}
+	}
+	// The CLI's package holds commands only (docs/design.md): flags, input
+	// checks and one call each; what a command does lives in internal/cli.
+	if n := lines["cmd/apiserver-boot"]; n > maxCommandLines {
+		t.Errorf("cmd/apiserver-boot holds %d non-test lines, more than %d: move what a command does into internal/cli", n, maxCommandLines)
 	}
 	if len(lines) < 10 {
 		t.Fatalf("listed only %v", lines)

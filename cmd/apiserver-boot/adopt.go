@@ -10,7 +10,6 @@ import (
 )
 
 func newAdoptCommand() *cobra.Command {
-	var kubeconfig string
 	o := adopt.Options{ConfigDir: "config", SamplesDir: generators.SamplesDir}
 	cmd := &cobra.Command{
 		Use:   "adopt",
@@ -28,11 +27,11 @@ writes paused meanwhile; nothing is deleted, and --rollback goes back (docs/adop
 				return err
 			}
 			o.Out = cmd.OutOrStdout()
-			return adopt.Main(cmd.Context(), root, kubeconfig, o)
+			return adopt.Main(cmd.Context(), root, o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (kube-apiserver) where the CRDs and the project's apiserver run")
+	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (kube-apiserver) where the CRDs and the project's apiserver run")
 	f.BoolVar(&o.DryRun, "dry-run", false, "Plan only: exit 0 when the adoption can go ahead, 1 when it would be refused")
 	f.BoolVar(&o.Rollback, "rollback", false, "Give the resources back to their CRDs, with the changes made since the adoption")
 	f.StringVar(&o.ConfigDir, "config", o.ConfigDir, "build config's output folder (holding apiservice.yaml), relative to the project root")

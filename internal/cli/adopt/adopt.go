@@ -58,6 +58,8 @@ import (
 
 // Options of one run of adopt.
 type Options struct {
+	// Kubeconfig is the cluster's (Main).
+	Kubeconfig string
 	// ConfigDir is build config's output folder, holding apiservice.yaml.
 	ConfigDir string
 	// SamplesDir holds the project's sample objects (config/samples), the
@@ -177,17 +179,17 @@ func (t *target) hasStatus() bool {
 }
 
 // Main is the adopt command in the project at root: ConfigDir and
-// SamplesDir are taken relative to root unless absolute, the cluster is the
-// kubeconfig's.
-func Main(ctx context.Context, root, kubeconfig string, o Options) error {
+// SamplesDir are taken relative to root unless absolute, the cluster is
+// Kubeconfig's.
+func Main(ctx context.Context, root string, o Options) error {
 	for _, d := range []*string{&o.ConfigDir, &o.SamplesDir} {
 		if !filepath.IsAbs(*d) {
 			*d = filepath.Join(root, *d)
 		}
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	cfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
 	if err != nil {
-		return fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+		return fmt.Errorf("--kubeconfig %s: %w", o.Kubeconfig, err)
 	}
 	c, err := NewClients(cfg)
 	if err != nil {
