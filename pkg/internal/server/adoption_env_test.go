@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
@@ -20,7 +19,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
@@ -193,29 +191,8 @@ func startAdoption(t *testing.T, tune func(o *Options, dir string)) *adoptEnv {
 		defer close(done)
 		runErr = server.PrepareRun().RunWithContext(ctx)
 	}()
-	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		select {
-		case <-done:
-			t.Fatalf("the server stopped: %v", runErr)
-		default:
-		}
-		cfg, err := clientcmd.BuildConfigFromFlags("", o.WriteKubeconfig)
-		if err != nil {
-			continue
-		}
-		client, err := rest.HTTPClientFor(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if resp, err := client.Get(cfg.Host + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return &adoptEnv{admin: cfg, alice: withToken(cfg, "alice-token"), bob: withToken(cfg, "bob-token"), o: o}
-			}
-		}
-	}
-	t.Fatal("the server was not ready within 2 minutes")
-	return nil
+	cfg := waitServing(t, o.WriteKubeconfig, done, func() error { return runErr })
+	return &adoptEnv{admin: cfg, alice: withToken(cfg, "alice-token"), bob: withToken(cfg, "bob-token"), o: o}
 }
 
 func withToken(cfg *rest.Config, token string) *rest.Config {
