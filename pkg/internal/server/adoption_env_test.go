@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -23,7 +22,6 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/adoption"
-	"github.com/apiserver-boot/apiserver-boot/internal/shared/freeport"
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
 )
 
@@ -141,16 +139,7 @@ func startAdoption(t *testing.T, tune func(o *Options, dir string)) *adoptEnv {
 		t.Skip("starts an apiserver")
 	}
 	dir := t.TempDir()
-	port, err := freeport.Port()
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := NewOptions()
-	o.SecureServing.BindPort = port
-	o.SecureServing.ServerCert.CertDirectory = filepath.Join(dir, "certs")
-	o.EmbeddedEtcd.DataDir = filepath.Join(dir, "etcd")
-	o.TokenFile = filepath.Join(dir, "token")
-	o.WriteKubeconfig = filepath.Join(dir, "kubeconfig")
+	o := standaloneOptions(t, dir)
 	if tune != nil {
 		tune(o, dir)
 	}

@@ -98,16 +98,7 @@ func startStandaloneIn(t *testing.T, dir string) (cfg *rest.Config, stop func())
 // startStandaloneWith is startStandaloneIn serving groups.
 func startStandaloneWith(t *testing.T, dir string, groups ...*builders.APIGroup) (cfg *rest.Config, stop func()) {
 	t.Helper()
-	port, err := freeport.Port()
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := NewOptions()
-	o.SecureServing.BindPort = port
-	o.SecureServing.ServerCert.CertDirectory = filepath.Join(dir, "certs")
-	o.EmbeddedEtcd.DataDir = filepath.Join(dir, "etcd")
-	o.TokenFile = filepath.Join(dir, "token")
-	o.WriteKubeconfig = filepath.Join(dir, "kubeconfig")
+	o := standaloneOptions(t, dir)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	var runErr error
@@ -130,6 +121,23 @@ func startStandaloneWith(t *testing.T, dir string, groups ...*builders.APIGroup)
 	}()
 	cfg = waitServing(t, o.WriteKubeconfig, done, func() error { return runErr })
 	return cfg, stop
+}
+
+// standaloneOptions are a standalone server's on a free loopback port, with
+// its certificates, embedded etcd, token and kubeconfig in dir.
+func standaloneOptions(t *testing.T, dir string) *Options {
+	t.Helper()
+	port, err := freeport.Port()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := NewOptions()
+	o.SecureServing.BindPort = port
+	o.SecureServing.ServerCert.CertDirectory = filepath.Join(dir, "certs")
+	o.EmbeddedEtcd.DataDir = filepath.Join(dir, "etcd")
+	o.TokenFile = filepath.Join(dir, "token")
+	o.WriteKubeconfig = filepath.Join(dir, "kubeconfig")
+	return o
 }
 
 // waitServing waits until the server that writes kubeconfig answers
