@@ -251,7 +251,7 @@ func (t *target) grantWidgets(ctx context.Context, group string) error {
 func (b *bench) delegatedServer(p *servingProject, etcdURL string, k *kubeAPI) (_ *target, err error) {
 	const ns, svc = "bench-system", "widget-apiserver"
 	dir := filepath.Join(b.tmp, "delegated")
-	s, port, err := b.startDelegated(p, etcdURL, k, dir, svc+"."+ns+".svc")
+	s, port, err := b.startDelegated(p, etcdURL, "/apiserver-boot-aggregated", k, dir, svc+"."+ns+".svc")
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +283,7 @@ func (b *bench) delegatedServer(p *servingProject, etcdURL string, k *kubeAPI) (
 
 // startDelegated starts the delegated apiserver with a serving certificate
 // for host signed by kube-apiserver's CA, and waits for its /readyz.
-func (b *bench) startDelegated(p *servingProject, etcdURL string, k *kubeAPI, dir, host string) (_ *proc.Server, port int, err error) {
+func (b *bench) startDelegated(p *servingProject, etcdURL, prefix string, k *kubeAPI, dir, host string) (_ *proc.Server, port int, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, 0, err
 	}
@@ -303,7 +303,7 @@ func (b *bench) startDelegated(p *servingProject, etcdURL string, k *kubeAPI, di
 	s, err := proc.StartServer(dir, b.tmp, "serve-apiserver-delegated", filepath.Join(p.dir, "bin", "apiserver"), nil,
 		"--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1",
 		"--tls-cert-file", cert, "--tls-private-key-file", key,
-		"--etcd-servers", etcdURL, "--etcd-prefix", "/apiserver-boot-aggregated",
+		"--etcd-servers", etcdURL, "--etcd-prefix", prefix,
 		"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig, "--kubeconfig", kubeconfig)
 	if err != nil {
 		return nil, 0, err
@@ -329,18 +329,32 @@ func (b *bench) startDelegated(p *servingProject, etcdURL string, k *kubeAPI, di
 // With aggregator routing off, kube-apiserver dials the ExternalName
 // (localhost) and verifies the serving certificate for <svc>.<ns>.svc.
 func (b *bench) registerAPIService(k *kubeAPI, ns, svc string, port int) error {
-	caPEM, err := os.ReadFile(k.ca)
+	namespace, service, apiService, err := k.registration(ns, svc, port)
 	if err != nil {
 		return err
 	}
-	for _, obj := range []map[string]any{
-		{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}},
-		{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": svc, "namespace": ns},
-			"spec": map[string]any{"type": "ExternalName", "externalName": "localhost", "ports": []any{map[string]any{"port": int64(port), "targetPort": int64(port)}}}},
-		{"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": map[string]any{"name": "v1." + widgets.Group},
-			"spec": map[string]any{"group": widgets.Group, "version": "v1", "groupPriorityMinimum": int64(1000), "versionPriority": int64(10),
-				"caBundle": base64.StdEncoding.EncodeToString(caPEM), "service": map[string]any{"name": svc, "namespace": ns, "port": int64(port)}}},
-	} {
+	return b.createAll(k, namespace, service, apiService)
+}
+
+// registration is what registers the delegated apiserver on port: its
+// namespace, its Service and the APIService of widgets' group version.
+func (k *kubeAPI) registration(ns, svc string, port int) (namespace, service, apiService map[string]any, err error) {
+	caPEM, err := os.ReadFile(k.ca)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	namespace = map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}
+	service = map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": svc, "namespace": ns},
+		"spec": map[string]any{"type": "ExternalName", "externalName": "localhost", "ports": []any{map[string]any{"port": int64(port), "targetPort": int64(port)}}}}
+	apiService = map[string]any{"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": map[string]any{"name": "v1." + widgets.Group},
+		"spec": map[string]any{"group": widgets.Group, "version": "v1", "groupPriorityMinimum": int64(1000), "versionPriority": int64(10),
+			"caBundle": base64.StdEncoding.EncodeToString(caPEM), "service": map[string]any{"name": svc, "namespace": ns, "port": int64(port)}}}
+	return namespace, service, apiService, nil
+}
+
+// createAll creates objs (built-in kinds and APIServices) as k's administrator.
+func (b *bench) createAll(k *kubeAPI, objs ...map[string]any) error {
+	for _, obj := range objs {
 		u := &unstructured.Unstructured{Object: obj}
 		gv, _ := schema.ParseGroupVersion(u.GetAPIVersion())
 		resource := strings.ToLower(u.GetKind()) + "s"

@@ -22,7 +22,9 @@
 //  10. storage: the generated apiserver of item 4's project on kine+SQLite
 //     and on kine+Postgres (--datastore-endpoint) beside the same binary on
 //     its embedded etcd: creates/s at C=1/8/32, LIST 1,000 and watch
-//     latency; its binary size and build time with and without kine.
+//     latency; its binary size and build time with and without kine;
+//  11. how long `apiserver-boot adopt` pauses the writes of a CRD while it
+//     moves 1,000 and 10,000 objects into the generated apiserver.
 //
 // Every figure is measured in the same run as its reference, on whatever
 // machine runs it: nothing here asserts a time. The results table is printed
@@ -116,10 +118,11 @@ var items = []struct {
 	{"8", "the edit loop vs the CRD loop", (*bench).editLoop},
 	{"9", "what validating what the client sent costs a create", (*bench).validation},
 	{"10", "storage: the embedded etcd, kine+SQLite and kine+Postgres; what kine costs a build", (*bench).storage},
+	{"11", "adopt: how long writes pause while a CRD's objects move", (*bench).adoption},
 }
 
 func main() {
-	only := flag.String("items", "1,2,3,4,5,6,7,8,9,10", "Items to run, comma separated")
+	only := flag.String("items", "1,2,3,4,5,6,7,8,9,10,11", "Items to run, comma separated")
 	runs := flag.Int("runs", 3, "Repetitions of each timed command (the median is reported)")
 	out := flag.String("out", "docs/benchmarks.md", "Write the results here (relative to the checkout; empty: do not write; a run of some -items writes only when -out is given)")
 	keep := flag.Bool("keep", false, "Keep the temporary folder (projects, server logs, profiles)")
@@ -477,4 +480,17 @@ const methodText = `## How each figure is measured
    package in the build cache, so the times are what kine adds to a rebuild (mostly the link), not to a first
    build with an empty cache (docs/storage.md gives that, measured by hand). Run alone with
    ` + "`go run ./bench -items 10`" + ` (about two minutes once item 4's project is built).
+11. **Adopt.** The project of item 4 (Widget, bench.example.com/v1). For 1,000 and then 10,000 Widgets, each on its
+   own: a kube-apiserver with the cluster settings of item 4 on a new etcd prefix, serving a Widget CRD of
+   bench.example.com (item 4's CRD schema in the project's group), the Widgets created through it in one namespace
+   (16 workers, untimed); the project's apiserver in delegated mode on another prefix of the same etcd (its own
+   store, as build config deploys it), reachable through an ExternalName Service but registered by no APIService
+   (the CRD serves the group version); ` + "`<dir>/config/apiservice.yaml`" + ` holds the APIService build config would write.
+   Then ` + "`apiserver-boot adopt --kubeconfig <admin> --config <dir>/config`" + ` in the project, and the row is the pause it
+   prints: from the creation of the policy binding that refuses writes of Widgets to its deletion (the wait until
+   both kube-apiserver and the project's apiserver refuse them, reading every object at one resourceVersion, storing it with its identity in the
+   project's store, switching the APIService and the CRD's served version, reading every object back through
+   kube-apiserver and comparing). The reference is one LIST of the same Widgets from the CRD through
+   kube-apiserver (JSON, to the last byte), taken just before: what any move must at least read. The notes give
+   the whole command's time, plan included. Run alone with ` + "`go run ./bench -items 11`" + `.
 `

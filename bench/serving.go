@@ -254,7 +254,7 @@ func (t *target) createNamespaces(ctx context.Context, namespaces []string) erro
 }
 
 // widgetCRD is the scaffolded Widget's schema as a CustomResourceDefinition
-// (group crdGroup):
+// (of group crdGroup, which installCRD replaces with its target's group):
 // spec.replicas (int32, at least 0: the scaffolded Validate hook) and the
 // scaffolded status (replicas, observedGeneration, metav1.Condition list),
 // with a status subresource.
@@ -306,11 +306,11 @@ var (
 	namespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 )
 
-// installCRD creates the Widget CRD and the namespaces on kube-apiserver and
-// waits until a Widget can be created.
+// installCRD creates the Widget CRD of t's group and the namespaces on
+// kube-apiserver and waits until a Widget can be created.
 func (t *target) installCRD(ctx context.Context, namespaces []string) error {
 	crd := &unstructured.Unstructured{}
-	if err := json.Unmarshal([]byte(widgetCRD), &crd.Object); err != nil {
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(widgetCRD, crdGroup, t.gvr.Group)), &crd.Object); err != nil {
 		return err
 	}
 	if _, err := t.client.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{}); err != nil {

@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -88,40 +85,12 @@ $SOURCE_DATE_EPOCH). Teams building with Docker can use the scaffolded Dockerfil
 	return cmd
 }
 
-// plan checks the flags before anything is built: the tag, the platforms
-// and where the image goes.
-func (o *containerOptions) plan(root string) (name.Tag, []image.Platform, string, error) {
-	tag, err := image.ParseTag("--image", o.image)
-	if err != nil {
-		return name.Tag{}, nil, "", err
-	}
-	platforms, err := image.ParsePlatforms(o.platforms)
-	if err != nil {
-		return name.Tag{}, nil, "", err
-	}
-	output := o.output
-	if output == "" && !o.push {
-		output = filepath.Join("bin", "image.tar")
-		if len(platforms) > 1 {
-			output = filepath.Join("bin", "image")
-		}
-	}
-	if output != "" && !filepath.IsAbs(output) {
-		output = filepath.Join(root, output)
-	}
-	if strings.HasSuffix(output, ".tar") && len(platforms) > 1 {
-		return name.Tag{}, nil, "", fmt.Errorf("--output %s: %v, but %d --platform values were given: give one --platform, or an --output directory for an OCI layout (an image index)",
-			o.output, image.ErrTarballOnePlatform, len(platforms))
-	}
-	return tag, platforms, output, nil
-}
-
 // run is build container once the project is read: the flags checked,
 // generate run, then the image built, written or pushed
 // (image.Container.Build); gen names the project the command read, for
 // generate.
 func (o *containerOptions) run(ctx context.Context, root string, con *progress.Console, gen generators.GenerateOptions) (*image.Built, error) {
-	tag, platforms, output, err := o.plan(root)
+	tag, platforms, output, err := image.Plan(root, o.image, o.platforms, o.output, o.push)
 	if err != nil {
 		return nil, err
 	}

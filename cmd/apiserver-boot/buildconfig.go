@@ -4,13 +4,10 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
@@ -121,12 +118,8 @@ func (o *configOptions) deployOptions(root string, p *project.Project, api *mode
 		return nil, fmt.Errorf("--etcd-members %d is not valid: want 1, 3, 5 or 7 (an even number adds no fault tolerance)", o.etcdMembers)
 	}
 	d.Replicas, d.EtcdMembers = o.replicas, o.etcdMembers
-	if o.metricsReader != "" {
-		ns, name, ok := strings.Cut(o.metricsReader, "/")
-		if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
-			return nil, fmt.Errorf("--metrics-reader %q is not valid: want a ServiceAccount as namespace/name, such as monitoring/prometheus-k8s", o.metricsReader)
-		}
-		d.MetricsReaders = []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}}
+	if d.MetricsReaders, err = deploy.ParseMetricsReader(o.metricsReader); err != nil {
+		return nil, err
 	}
 	return d, d.Complete(root)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/cmdline"
+	"github.com/apiserver-boot/apiserver-boot/internal/cli/image"
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/incluster"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
 )
@@ -71,7 +72,7 @@ func (o *inClusterOptions) run(cmd *cobra.Command) error {
 		return fmt.Errorf("--timeout %s is not valid: want a positive duration, such as 5m", o.timeout)
 	}
 	if o.build {
-		if _, _, _, err := o.container.plan(root); err != nil {
+		if _, _, _, err := image.Plan(root, o.container.image, o.container.platforms, o.container.output, o.container.push); err != nil {
 			return err
 		}
 	}

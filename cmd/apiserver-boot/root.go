@@ -23,7 +23,7 @@ validation, subresources, and a controller-manager to reconcile them.`,
 		SilenceUsage:  true,
 	}
 	root.PersistentFlags().BoolP(quietFlag, "q", false, "Print only errors, warnings and results: no progress (status lines of builds), no step-by-step messages; the logs of the processes run local starts still show")
-	root.AddCommand(newInitCommand(), newCreateCommand(), newGenerateCommand(), newBuildCommand(), newRunCommand(), newMigrateCommand(), newAPICommand(), newVersionCommand(), newUpgradeCommand())
+	root.AddCommand(newInitCommand(), newCreateCommand(), newGenerateCommand(), newBuildCommand(), newRunCommand(), newMigrateCommand(), newAPICommand(), newVersionCommand(), newUpgradeCommand(), newAdoptCommand())
 	cmdline.FinishTree(root)
 	return root
 }

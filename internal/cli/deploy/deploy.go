@@ -75,6 +75,19 @@ const (
 	DefaultEtcdMembers int32 = 3
 )
 
+// ParseMetricsReader reads --metrics-reader: a ServiceAccount as
+// namespace/name, or nothing when empty.
+func ParseMetricsReader(s string) ([]rbacv1.Subject, error) {
+	if s == "" {
+		return nil, nil
+	}
+	ns, name, ok := strings.Cut(s, "/")
+	if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
+		return nil, fmt.Errorf("--metrics-reader %q is not valid: want a ServiceAccount as namespace/name, such as monitoring/prometheus-k8s", s)
+	}
+	return []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}}, nil
+}
+
 // MetricsReaderName names the ClusterRole allowed to get the
 // controller-manager's /metrics, and its binding.
 func MetricsReaderName(name string) string { return name + "-metrics-reader" }

@@ -183,3 +183,33 @@ func platformList(ps []Platform) string {
 	}
 	return strings.Join(s, ", ")
 }
+
+// Plan checks build container's flags before anything is built: the tag
+// (--image), the platforms (--platform) and where the image goes
+// (--output, relative to root; default bin/image.tar for one platform,
+// bin/image/ for several, nothing with push).
+func Plan(root, image string, platforms []string, output string, push bool) (name.Tag, []Platform, string, error) {
+	tag, err := ParseTag("--image", image)
+	if err != nil {
+		return name.Tag{}, nil, "", err
+	}
+	ps, err := ParsePlatforms(platforms)
+	if err != nil {
+		return name.Tag{}, nil, "", err
+	}
+	given := output
+	if output == "" && !push {
+		output = filepath.Join("bin", "image.tar")
+		if len(ps) > 1 {
+			output = filepath.Join("bin", "image")
+		}
+	}
+	if output != "" && !filepath.IsAbs(output) {
+		output = filepath.Join(root, output)
+	}
+	if strings.HasSuffix(output, ".tar") && len(ps) > 1 {
+		return name.Tag{}, nil, "", fmt.Errorf("--output %s: %v, but %d --platform values were given: give one --platform, or an --output directory for an OCI layout (an image index)",
+			given, ErrTarballOnePlatform, len(ps))
+	}
+	return tag, ps, output, nil
+}

@@ -98,16 +98,7 @@ func startStandaloneIn(t *testing.T, dir string) (cfg *rest.Config, stop func())
 // startStandaloneWith is startStandaloneIn serving groups.
 func startStandaloneWith(t *testing.T, dir string, groups ...*builders.APIGroup) (cfg *rest.Config, stop func()) {
 	t.Helper()
-	port, err := freeport.Port()
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := NewOptions()
-	o.SecureServing.BindPort = port
-	o.SecureServing.ServerCert.CertDirectory = filepath.Join(dir, "certs")
-	o.EmbeddedEtcd.DataDir = filepath.Join(dir, "etcd")
-	o.TokenFile = filepath.Join(dir, "token")
-	o.WriteKubeconfig = filepath.Join(dir, "kubeconfig")
+	o := standaloneOptions(t, dir)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	var runErr error
@@ -128,13 +119,40 @@ func startStandaloneWith(t *testing.T, dir string, groups ...*builders.APIGroup)
 			stop()
 		}
 	}()
+	cfg = waitServing(t, o.WriteKubeconfig, done, func() error { return runErr })
+	return cfg, stop
+}
+
+// standaloneOptions are a standalone server's on a free loopback port, with
+// its certificates, embedded etcd, token and kubeconfig in dir.
+func standaloneOptions(t *testing.T, dir string) *Options {
+	t.Helper()
+	port, err := freeport.Port()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := NewOptions()
+	o.SecureServing.BindPort = port
+	o.SecureServing.ServerCert.CertDirectory = filepath.Join(dir, "certs")
+	o.EmbeddedEtcd.DataDir = filepath.Join(dir, "etcd")
+	o.TokenFile = filepath.Join(dir, "token")
+	o.WriteKubeconfig = filepath.Join(dir, "kubeconfig")
+	return o
+}
+
+// waitServing waits until the server that writes kubeconfig answers
+// /readyz with 200, and returns its client configuration; it fails the test
+// when done closes first (the server stopped, runErr says why) or after 2
+// minutes.
+func waitServing(t *testing.T, kubeconfig string, done <-chan struct{}, runErr func() error) *rest.Config {
+	t.Helper()
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		select {
 		case <-done:
-			t.Fatalf("the server stopped: %v", runErr)
+			t.Fatalf("the server stopped: %v", runErr())
 		default:
 		}
-		cfg, err := clientcmd.BuildConfigFromFlags("", o.WriteKubeconfig)
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 		if err != nil {
 			continue
 		}
@@ -145,12 +163,12 @@ func startStandaloneWith(t *testing.T, dir string, groups ...*builders.APIGroup)
 		if resp, err := client.Get(cfg.Host + "/readyz"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return cfg, stop
+				return cfg
 			}
 		}
 	}
 	t.Fatal("the server was not ready within 2 minutes")
-	return nil, nil
+	return nil
 }
 
 func nsWidget(name string, finalizers ...string) *unstructured.Unstructured {

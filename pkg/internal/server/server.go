@@ -40,6 +40,7 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/private"
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/adoption"
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/apigroup"
 	schemaopenapi "github.com/apiserver-boot/apiserver-boot/pkg/internal/openapi"
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/standalone"
@@ -131,6 +132,10 @@ type Config struct {
 	codecs         serializer.CodecFactory
 	mode           mode
 	host, certFile string
+	// etcd and etcdPrefix are the storage backend's, where the adoption
+	// API keeps its floors.
+	etcd       storage.Etcd
+	etcdPrefix string
 }
 
 // startStorage opens the storage backend of the options (storage.Open:
@@ -174,6 +179,9 @@ func (o *Options) Config(p Project) (*Config, error) {
 	if err := o.applyStorage(c); err != nil {
 		return nil, err
 	}
+	t := o.Etcd.StorageConfig.Transport
+	c.etcd = storage.Etcd{Servers: t.ServerList, CAFile: t.TrustedCAFile, CertFile: t.CertFile, KeyFile: t.KeyFile}
+	c.etcdPrefix = o.Etcd.StorageConfig.Prefix
 	if err := c.mode.ApplyTo(c.generic); err != nil {
 		return nil, err
 	}
@@ -246,14 +254,23 @@ func (o *Options) applyStorage(c *Config) error {
 	return o.Etcd.ApplyTo(&c.generic.Config)
 }
 
-// New makes the server: k8s.io/apiserver's generic server with the
-// project's groups installed, and what the mode installs.
+// New makes the server, once per Config: k8s.io/apiserver's generic
+// server with the project's groups installed, what the mode installs, and
+// the adoption API (pkg/internal/adoption), whose authorizer wraps the
+// mode's.
 func (c *Config) New() (*genericapiserver.GenericAPIServer, error) {
+	c.generic.Authorization.Authorizer = adoption.NewAuthorizer(c.generic.Authorization.Authorizer, c.served())
 	server, err := c.generic.Complete().New(c.cfg.Name, genericapiserver.NewEmptyDelegate())
 	if err != nil {
 		return nil, err
 	}
-	namespaced, err := c.installGroups(server)
+	client, err := storage.NewClient(c.etcd)
+	if err != nil {
+		return nil, fmt.Errorf("the adoption API's client of the storage backend: %w", err)
+	}
+	server.RegisterDestroyFunc(func() { client.Close() })
+	floors := adoption.NewFloors(client, c.etcdPrefix)
+	namespaced, adopted, err := c.installGroups(server, floors)
 	if err != nil {
 		return nil, err
 	}
@@ -264,26 +281,44 @@ func (c *Config) New() (*genericapiserver.GenericAPIServer, error) {
 	if err != nil {
 		return nil, err
 	}
+	adoption.Install(server, adoption.Config{
+		Resources: adopted, Floors: floors, Codecs: c.codecs, Decoder: c.codecs.UniversalDecoder(),
+		RequestInfo: c.generic.RequestInfoResolver, Create: validation.RecordWrites(server.UnprotectedHandler()),
+	})
 	return server, nil
 }
 
+// served are the project's resources.
+func (c *Config) served() map[schema.GroupResource]bool {
+	served := map[schema.GroupResource]bool{}
+	for _, g := range c.cfg.Groups {
+		for _, r := range g.Resources {
+			served[schema.GroupResource{Group: g.Name, Resource: r.Plural}] = true
+		}
+	}
+	return served
+}
+
 // installGroups installs every group's resources, each version served by
-// the storage of the resource's storage version, and returns the stores of
-// namespaced resources (what a namespace holds).
-func (c *Config) installGroups(server *genericapiserver.GenericAPIServer) ([]*genericregistry.Store, error) {
-	var namespaced []*genericregistry.Store
+// the storage of the resource's storage version guarded by floors
+// (adoption.Guard), and returns the stores of namespaced resources (what a
+// namespace holds) and every resource as the adoption API serves it.
+func (c *Config) installGroups(server *genericapiserver.GenericAPIServer, floors *adoption.Floors) (namespaced []*genericregistry.Store, adopted []*adoption.Resource, err error) {
 	for _, g := range c.cfg.Groups {
 		info := genericapiserver.NewDefaultAPIGroupInfo(g.Name, c.scheme, metav1.ParameterCodec, c.codecs)
 		for _, r := range g.Resources {
 			gv := apigroup.StorageVersion(g, r)
 			opts := storage.VersionOptions{RESTOptionsGetter: c.generic.RESTOptionsGetter, Codec: storage.Codec(c.codecs, gv), GroupVersion: gv}
-			storage, err := newStorage(r, g.Name, c.scheme, opts)
+			storage, err := newStorage(r, g.Name, c.scheme, opts, floors)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
+			store := storage[r.Plural].(*resourceREST).Store
 			if r.Namespaced {
-				namespaced = append(namespaced, storage[r.Plural].(*resourceREST).Store)
+				namespaced = append(namespaced, store)
 			}
+			adopted = append(adopted, &adoption.Resource{Group: g.Name, Kind: r.Kind, Plural: r.Plural, Namespaced: r.Namespaced,
+				Versions: r.Versions, StorageVersion: gv.Version, Store: store})
 			for _, v := range r.Versions {
 				if info.VersionedResourcesStorageMap[v] == nil {
 					info.VersionedResourcesStorageMap[v] = map[string]rest.Storage{}
@@ -292,10 +327,10 @@ func (c *Config) installGroups(server *genericapiserver.GenericAPIServer) ([]*ge
 			}
 		}
 		if err := server.InstallAPIGroup(&info); err != nil {
-			return nil, fmt.Errorf("installing %s: %w", g.Name, err)
+			return nil, nil, fmt.Errorf("installing %s: %w", g.Name, err)
 		}
 	}
-	return namespaced, nil
+	return namespaced, adopted, nil
 }
 
 // kubeShapedVersion reports the Kubernetes library version the server is

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/adoption"
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/jsoncontent"
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/strategy"
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/validation"
@@ -68,7 +69,7 @@ func (r *statusREST) ConvertToTable(ctx context.Context, obj runtime.Object, opt
 // NewStore builds the etcd-backed store of a resource's main endpoint, as the
 // server does; conformance tests use it directly.
 func NewStore(r *builders.Resource, group string, scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*genericregistry.Store, error) {
-	storage, err := newStorage(r, group, scheme, optsGetter)
+	storage, err := newStorage(r, group, scheme, optsGetter, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -76,8 +77,9 @@ func NewStore(r *builders.Resource, group string, scheme *runtime.Scheme, optsGe
 }
 
 // newStorage builds the REST storage of one resource: "<plural>" and, when
-// enabled, "<plural>/status".
-func newStorage(r *builders.Resource, group string, scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+// enabled, "<plural>/status"; with floors, its storage answers LIST and
+// WATCH at a resourceVersion it never gave with 410 Gone (adoption.Guard).
+func newStorage(r *builders.Resource, group string, scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, floors *adoption.Floors) (map[string]rest.Storage, error) {
 	st, err := strategy.For(r, scheme, group)
 	if err != nil {
 		return nil, err
@@ -127,6 +129,9 @@ func newStorage(r *builders.Resource, group string, scheme *runtime.Scheme, opts
 	}
 	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: attrFunc(r, content)}); err != nil {
 		return nil, err
+	}
+	if floors != nil {
+		store.Storage.Storage = adoption.Guard(store.Storage.Storage, gr, floors)
 	}
 	out := map[string]rest.Storage{
 		r.Plural: &resourceREST{Store: store, shortNames: r.ShortNames, categories: r.Categories},

@@ -177,7 +177,7 @@ func (s *CopyFlags) Open(ctx context.Context) (*clientv3.Client, func(), error) 
 		}
 		return nil, nil, err
 	}
-	cli, err := newEtcdClient(etcd)
+	cli, err := NewClient(etcd)
 	if err != nil {
 		stop()
 		os.RemoveAll(certDir)
@@ -189,7 +189,9 @@ func (s *CopyFlags) Open(ctx context.Context) (*clientv3.Client, func(), error) 
 	return cli, func() { cli.Close(); stop(); os.RemoveAll(certDir) }, nil
 }
 
-func newEtcdClient(etcd Etcd) (*clientv3.Client, error) {
+// NewClient is an etcd client of etcd (kine's too: it speaks etcd's API),
+// with etcd's TLS files when given.
+func NewClient(etcd Etcd) (*clientv3.Client, error) {
 	cfg := clientv3.Config{Endpoints: etcd.Servers, DialTimeout: 20 * time.Second, Logger: zap.NewNop(), MaxCallRecvMsgSize: math.MaxInt32}
 	if etcd.CAFile != "" || etcd.CertFile != "" || etcd.KeyFile != "" {
 		tls, err := transport.TLSInfo{CertFile: etcd.CertFile, KeyFile: etcd.KeyFile, TrustedCAFile: etcd.CAFile}.ClientConfig()
@@ -218,7 +220,9 @@ const copyPageSize = 100
 // into dst, which must hold no key under prefix; then it reads both back
 // and compares every key's bytes with what was copied. A key with a lease
 // gets a lease of the remaining time to live in dst. kine's own health key
-// (/registry/health, written by kine at start) is neither copied nor
+// (/registry/health, written by kine at start) and the adoption floors
+// (AdoptionFloors: revisions of the source, which mean nothing in the
+// target, where every object has a new revision) are neither copied nor
 // counted.
 func copyKeys(ctx context.Context, src, dst *clientv3.Client, prefix string) (*copyResult, error) {
 	prefix = strings.TrimSuffix(prefix, "/") + "/"
@@ -285,9 +289,11 @@ func checkEmpty(ctx context.Context, cli *clientv3.Client, prefix string) error 
 }
 
 // eachKey calls fn with every key under prefix, in key order, read in
-// pages at revision rev (0: the current one, whose number it returns).
+// pages at revision rev (0: the current one, whose number it returns),
+// except kine's health key and the adoption floors.
 func eachKey(ctx context.Context, cli *clientv3.Client, prefix string, rev int64, fn func(*mvccpb.KeyValue) error) (int64, error) {
 	end := clientv3.GetPrefixRangeEnd(prefix)
+	floors := AdoptionFloors(prefix)
 	key := prefix
 	for {
 		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(copyPageSize)}
@@ -304,7 +310,7 @@ func eachKey(ctx context.Context, cli *clientv3.Client, prefix string, rev int64
 			rev = resp.Header.Revision
 		}
 		for _, kv := range resp.Kvs {
-			if string(kv.Key) == kineHealthKey {
+			if string(kv.Key) == kineHealthKey || strings.HasPrefix(string(kv.Key), floors) {
 				continue
 			}
 			if err := fn(kv); err != nil {

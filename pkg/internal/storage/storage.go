@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/adoption"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/datastore"
 )
 
@@ -88,4 +89,12 @@ func readEndpointFile(flag, path string) (string, error) {
 		return "", fmt.Errorf("--%s %s is empty: want one line, %s", flag, path, datastore.Forms)
 	}
 	return endpoint, nil
+}
+
+// AdoptionFloors is where the adoption API (pkg/internal/adoption) keeps,
+// under the apiserver's etcd prefix, each resource's floor: a revision of
+// this store, below which a LIST or WATCH of the resource answers 410 Gone.
+// It is outside every resource's keys (<prefix>/<group>/<resource>/).
+func AdoptionFloors(prefix string) string {
+	return strings.TrimSuffix(prefix, "/") + "/" + adoption.Group + "/floors/"
 }

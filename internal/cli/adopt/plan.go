@@ -1,0 +1,237 @@
+package adopt
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	authzv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/adoption"
+)
+
+// permission is one thing the run must be allowed.
+type permission struct {
+	verb, group, resource, subresource string
+}
+
+func (p permission) String() string {
+	res := p.resource
+	if p.subresource != "" {
+		res += "/" + p.subresource
+	}
+	return fmt.Sprintf("verb %q on %q in API group %q", p.verb, res, p.group)
+}
+
+// clusterPermissions are the kube-apiserver permissions every run needs.
+func clusterPermissions() []permission {
+	var out []permission
+	add := func(group, resource string, verbs ...string) {
+		for _, v := range verbs {
+			out = append(out, permission{verb: v, group: group, resource: resource})
+		}
+	}
+	add("apiextensions.k8s.io", "customresourcedefinitions", "get", "list", "update")
+	add("apiregistration.k8s.io", "apiservices", "get", "create", "update", "delete")
+	add("admissionregistration.k8s.io", "validatingadmissionpolicies", "get", "create", "update", "delete")
+	add("admissionregistration.k8s.io", "validatingadmissionpolicybindings", "get", "create", "update", "delete")
+	return out
+}
+
+// resourcePermissions are what the run needs on the adopted resources
+// through kube-apiserver: reading them, the pause's dry-run probe (create),
+// and for --rollback writing the differences back.
+func (r *run) resourcePermissions() []permission {
+	var out []permission
+	for _, t := range r.targets {
+		verbs := []string{"get", "list", "create"}
+		if r.o.Rollback {
+			verbs = append(verbs, "update", "delete")
+		}
+		for _, v := range verbs {
+			out = append(out, permission{verb: v, group: t.group, resource: t.plural})
+		}
+		if r.o.Rollback && hasStatusAny(t) {
+			out = append(out, permission{verb: "update", group: t.group, resource: t.plural, subresource: "status"})
+		}
+	}
+	return out
+}
+
+func hasStatusAny(t *target) bool {
+	for _, v := range t.crd.Spec.Versions {
+		if v.Subresources != nil && v.Subresources.Status != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// missing asks kube-apiserver (SelfSubjectAccessReview) for each permission
+// and returns those denied.
+func (r *run) missing(ctx context.Context, perms []permission) ([]permission, error) {
+	var out []permission
+	for _, p := range perms {
+		ssar := &authzv1.SelfSubjectAccessReview{Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authzv1.ResourceAttributes{
+			Verb: p.verb, Group: p.group, Resource: p.resource, Subresource: p.subresource,
+		}}}
+		res, err := r.c.Kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, ssar, metav1.CreateOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("asking kube-apiserver whether %s is allowed: %w", p, err)
+		}
+		if !res.Status.Allowed {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// refuseMissing prints each missing permission and refuses.
+func (r *run) refuseMissing(missing []string) error {
+	for _, m := range missing {
+		r.printf("missing permission: %s", m)
+	}
+	return fmt.Errorf("%w: %d missing permissions (listed above): grant them (RBAC) to the user of --kubeconfig", ErrRefused, len(missing))
+}
+
+// checkPermissions asks for every kube-apiserver permission the run needs
+// before anything is changed: the cluster's first (the CRDs are listed to
+// find the resources), then the resources'.
+func (r *run) checkPermissions(ctx context.Context, withResources bool) error {
+	perms := clusterPermissions()
+	if withResources {
+		perms = r.resourcePermissions()
+	}
+	denied, err := r.missing(ctx, perms)
+	if err != nil {
+		return err
+	}
+	if len(denied) == 0 {
+		return nil
+	}
+	var lines []string
+	for _, p := range denied {
+		lines = append(lines, p.String())
+	}
+	return r.refuseMissing(lines)
+}
+
+// adoptPermission is the line naming the adopt verb on a resource.
+func adoptPermission(t *target) string {
+	return permission{verb: adoption.Verb, group: t.group, resource: t.plural}.String() + " (the project's apiserver)"
+}
+
+// readVersion is the version objects move in: the project's storage version
+// if the CRD serves it, else the CRD's storage version if the project serves
+// it, else the first the CRD serves that the project does.
+func readVersion(crdServed []string, crdStorage string, s *adoption.State) string {
+	if slices.Contains(crdServed, s.StorageVersion) {
+		return s.StorageVersion
+	}
+	if slices.Contains(crdServed, crdStorage) && slices.Contains(s.Versions, crdStorage) {
+		return crdStorage
+	}
+	for _, v := range crdServed {
+		if slices.Contains(s.Versions, v) {
+			return v
+		}
+	}
+	return ""
+}
+
+// states reads every target's adoption state and checks the versions:
+// refusal lines for a resource the project lacks, a version it does not
+// serve, or the adopt permission missing (as missingPerms).
+func (r *run) states(ctx context.Context) (refusals, missingPerms []string, err error) {
+	for _, t := range r.targets {
+		s, err := r.getState(ctx, t)
+		switch {
+		case apierrors.IsNotFound(err):
+			refusals = append(refusals, fmt.Sprintf("%s: the project's apiserver has no resource %s in %s: routing %s to it would hide the CRD %s and its objects; add the kind to the project (or remove the CRD)",
+				t.name(), t.plural, t.group, t.group, t.crd.Name))
+			continue
+		case apierrors.IsForbidden(err):
+			missingPerms = append(missingPerms, adoptPermission(t))
+			continue
+		case err != nil:
+			return nil, nil, fmt.Errorf("reading the adoption state of %s from the project's apiserver: %w", t.name(), err)
+		}
+		t.state = s
+		served := servedBefore(t)
+		for _, v := range served {
+			if !slices.Contains(s.Versions, v) {
+				refusals = append(refusals, fmt.Sprintf("%s: the CRD serves %s, which the project's apiserver does not serve", t.name(), v))
+			}
+		}
+		switch t.version = readVersion(served, storageVersion(t.crd), s); {
+		case len(served) == 0:
+			refusals = append(refusals, fmt.Sprintf("%s: the CRD serves no version (and records none it served): nothing to move", t.name()))
+		case t.version == "":
+			refusals = append(refusals, fmt.Sprintf("%s: the CRD and the project's apiserver serve no version in common", t.name()))
+		}
+	}
+	return refusals, missingPerms, nil
+}
+
+// plan checks each target's versions and, with validate, prints its plan
+// line, listing its objects and having the project's apiserver dry-run
+// create each: refusal lines for every object it would refuse. ok is false
+// when refused.
+func (r *run) plan(ctx context.Context, validate bool) (bool, error) {
+	refusals, perms, err := r.states(ctx)
+	if err != nil {
+		return false, err
+	}
+	if len(perms) > 0 {
+		return false, r.refuseMissing(perms)
+	}
+	for _, t := range r.targets {
+		if t.state == nil || t.version == "" || !validate {
+			continue
+		}
+		refused, err := r.validate(ctx, t)
+		if err != nil {
+			return false, err
+		}
+		refusals = append(refusals, refused...)
+		r.printf("%s: CRD serves %s (stores %s); the project serves %s (stores %s); %d objects", t.name(),
+			strings.Join(servedBefore(t), ","), storageVersion(t.crd), strings.Join(t.state.Versions, ","), t.state.StorageVersion, len(t.read))
+	}
+	for _, l := range refusals {
+		r.printf("%s", l)
+	}
+	return len(refusals) == 0, nil
+}
+
+// validate lists the target's objects from the CRD and has the project's
+// apiserver dry-run create them, in batches.
+func (r *run) validate(ctx context.Context, t *target) ([]string, error) {
+	objs, err := r.list(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	t.read = objs
+	bs, err := batches(objs)
+	if err != nil {
+		return nil, err
+	}
+	var refused []string
+	for _, b := range bs {
+		res, err := r.post(ctx, t, &adoption.Batch{Validate: true, Objects: b})
+		if apierrors.IsForbidden(err) {
+			return nil, r.refuseMissing([]string{adoptPermission(t)})
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, x := range res.Results {
+			if x.Error != nil {
+				refused = append(refused, statusLines(t, x.Namespace, x.Name, x.Error)...)
+			}
+		}
+	}
+	return refused, nil
+}
