@@ -346,6 +346,9 @@ func (f *fakeCluster) batch(b *adoption.Batch) *adoption.BatchResult {
 		case b.Validate && f.refuse[u.GetName()] != "":
 			field, m, _ := strings.Cut(f.refuse[u.GetName()], ": ")
 			x.Error = &metav1.Status{Message: "invalid", Code: 422, Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Field: field, Message: m}}}}
+		case b.Validate && f.project[objKey(u)] != nil:
+			// The real dry-run create: valid, but the store holds the name.
+			x.Error = &apierrors.NewAlreadyExists(crontabs.GroupResource(), u.GetName()).ErrStatus
 		case !b.Validate && u.GetName() == f.storeFails:
 			x.Error = &metav1.Status{Message: "etcdserver: request is too large", Code: 500}
 		case !b.Validate:

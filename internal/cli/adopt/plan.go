@@ -228,10 +228,27 @@ func (r *run) validate(ctx context.Context, t *target) ([]string, error) {
 			return nil, err
 		}
 		for _, x := range res.Results {
-			if x.Error != nil {
+			if x.Error != nil && !staleCopy(t.state, x) {
 				refused = append(refused, statusLines(t, x.Namespace, x.Name, x.Error)...)
 			}
 		}
 	}
 	return refused, nil
+}
+
+// staleCopy tells whether a Validate result refuses an object only because
+// the project's store holds a copy of it, left by an earlier adoption (then
+// a rollback) or by a run that stopped part-way: the dry-run create answers
+// AlreadyExists from the store, after the schema, the hooks and admission
+// passed the object, and the copy is replaced when the objects are stored.
+func staleCopy(s *adoption.State, x adoption.Result) bool {
+	if x.Error.Reason != metav1.StatusReasonAlreadyExists {
+		return false
+	}
+	for _, k := range s.Objects {
+		if k.Namespace == x.Namespace && k.Name == x.Name {
+			return true
+		}
+	}
+	return false
 }
