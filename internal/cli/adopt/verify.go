@@ -14,7 +14,7 @@ import (
 var identityFields = [][]string{
 	{"metadata", "uid"}, {"metadata", "creationTimestamp"}, {"metadata", "generation"}, {"metadata", "labels"},
 	{"metadata", "annotations"}, {"metadata", "finalizers"}, {"metadata", "ownerReferences"},
-	{"metadata", "managedFields"}, {"status"}, {"metadata", "deletionTimestamp"},
+	{"metadata", "managedFields"}, {"status"}, {"metadata", "deletionTimestamp"}, {"metadata", "deletionGracePeriodSeconds"},
 }
 
 // Compare checks got (served after the switch) against read (the objects

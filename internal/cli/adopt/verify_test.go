@@ -8,22 +8,26 @@ import (
 )
 
 func TestCompare(t *testing.T) {
-	read := []*unstructured.Unstructured{crontab("a"), crontab("b"), crontab("c")}
+	// d is a pending deletion, whose grace period is kept with its deletionTimestamp.
+	read := []*unstructured.Unstructured{crontab("a"), crontab("b"), crontab("c"), crontab("d")}
+	grace := int64(30)
+	read[3].SetDeletionGracePeriodSeconds(&grace)
 	a, b := crontab("a"), crontab("b")
 	a.SetResourceVersion("17") // another store: not compared
 	b.SetUID("other")
 	b.SetOwnerReferences(nil)
 	must(t, unstructured.SetNestedField(b.Object, "0 * * * *", "spec", "schedule"))
 	extra := crontab("x")
-	problems, warnings := Compare(resource, read, []*unstructured.Unstructured{a, b, extra})
+	problems, warnings := Compare(resource, read, []*unstructured.Unstructured{a, b, crontab("d"), extra})
 	got := strings.Join(problems, "\n")
-	for _, want := range []string{"default/b: metadata.uid is other, was uid-b", "default/b: metadata.ownerReferences", "default/c: missing", "default/x: an object that was not moved"} {
+	for _, want := range []string{"default/b: metadata.uid is other, was uid-b", "default/b: metadata.ownerReferences", "default/c: missing",
+		"default/d: metadata.deletionGracePeriodSeconds is <nil>, was 30", "default/x: an object that was not moved"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("problems lack %q:\n%s", want, got)
 		}
 	}
-	if strings.Contains(got, "default/a") || len(problems) != 4 {
-		t.Errorf("want 4 problems, none of a:\n%s", got)
+	if strings.Contains(got, "default/a") || len(problems) != 5 {
+		t.Errorf("want 5 problems, none of a:\n%s", got)
 	}
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "default/b: spec") {
 		t.Errorf("spec warnings: %v", warnings)
