@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/klog/v2"
 
 	pkgstorage "github.com/apiserver-boot/apiserver-boot/pkg/internal/storage"
 )
@@ -117,13 +118,19 @@ func (g *guard) check(ctx context.Context, rv string) error {
 	if err != nil {
 		return nil
 	}
+	// When the store cannot tell (an etcd member or the database is
+	// down), the request goes on as it would without the guard: the watch
+	// cache may still serve it, and refusing every watch during an outage
+	// would be worse than not catching a foreign resourceVersion then.
 	current, err := g.Interface.GetCurrentResourceVersion(ctx)
 	if err != nil {
-		return storage.NewInternalError(fmt.Errorf("reading the current revision of %s: %w", g.gr, err))
+		klog.FromContext(ctx).V(2).Info("resourceVersion not checked: the store's revision is unknown", "resource", g.gr, "err", err)
+		return nil
 	}
 	floor, err := g.floors.Get(ctx, g.gr)
 	if err != nil {
-		return storage.NewInternalError(fmt.Errorf("reading the adoption floor of %s: %w", g.gr, err))
+		klog.FromContext(ctx).V(2).Info("resourceVersion not checked: the adoption floor is unknown", "resource", g.gr, "err", err)
+		return nil
 	}
 	if n <= current && n >= floor {
 		return nil
