@@ -26,7 +26,9 @@ var identity = []string{"resourceVersion", "uid", "creationTimestamp", "deletion
 // validate dry-run creates one object (dryRun=All) through the very handler
 // a client's create reaches, /apis/<group>/<its version>/[namespaces/<ns>/]<plural>,
 // as the requesting user: decoding, the schema and CEL rules, the kind's
-// hooks and the project's admission all run, and nothing is stored. The
+// hooks and the project's admission all run, and nothing is stored. Field
+// validation is strict: a field the project's types lack would be dropped
+// when the object is stored, so it is refused by name instead. The
 // Result's Error is the Status that create answered.
 func (a *api) validate(ctx context.Context, r *Resource, raw []byte) adoption.Result {
 	u := &unstructured.Unstructured{}
@@ -54,7 +56,7 @@ func (a *api) validate(ctx context.Context, r *Resource, raw []byte) adoption.Re
 		}
 		path += "namespaces/" + ns + "/"
 	}
-	req, err := http.NewRequest(http.MethodPost, path+r.Plural+"?dryRun=All", bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, path+r.Plural+"?dryRun=All&fieldValidation=Strict", bytes.NewReader(body))
 	if err != nil {
 		return failed(raw, apierrors.NewBadRequest(err.Error()))
 	}

@@ -285,9 +285,16 @@ func TestAdoptionValidate(t *testing.T) {
 	long["data"] = map[string]any{"note": "longer than eight"}
 	v3 := adoptedWidget("v3", "10")
 	v3["apiVersion"] = adoptGroupName + "/v3"
-	res := mustBatch(t, admin, adoptWidgets, adoption.Batch{Validate: true, Objects: rawObjects(t, ok, huge, long, v3)})
+	// A field the project's types do not have would be dropped when stored:
+	// the plan refuses it by name (strict field validation).
+	unknown := adoptedWidget("unknown", "11")
+	unknown["colour"] = "red"
+	res := mustBatch(t, admin, adoptWidgets, adoption.Batch{Validate: true, Objects: rawObjects(t, ok, huge, long, v3, unknown)})
 	if res.Results[0].Error != nil {
 		t.Errorf("ok: %+v", res.Results[0].Error)
+	}
+	if e := res.Results[4].Error; e == nil || !strings.Contains(e.Message, `unknown field "colour"`) {
+		t.Errorf("unknown field: %+v, want refused naming colour", e)
 	}
 	for i, field := range map[int]string{1: "data.size", 2: "data.note", 3: "apiVersion"} {
 		e := res.Results[i].Error
