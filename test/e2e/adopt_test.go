@@ -121,6 +121,7 @@ func TestAdopt(t *testing.T) {
 	cancel()
 	t.Run("the switch: APIServices, CRD versions, pause removed", func(t *testing.T) { e.checkSwitched(t) })
 	t.Run("a watch and a list from the CRD's era get 410", func(t *testing.T) { e.checkCRDEraRV(t, crdEraRV) })
+	t.Run("a watch from a copy's own resourceVersion sees its next change", func(t *testing.T) { e.checkCopyRV(t, fx.calendars[0]) })
 	t.Run("kubectl explain shows the project's schema", func(t *testing.T) { e.checkExplain(t, false) })
 	t.Run("a second adopt has nothing to do", func(t *testing.T) {
 		if out, code := e.adopt(t, e.admin); code != 0 || !strings.Contains(out, "nothing to do: ") {
@@ -890,6 +891,30 @@ func (e *adoptEnv) checkCRDEraRV(t *testing.T, rv string) {
 		}
 	case <-ctx.Done():
 		t.Errorf("watch at the CRD's resourceVersion %s: silent for 20 s, want 410 Gone", rv)
+	}
+}
+
+// checkCopyRV watches k, an object nothing changed since the move, from the
+// resourceVersion its copy got in the project's store: the project's floor
+// is below every copy, so the watch is accepted and sees the object's next
+// change (a label patched here).
+func (e *adoptEnv) checkCopyRV(t *testing.T, k key) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	obj := e.get(t, k)
+	w, err := e.resource(k).Watch(ctx, metav1.ListOptions{ResourceVersion: obj.GetResourceVersion(), FieldSelector: "metadata.name=" + k.name})
+	if err != nil {
+		t.Fatalf("watch %s from its copy's resourceVersion %s: %v", k, obj.GetResourceVersion(), err)
+	}
+	defer w.Stop()
+	e.patch(t, k, "", `{"metadata":{"labels":{"watched-from-copy":"yes"}}}`)
+	select {
+	case ev := <-w.ResultChan():
+		if u, ok := ev.Object.(*unstructured.Unstructured); ev.Type != watch.Modified || !ok || u.GetLabels()["watched-from-copy"] != "yes" {
+			t.Errorf("watch %s from its copy's resourceVersion %s: first event %s %#v, want MODIFIED with the label", k, obj.GetResourceVersion(), ev.Type, ev.Object)
+		}
+	case <-ctx.Done():
+		t.Errorf("watch %s from its copy's resourceVersion %s: no event within 20 s of a patch", k, obj.GetResourceVersion())
 	}
 }
 

@@ -119,6 +119,15 @@ func TestPlanRefusals(t *testing.T) {
 	if !errors.Is(err, ErrRefused) || !strings.Contains(out, "crontabs.stable.example.com: the project's apiserver has no resource crontabs") {
 		t.Errorf("a CRD the project has no resource for: %v\n%s", err, out)
 	}
+
+	// Objects created in the project's own store (never sealed by an
+	// adoption) are not stale copies: the copy must not replace or remove them.
+	f = newFakeCluster(t, crontab("a"))
+	f.project["default/x"] = crontab("x")
+	out, err = f.run(Options{})
+	if !errors.Is(err, ErrRefused) || !strings.Contains(out, "the project's store already holds objects that no adoption put there (default/x)") || f.project["default/x"] == nil {
+		t.Errorf("an object born in the project: %v, kept %v\n%s", err, f.project["default/x"] != nil, out)
+	}
 }
 
 // TestPermissionRefusal: every missing permission is named before anything

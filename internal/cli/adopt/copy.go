@@ -9,9 +9,9 @@ import (
 )
 
 // copyTarget reads every object of the target from the CRD (one
-// resourceVersion, paginated) and stores it in the project's apiserver with
-// its identity; then removes the project's copies the CRD no longer has and
-// seals the store.
+// resourceVersion, paginated), seals the project's store (the floor below
+// which resourceVersions answer 410) and stores each object in it with its
+// identity; then removes the project's copies the CRD no longer has.
 func (r *run) copyTarget(ctx context.Context, t *target) (int, error) {
 	state, err := r.getState(ctx, t)
 	if err != nil {
@@ -22,6 +22,11 @@ func (r *run) copyTarget(ctx context.Context, t *target) (int, error) {
 		return 0, err
 	}
 	t.read, t.stored = objs, map[string]string{}
+	// The floor first: the copies' resourceVersions are above it, so a
+	// client that read a copy can watch from it.
+	if _, err := r.post(ctx, t, &adoption.Batch{Seal: true}); err != nil {
+		return 0, fmt.Errorf("sealing %s before the copy: %w", t.name(), err)
+	}
 	bs, err := batches(objs)
 	if err != nil {
 		return 0, err
@@ -43,7 +48,7 @@ func (r *run) copyTarget(ctx context.Context, t *target) (int, error) {
 	if len(refused) > 0 {
 		return 0, fmt.Errorf("the project's apiserver refused to store %d objects of %s:\n%s", len(refused), t.name(), strings.Join(refused, "\n"))
 	}
-	return len(objs), r.removeAndSeal(ctx, t, staleKeys(state.Objects, t.stored))
+	return len(objs), r.removeStale(ctx, t, staleKeys(state.Objects, t.stored))
 }
 
 // staleKeys are the project's copies whose object the CRD does not hold.
@@ -57,16 +62,14 @@ func staleKeys(have []adoption.Key, read map[string]string) []adoption.Key {
 	return out
 }
 
-func (r *run) removeAndSeal(ctx context.Context, t *target, remove []adoption.Key) error {
-	for {
-		n := min(len(remove), pageSize)
-		last := n == len(remove)
-		if _, err := r.post(ctx, t, &adoption.Batch{Remove: remove[:n], Seal: last}); err != nil {
+// removeStale deletes the project's stale copies, a page at a time.
+func (r *run) removeStale(ctx context.Context, t *target, stale []adoption.Key) error {
+	for len(stale) > 0 {
+		n := min(len(stale), pageSize)
+		if _, err := r.post(ctx, t, &adoption.Batch{Remove: stale[:n]}); err != nil {
 			return fmt.Errorf("removing %d stale copies of %s: %w", n, t.name(), err)
 		}
-		if last {
-			return nil
-		}
-		remove = remove[n:]
+		stale = stale[n:]
 	}
+	return nil
 }

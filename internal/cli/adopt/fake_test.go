@@ -64,6 +64,7 @@ type fakeCluster struct {
 	project     map[string]*unstructured.Unstructured // the project's store
 	rv          int
 	sealed      bool
+	floor       string // the store's floor, as the server keeps it (Seal sets it; State reports it)
 	corrupt     bool              // the store loses each object's finalizers
 	storeFails  string            // the name of an object the store refuses
 	ignorePause bool              // the project's admission does not enforce the pause
@@ -314,7 +315,7 @@ func (f *fakeCluster) serveAdoption(w http.ResponseWriter, req *http.Request) {
 	}
 	var out any
 	if req.Method == http.MethodGet {
-		s := &adoption.State{Group: group, Resource: plural, KindName: "CronTab", Namespaced: true, StorageVersion: "v1", Versions: f.projVers, ResourceVersion: strconv.Itoa(f.rv)}
+		s := &adoption.State{Group: group, Resource: plural, KindName: "CronTab", Namespaced: true, StorageVersion: "v1", Versions: f.projVers, ResourceVersion: strconv.Itoa(f.rv), Floor: f.floor}
 		for _, k := range sortedKeys(f.project) {
 			o := f.project[k]
 			s.Objects = append(s.Objects, adoption.Key{Namespace: o.GetNamespace(), Name: o.GetName(), UID: o.GetUID()})
@@ -366,7 +367,7 @@ func (f *fakeCluster) batch(b *adoption.Batch) *adoption.BatchResult {
 		delete(f.project, key(k.Namespace, k.Name))
 	}
 	if b.Seal {
-		f.sealed = true
+		f.sealed, f.floor = true, strconv.Itoa(f.rv)
 	}
 	res.ResourceVersion = strconv.Itoa(f.rv)
 	return res

@@ -160,6 +160,9 @@ func (r *run) states(ctx context.Context) (refusals, missingPerms []string, err 
 			return nil, nil, fmt.Errorf("reading the adoption state of %s from the project's apiserver: %w", t.name(), err)
 		}
 		t.state = s
+		if born := bornInProject(s); born != "" {
+			refusals = append(refusals, fmt.Sprintf("%s: the project's store already holds objects that no adoption put there (%s): the copy would replace or remove them; move or delete them first", t.name(), born))
+		}
 		served := servedBefore(t)
 		for _, v := range served {
 			if !slices.Contains(s.Versions, v) {
@@ -251,4 +254,23 @@ func staleCopy(s *adoption.State, x adoption.Result) bool {
 		}
 	}
 	return false
+}
+
+// bornInProject names (up to five of) the objects of a resource's store
+// when no adoption ever sealed it: objects created through the project's
+// own API (a version the CRD does not serve), which the copy must not
+// overwrite or remove. Once an adoption has sealed the store, what it holds
+// are copies, replaced or removed by the next copy.
+func bornInProject(s *adoption.State) string {
+	if s.Floor != "" || len(s.Objects) == 0 {
+		return ""
+	}
+	var names []string
+	for _, k := range s.Objects[:min(len(s.Objects), 5)] {
+		names = append(names, strings.TrimPrefix(k.Namespace+"/"+k.Name, "/"))
+	}
+	if len(s.Objects) > 5 {
+		names = append(names, fmt.Sprintf("and %d more", len(s.Objects)-5))
+	}
+	return strings.Join(names, ", ")
 }

@@ -103,8 +103,10 @@ func TestResume(t *testing.T) {
 	} {
 		f := newFakeCluster(t, crontab("a"), crontab("b"))
 		states[name](t, f, f.setup())
-		// A copy that stopped part-way: one object, and a stale one.
+		// A copy that stopped part-way (it had sealed first): one object,
+		// and a stale one.
 		f.project["default/a"], f.project["default/z"] = crontab("a"), crontab("z")
+		f.floor = "1"
 		out, err := f.run(Options{})
 		if err != nil {
 			out += err.Error()

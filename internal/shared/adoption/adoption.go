@@ -79,8 +79,10 @@ type Batch struct {
 	Objects []runtime.RawExtension `json:"objects,omitempty"`
 	// Remove are stale copies removed from the store (not with Validate).
 	Remove []Key `json:"remove,omitempty"`
-	// Seal records, after the writes, Floor = the store's revision now (not
-	// with Validate).
+	// Seal records, after the batch's writes, Floor = the store's revision
+	// now (not with Validate). adopt seals with a batch of its own before it
+	// stores the first copy, so that every copy's resourceVersion is at or
+	// above the floor while the CRD's older ones are below it.
 	Seal bool `json:"seal,omitempty"`
 }
 
