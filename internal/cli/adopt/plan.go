@@ -57,6 +57,14 @@ func (r *run) resourcePermissions() []permission {
 		if r.o.Rollback && hasStatusAny(t) {
 			out = append(out, permission{verb: "update", group: t.group, resource: t.plural, subresource: "status"})
 		}
+		// kube-apiserver authorizes the requests it forwards to the
+		// adoption API too, as any aggregated request: GET of the State is a
+		// list, a Batch a create, of the resource "<plural>.<group>".
+		if !r.o.Rollback {
+			for _, v := range []string{"list", "create"} {
+				out = append(out, permission{verb: v, group: adoption.Group, resource: t.plural + "." + t.group})
+			}
+		}
 	}
 	return out
 }
