@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/adoption"
 )
 
@@ -72,4 +74,45 @@ func (r *run) removeStale(ctx context.Context, t *target, stale []adoption.Key) 
 		stale = stale[n:]
 	}
 	return nil
+}
+
+// copyUntilSettled lists the target from the CRD once more after its copy
+// and copies again while what it finds differs from what was copied: a
+// kube-apiserver replica that saw the pause late may have taken a write
+// after the copy's list, which the switch must not lose. n is the count of
+// the copy just made.
+func (r *run) copyUntilSettled(ctx context.Context, t *target, n int) (int, error) {
+	for range 3 {
+		now, err := r.list(ctx, t)
+		if err != nil {
+			return 0, err
+		}
+		changed := changedSince(t.read, now)
+		if changed == 0 {
+			return n, nil
+		}
+		r.printf("%s: %d objects changed on the CRD after the copy's list (a kube-apiserver that saw the pause late): copying again", t.name(), changed)
+		if n, err = r.copyTarget(ctx, t); err != nil {
+			return 0, err
+		}
+	}
+	return 0, fmt.Errorf("%s kept changing on the CRD while writes were paused: is the pause (ValidatingAdmissionPolicy) enforced by every kube-apiserver?", t.name())
+}
+
+// changedSince counts the objects whose uid or resourceVersion differs
+// between two reads, or that only one read holds.
+func changedSince(before, after []*unstructured.Unstructured) int {
+	was := map[string]string{}
+	for _, o := range before {
+		was[key(o.GetNamespace(), o.GetName())] = string(o.GetUID()) + "/" + o.GetResourceVersion()
+	}
+	changed := 0
+	for _, o := range after {
+		k := key(o.GetNamespace(), o.GetName())
+		if was[k] != string(o.GetUID())+"/"+o.GetResourceVersion() {
+			changed++
+		}
+		delete(was, k)
+	}
+	return changed + len(was)
 }

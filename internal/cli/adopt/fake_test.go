@@ -64,7 +64,7 @@ type fakeCluster struct {
 	project     map[string]*unstructured.Unstructured // the project's store
 	rv          int
 	sealed      bool
-	floor       string // the store's floor, as the server keeps it (Seal sets it; State reports it)
+	floor       string            // the store's floor, as the server keeps it (Seal sets it; State reports it)
 	corrupt     bool              // the store loses each object's finalizers
 	storeFails  string            // the name of an object the store refuses
 	ignorePause bool              // the project's admission does not enforce the pause

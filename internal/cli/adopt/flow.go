@@ -152,6 +152,9 @@ func (r *run) moveAndVerify(ctx context.Context) (int, error) {
 		if err != nil {
 			return 0, err
 		}
+		if n, err = r.copyUntilSettled(ctx, t, n); err != nil {
+			return 0, err
+		}
 		r.printf("copied %s: %d objects (%s)", t.name(), n, r.sincePause())
 		total += n
 	}

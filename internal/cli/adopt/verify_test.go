@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func TestCompare(t *testing.T) {
@@ -100,5 +101,26 @@ func TestPauseNotEnforced(t *testing.T) {
 	}
 	if f.routed() || !f.crdServed() || f.pauseExists() || f.tempExists() || len(f.project) > 0 {
 		t.Errorf("after the pause failed: routed %v, CRD served %v, paused %v, temporary APIService %v, %d stored", f.routed(), f.crdServed(), f.pauseExists(), f.tempExists(), len(f.project))
+	}
+}
+
+// TestChangedSince: a changed resourceVersion, a new uid, an object only
+// one read holds all count; equal reads count none.
+func TestChangedSince(t *testing.T) {
+	obj := func(name, uid, rv string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetNamespace("default")
+		u.SetName(name)
+		u.SetUID(types.UID(uid))
+		u.SetResourceVersion(rv)
+		return u
+	}
+	before := []*unstructured.Unstructured{obj("a", "1", "10"), obj("b", "2", "11"), obj("c", "3", "12")}
+	if n := changedSince(before, before); n != 0 {
+		t.Errorf("the same read: %d changed, want 0", n)
+	}
+	after := []*unstructured.Unstructured{obj("a", "1", "13"), obj("b", "9", "11"), obj("d", "4", "14")}
+	if n := changedSince(before, after); n != 4 {
+		t.Errorf("a updated, b re-created, c deleted, d created: %d changed, want 4", n)
 	}
 }
