@@ -19,9 +19,19 @@ func (r *run) copyTarget(ctx context.Context, t *target) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("reading the adoption state of %s: %w", t.name(), err)
 	}
+	planned := t.read // what the plan validated; none on a rerun
 	objs, err := r.list(ctx, t)
 	if err != nil {
 		return 0, err
+	}
+	// Objects written between the plan and the pause are validated now:
+	// the copy stores without admission.
+	refusedLate, err := r.validateObjects(ctx, t, newerThan(planned, objs))
+	if err != nil {
+		return 0, err
+	}
+	if len(refusedLate) > 0 {
+		return 0, fmt.Errorf("the project's apiserver refuses %d objects of %s written since the plan:\n%s", len(refusedLate), t.name(), strings.Join(refusedLate, "\n"))
 	}
 	t.read, t.stored = objs, map[string]string{}
 	// The floor first: the copies' resourceVersions are above it, so a
@@ -115,4 +125,20 @@ func changedSince(before, after []*unstructured.Unstructured) int {
 		delete(was, k)
 	}
 	return changed + len(was)
+}
+
+// newerThan are the objects of now that before does not hold with the same
+// uid and resourceVersion.
+func newerThan(before, now []*unstructured.Unstructured) []*unstructured.Unstructured {
+	was := map[string]string{}
+	for _, o := range before {
+		was[key(o.GetNamespace(), o.GetName())] = string(o.GetUID()) + "/" + o.GetResourceVersion()
+	}
+	var out []*unstructured.Unstructured
+	for _, o := range now {
+		if was[key(o.GetNamespace(), o.GetName())] != string(o.GetUID())+"/"+o.GetResourceVersion() {
+			out = append(out, o)
+		}
+	}
+	return out
 }
