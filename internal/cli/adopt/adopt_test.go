@@ -11,6 +11,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
 	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/adoption"
@@ -203,5 +205,28 @@ func TestAnotherAdoption(t *testing.T) {
 	}
 	if !f.tempExists() || f.pauseExists() {
 		t.Errorf("the other adoption's APIService was removed (%v), or writes paused (%v)", !f.tempExists(), f.pauseExists())
+	}
+}
+
+// TestLateWriteValidated: an object written on the CRD between the plan
+// and the pause is validated by the project before anything is copied; a
+// refusal names it and undoes the run (the CRD serves, writes resume).
+func TestLateWriteValidated(t *testing.T) {
+	f := newFakeCluster(t, crontab("a"), crontab("b"))
+	f.kube.PrependReactor("create", "validatingadmissionpolicybindings", func(k8stesting.Action) (bool, runtime.Object, error) {
+		b := f.crdObjects()["default/b"]
+		b.SetResourceVersion("1999")
+		if err := f.dyn.Tracker().Update(crontabs, b, "default"); err != nil {
+			t.Error(err)
+		}
+		f.refuse["b"] = "spec.schedule: must be a cron expression"
+		return false, nil, nil
+	})
+	out, err := f.run(Options{})
+	if err == nil || !strings.Contains(err.Error(), "written since the plan") || !strings.Contains(err.Error(), "default/b: spec.schedule: must be a cron expression") {
+		t.Errorf("want the late write refused by name, got %v\n%s", err, out)
+	}
+	if f.routed() || !f.crdServed() || f.pauseExists() || len(f.project) > 0 {
+		t.Errorf("after the refusal: routed %v, CRD served %v, paused %v, %d objects in the project's store", f.routed(), f.crdServed(), f.pauseExists(), len(f.project))
 	}
 }

@@ -341,12 +341,13 @@ func (f *fakeCluster) batch(b *adoption.Batch) *adoption.BatchResult {
 			f.t.Errorf("an object of a batch: %v", err)
 		}
 		x := adoption.Result{Namespace: u.GetNamespace(), Name: u.GetName()}
+		// As the real create: the schema and hooks, then admission.
 		switch msg := f.paused(); {
-		case b.Validate && msg != "" && !f.ignorePause:
-			x.Error = &metav1.Status{Message: msg, Code: 403}
 		case b.Validate && f.refuse[u.GetName()] != "":
 			field, m, _ := strings.Cut(f.refuse[u.GetName()], ": ")
 			x.Error = &metav1.Status{Message: "invalid", Code: 422, Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Field: field, Message: m}}}}
+		case b.Validate && msg != "" && !f.ignorePause:
+			x.Error = &metav1.Status{Message: msg, Code: 403}
 		case b.Validate && f.project[objKey(u)] != nil:
 			// The real dry-run create: valid, but the store holds the name.
 			x.Error = &apierrors.NewAlreadyExists(crontabs.GroupResource(), u.GetName()).ErrStatus
