@@ -205,8 +205,11 @@ func (r *run) waitRouted(ctx context.Context, g string, toProject bool) error {
 		name := apiServiceName(g, v)
 		err := r.wait(ctx, "kube-apiserver to route "+name+where, func() (bool, string, error) {
 			as, err := r.getAPIService(ctx, name)
-			if err != nil || as == nil {
-				return false, "", fmt.Errorf("the APIService %s: %v", name, err)
+			if err != nil {
+				return false, "", fmt.Errorf("the APIService %s: %w", name, err)
+			}
+			if as == nil {
+				return false, "the APIService " + name + " does not exist (yet)", nil
 			}
 			for _, c := range as.Status.Conditions {
 				if c.Type == "Available" {
