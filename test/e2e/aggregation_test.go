@@ -695,11 +695,7 @@ func getWithHeader(client *http.Client, url string, headers map[string]string) (
 // etcdKeys lists the keys under prefix.
 func etcdKeys(t *testing.T, url, prefix string) []string {
 	t.Helper()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{url}, DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	cli := etcdClient(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	resp, err := cli.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())

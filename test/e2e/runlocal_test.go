@@ -412,14 +412,21 @@ func (e *etcdProcess) stored(t *testing.T, key string) (encoding, apiVersion str
 	return "json", tm.APIVersion
 }
 
-// get reads a key as the apiserver stored it.
-func (e *etcdProcess) get(t *testing.T, key string) string {
+// etcdClient is a client of the etcd at url, closed when the test ends.
+func etcdClient(t *testing.T, url string) *clientv3.Client {
 	t.Helper()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{e.url}, DialTimeout: 5 * time.Second})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{url}, DialTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cli.Close()
+	t.Cleanup(func() { cli.Close() })
+	return cli
+}
+
+// get reads a key as the apiserver stored it.
+func (e *etcdProcess) get(t *testing.T, key string) string {
+	t.Helper()
+	cli := etcdClient(t, e.url)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	got, err := cli.Get(ctx, key)
