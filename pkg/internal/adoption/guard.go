@@ -132,6 +132,13 @@ func (g *guard) check(ctx context.Context, rv string) error {
 		klog.FromContext(ctx).V(2).Info("resourceVersion not checked: the adoption floor is unknown", "resource", g.gr, "err", err)
 		return nil
 	}
+	if floor > current {
+		// A floor above everything the store holds is not this store's (a
+		// copy or a restored backup of it carried the key): enforcing it
+		// would refuse every resourceVersion and make clients relist forever.
+		klog.FromContext(ctx).Info("adoption floor above the store's revision: ignored", "resource", g.gr, "floor", floor, "revision", current)
+		floor = 0
+	}
 	if n <= current && n >= floor {
 		return nil
 	}

@@ -13,11 +13,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/adoption"
+	pkgadoption "github.com/apiserver-boot/apiserver-boot/pkg/internal/adoption"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/storage"
 )
 
 // TestAdoptionResourceVersionGuard: a LIST or WATCH at a resourceVersion
@@ -77,6 +80,21 @@ func testGuard(t *testing.T, env *adoptEnv) {
 	ok(t, "a watch at the floor", watchErr(widgets.Watch(ctx, metav1.ListOptions{ResourceVersion: floor})))
 	ok(t, "a list at the floor", listErr(widgets.List(ctx, metav1.ListOptions{ResourceVersion: floor, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})))
 	ok(t, "a list from the watch cache", listErr(widgets.List(ctx, metav1.ListOptions{ResourceVersion: "0"})))
+
+	// A floor above the store's revision is another store's (a copy or a
+	// restored backup carried the key): ignored, or every client would
+	// relist forever.
+	tr := env.o.Etcd.StorageConfig.Transport
+	client, err := storage.NewClient(storage.Etcd{Servers: tr.ServerList, CAFile: tr.TrustedCAFile, CertFile: tr.CertFile, KeyFile: tr.KeyFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	gr := schema.GroupResource{Group: adoptGroupName, Resource: "widgets"}
+	if err := pkgadoption.NewFloors(client, env.o.Etcd.StorageConfig.Prefix).Set(ctx, gr, uint64(atoi(t, floor))+99999); err != nil {
+		t.Fatal(err)
+	}
+	ok(t, "a watch at the floor under a floor from another store", watchErr(widgets.Watch(ctx, metav1.ListOptions{ResourceVersion: floor})))
 }
 
 func watchErr(w watch.Interface, err error) error {
