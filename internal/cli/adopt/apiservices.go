@@ -24,6 +24,9 @@ const (
 	// The priorities kube-apiserver's CRD registration gives a CRD's APIService.
 	crdGroupPriorityMinimum = 1000
 	crdVersionPriority      = 100
+	// createdAnnotation marks an APIService adopt created (a version the
+	// project serves and the CRD did not): --rollback deletes it again.
+	createdAnnotation = "adoption.apiserver-boot.io/created"
 )
 
 func apiServiceName(group, version string) string { return version + "." + group }
@@ -105,7 +108,7 @@ func (r *run) pointAtProject(ctx context.Context, want *apiregv1.APIService) err
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur, err := api.Get(ctx, want.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			as := &apiregv1.APIService{ObjectMeta: metav1.ObjectMeta{Name: want.Name, Labels: maps.Clone(want.Labels)}, Spec: want.Spec}
+			as := &apiregv1.APIService{ObjectMeta: metav1.ObjectMeta{Name: want.Name, Labels: maps.Clone(want.Labels), Annotations: map[string]string{createdAnnotation: "true"}}, Spec: want.Spec}
 			_, err = api.Create(ctx, as, metav1.CreateOptions{})
 			return err
 		}
@@ -185,4 +188,31 @@ func (r *run) crdGroupVersions(group string) []string {
 		}
 	}
 	return out
+}
+
+// removeCreated deletes the APIServices of group g that adopt created for
+// versions its CRDs do not serve: after a rollback the project's copies
+// behind them are stale, and before the adoption those versions were not
+// served at all. APIServices of such versions that existed before (build
+// config's) are left as they are.
+func (r *run) removeCreated(ctx context.Context, g string) error {
+	api := r.c.Aggregator.ApiregistrationV1().APIServices()
+	for _, v := range r.projectVersions(g) {
+		if slices.Contains(r.crdGroupVersions(g), v) {
+			continue
+		}
+		as, err := api.Get(ctx, apiServiceName(g, v), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		if as.Annotations[createdAnnotation] != "true" {
+			continue
+		}
+		if err := api.Delete(ctx, as.Name, metav1.DeleteOptions{}); ignoreNotFound(err) != nil {
+			return fmt.Errorf("deleting the APIService %s that adopt created: %w", as.Name, err)
+		}
+	}
+	return nil
 }

@@ -3,10 +3,13 @@ package adopt
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -251,5 +254,32 @@ func TestRollbackNotPaused(t *testing.T) {
 	}
 	if !f.routed() || f.crdServed() || f.pauseExists() || f.tempExists() || len(f.writes) > 0 {
 		t.Errorf("after a failed rollback: routed %v, CRD served %v, paused %v, temporary APIService %v, CRD writes %v", f.routed(), f.crdServed(), f.pauseExists(), f.tempExists(), f.writes)
+	}
+}
+
+// TestRollbackRemovesCreatedAPIServices: the APIService of a version the
+// project serves and the CRD did not is created by adopt (marked so) and
+// deleted by --rollback, which leaves the group as it was.
+func TestRollbackRemovesCreatedAPIServices(t *testing.T) {
+	f := newFakeCluster(t, crontab("a"))
+	f.projVers = []string{"v1", "v2"}
+	v2 := "---\napiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {name: v2.stable.example.com}\n" +
+		"spec: {group: stable.example.com, version: v2, service: {namespace: crontab-system, name: crontab-apiserver, port: 443}, caBundle: Y2E=, groupPriorityMinimum: 2000, versionPriority: 200}\n"
+	path := filepath.Join(f.dir, "apiservice.yaml")
+	b, err := os.ReadFile(path)
+	must(t, err)
+	must(t, os.WriteFile(path, append(b, v2...), 0o644))
+	if out, err := f.run(Options{}); err != nil {
+		t.Fatalf("adopt: %v\n%s", err, out)
+	}
+	apis := f.agg.ApiregistrationV1().APIServices()
+	if as, err := apis.Get(context.Background(), "v2.stable.example.com", metav1.GetOptions{}); err != nil || as.Annotations[createdAnnotation] != "true" {
+		t.Fatalf("after adopt, v2.stable.example.com: %v %v, want created and marked", err, as)
+	}
+	if out, err := f.run(Options{Rollback: true}); err != nil {
+		t.Fatalf("rollback: %v\n%s", err, out)
+	}
+	if _, err := apis.Get(context.Background(), "v2.stable.example.com", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after the rollback, v2.stable.example.com: %v, want deleted", err)
 	}
 }

@@ -176,7 +176,10 @@ func (r *run) switchBackGroup(ctx context.Context, g string) error {
 			return fmt.Errorf("giving the APIService %s back to the CRD: %w", apiServiceName(g, v), err)
 		}
 	}
-	return r.waitRouted(ctx, g, false)
+	if err := r.waitRouted(ctx, g, false); err != nil {
+		return err
+	}
+	return r.removeCreated(ctx, g)
 }
 
 func (r *run) switchAll(ctx context.Context, back bool) error {
