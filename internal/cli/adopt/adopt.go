@@ -284,17 +284,6 @@ func toCRD(u *unstructured.Unstructured) (*apiextv1.CustomResourceDefinition, er
 	return crd, nil
 }
 
-func fromCRD(crd *apiextv1.CustomResourceDefinition) (*unstructured.Unstructured, error) {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
-	if err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{Object: m}
-	u.SetAPIVersion(apiextv1.SchemeGroupVersion.String())
-	u.SetKind("CustomResourceDefinition")
-	return u, nil
-}
-
 func (r *run) targetsOf(group string) []*target {
 	var out []*target
 	for _, t := range r.targets {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/retry"
 
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -45,16 +46,22 @@ func recordedServed(crd *apiextv1.CustomResourceDefinition) []string {
 }
 
 // updateCRD applies change to the CRD's latest copy, retrying conflicts.
+// Only what change may touch (each version's served, the annotations) is
+// written back, onto the CRD as read: a field of a newer kube-apiserver
+// that the vendored types lack is kept.
 func (r *run) updateCRD(ctx context.Context, t *target, change func(*apiextv1.CustomResourceDefinition) bool) error {
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := r.reloadCRD(ctx, t); err != nil {
+		u, err := r.c.Dynamic.Resource(crdGVR).Get(ctx, t.crd.Name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("reading the CRD %s: %w", t.crd.Name, err)
+		}
+		if t.crd, err = toCRD(u); err != nil {
 			return err
 		}
 		if !change(t.crd) {
 			return nil
 		}
-		u, err := fromCRD(t.crd)
-		if err != nil {
+		if err := applyServed(u, t.crd); err != nil {
 			return err
 		}
 		out, err := r.c.Dynamic.Resource(crdGVR).Update(ctx, u, metav1.UpdateOptions{})
@@ -111,5 +118,30 @@ func (r *run) reserve(ctx context.Context, t *target) error {
 	if err != nil {
 		return fmt.Errorf("serving the versions of the CRD %s again: %w", t.crd.Name, err)
 	}
+	return nil
+}
+
+// applyServed writes crd's served flags (by version name) and annotations
+// onto u, the same CRD as read.
+func applyServed(u *unstructured.Unstructured, crd *apiextv1.CustomResourceDefinition) error {
+	versions, _, err := unstructured.NestedSlice(u.Object, "spec", "versions")
+	if err != nil {
+		return fmt.Errorf("the CRD %s: spec.versions: %w", crd.Name, err)
+	}
+	for i, v := range versions {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("the CRD %s: spec.versions[%d] is not an object", crd.Name, i)
+		}
+		for _, cv := range crd.Spec.Versions {
+			if cv.Name == m["name"] {
+				m["served"] = cv.Served
+			}
+		}
+	}
+	if err := unstructured.SetNestedSlice(u.Object, versions, "spec", "versions"); err != nil {
+		return err
+	}
+	u.SetAnnotations(crd.Annotations)
 	return nil
 }

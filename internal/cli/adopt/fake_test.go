@@ -412,3 +412,15 @@ func (f *fakeCluster) tempExists() bool {
 	_, err := f.agg.Tracker().Get(apiregv1.SchemeGroupVersion.WithResource("apiservices"), "", TempAPIService)
 	return err == nil
 }
+
+// fromCRD is crd as the dynamic client holds it.
+func fromCRD(crd *apiextv1.CustomResourceDefinition) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetAPIVersion(apiextv1.SchemeGroupVersion.String())
+	u.SetKind("CustomResourceDefinition")
+	return u, nil
+}

@@ -124,3 +124,23 @@ func TestChangedSince(t *testing.T) {
 		t.Errorf("a updated, b re-created, c deleted, d created: %d changed, want 4", n)
 	}
 }
+
+// TestApplyServed: served flags and annotations are written onto the CRD as
+// read, by version name, and a field the vendored types lack is kept.
+func TestApplyServed(t *testing.T) {
+	u, err := fromCRD(crd(true))
+	must(t, err)
+	versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
+	versions[0].(map[string]any)["fieldOfANewerRelease"] = "kept"
+	must(t, unstructured.SetNestedSlice(u.Object, versions, "spec", "versions"))
+	c, err := toCRD(u)
+	must(t, err)
+	c.Spec.Versions[0].Served = false
+	c.Annotations = map[string]string{servedAnnotation: "v1"}
+	must(t, applyServed(u, c))
+	versions, _, _ = unstructured.NestedSlice(u.Object, "spec", "versions")
+	v := versions[0].(map[string]any)
+	if v["served"] != false || v["fieldOfANewerRelease"] != "kept" || u.GetAnnotations()[servedAnnotation] != "v1" {
+		t.Errorf("after applyServed: version %v, annotations %v", v, u.GetAnnotations())
+	}
+}
