@@ -174,7 +174,7 @@ func startAdoptEnv(t *testing.T) *adoptEnv {
 		code, body := get(e.directHTTP, e.directURL+"/readyz?verbose", nil)
 		t.Fatalf("apiserver not ready: %d %s", code, body)
 	}
-	applyAs(t, e.admin, fmt.Sprintf(adoptService, port))
+	applyAs(t, e.admin, fmt.Sprintf(aggregationService, port))
 	e.config = e.writeConfig(t, port, etcd.url)
 
 	var err error
@@ -203,17 +203,6 @@ func bumpRevision(t *testing.T, url string, n int) {
 		}
 	}
 }
-
-// adoptService is the project's apiserver's Service: ExternalName localhost
-// (the aggregator, with its routing off, dials https://localhost:<port>).
-const adoptService = `apiVersion: v1
-kind: Service
-metadata: {name: crontab-apiserver, namespace: crontab-system}
-spec:
-  type: ExternalName
-  externalName: localhost
-  ports: [{port: %[1]d, targetPort: %[1]d}]
-`
 
 // writeConfig runs `build config` into a temporary folder and keeps its
 // apiservice.yaml, pointed at the test's Service (its port: ExternalName

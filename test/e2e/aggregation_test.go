@@ -116,18 +116,23 @@ func apiserverClusterRole(t *testing.T) string {
 	return string(b)
 }
 
-// aggregationRegistration points kube-apiserver at the extension apiserver:
-// a Service of type ExternalName localhost (with aggregator routing off the
-// aggregator dials https://localhost:<port>, verifying the serving
-// certificate for <service>.<namespace>.svc) and an APIService per version.
-const aggregationRegistration = `apiVersion: v1
+// aggregationService is the extension apiserver's Service: ExternalName
+// localhost (with its routing off, the aggregator dials
+// https://localhost:<port>).
+const aggregationService = `apiVersion: v1
 kind: Service
 metadata: {name: crontab-apiserver, namespace: crontab-system}
 spec:
   type: ExternalName
   externalName: localhost
   ports: [{port: %[1]d, targetPort: %[1]d}]
----
+`
+
+// aggregationRegistration points kube-apiserver at the extension apiserver:
+// a Service of type ExternalName localhost (with aggregator routing off the
+// aggregator dials https://localhost:<port>, verifying the serving
+// certificate for <service>.<namespace>.svc) and an APIService per version.
+const aggregationRegistration = aggregationService + `---
 apiVersion: apiregistration.k8s.io/v1
 kind: APIService
 metadata: {name: v1.stable.example.com}
