@@ -233,6 +233,13 @@ func TestNarrow(t *testing.T) {
 	if phase := r.narrow(opAdopt, Switched); phase != Fresh || r.names() != "ys.b.example.com" {
 		t.Errorf("under a pause of b: %s, %s", phase, r.names())
 	}
+	// A run stopped before it paused a: a is said to be as it is (the CRD
+	// serves it), not adopted.
+	r, out = newRun(map[string]Phase{"a.example.com": Fresh, "b.example.com": Fresh}, "b.example.com")
+	r.narrow(opAdopt, Switched)
+	if want := "left as they are: xs.a.example.com (served by the CRDs, not held by the pause under way: run adopt again afterwards)"; !strings.Contains(out.String(), want) {
+		t.Errorf("want %q, got %q", want, out)
+	}
 	r, _ = newRun(map[string]Phase{"a.example.com": Switched, "b.example.com": Switched})
 	if phase := r.narrow("", Switched); phase != Switched || len(r.groups) != 2 {
 		t.Errorf("everything adopted: %s, %v", phase, r.groups)

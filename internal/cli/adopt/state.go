@@ -64,16 +64,21 @@ func (r *run) overall() Phase {
 func (r *run) narrow(pause string, done Phase) Phase {
 	var keep, left []string
 	for _, g := range r.groups {
-		if pause != "" && slices.Contains(r.pausedGroups, g) || pause == "" && r.phases[g] != done {
+		switch {
+		case pause != "" && slices.Contains(r.pausedGroups, g) || pause == "" && r.phases[g] != done:
 			keep = append(keep, g)
-		} else {
-			left = append(left, r.groupNames(g)...)
+		case pause != "":
+			// A run stopped before it paused every group: this run finishes
+			// what its pause holds; the others are as they are.
+			left = append(left, fmt.Sprintf("%s (%s, not held by the pause under way: run adopt again afterwards)", strings.Join(r.groupNames(g), ", "), r.phases[g]))
+		default:
+			left = append(left, fmt.Sprintf("%s (%s)", strings.Join(r.groupNames(g), ", "), r.phases[g]))
 		}
 	}
 	if len(keep) == 0 || len(left) == 0 {
 		return r.overall()
 	}
-	r.printf("left as they are: %s (%s)", strings.Join(left, ", "), done)
+	r.printf("left as they are: %s", strings.Join(left, "; "))
 	r.groups = keep
 	var targets []*target
 	for _, t := range r.targets {
