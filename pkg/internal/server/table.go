@@ -60,7 +60,7 @@ func newTableConvertor(r *builders.Resource, content jsoncontent.Kind) (rest.Tab
 	}
 	if c.age = age; age {
 		c.headers = append(c.headers, metav1.TableColumnDefinition{
-			Name: "Age", Type: "string", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"],
+			Name: "Age", Type: "date", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"],
 		})
 	}
 	return c, nil

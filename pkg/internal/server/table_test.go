@@ -1,9 +1,15 @@
 package server
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresource/tableconvertor"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/jsoncontent"
@@ -70,5 +76,44 @@ func TestAgeColumn(t *testing.T) {
 		if got := names(tc.r); got != tc.want {
 			t.Errorf("columns %s, want %s", got, tc.want)
 		}
+	}
+}
+
+// TestAgeColumnAsACRDs: the Age column a kind without printer columns gets
+// is the one kube-apiserver serves for such a CRD (apiextensions-apiserver's
+// serveDefaultColumnsIfEmpty: Age, type date, .metadata.creationTimestamp,
+// rendered by its tableconvertor), header and cell alike.
+func TestAgeColumnAsACRDs(t *testing.T) {
+	created := metav1.NewTime(time.Now().Add(-90 * time.Minute))
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "x.example.com/v1", "kind": "X"}}
+	obj.SetName("x")
+	obj.SetCreationTimestamp(created)
+	crd, err := tableconvertor.New([]apiextensionsv1.CustomResourceColumnDefinition{{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := crd.ConvertToTable(context.Background(), obj, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := newTableConvertor(&builders.Resource{}, jsoncontent.Kind{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ours.ConvertToTable(context.Background(), obj, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := func(c metav1.TableColumnDefinition) string { return c.Name + " " + c.Type + " " + c.Format }
+	if len(got.ColumnDefinitions) != len(want.ColumnDefinitions) {
+		t.Fatalf("columns %v, kube-apiserver's %v", got.ColumnDefinitions, want.ColumnDefinitions)
+	}
+	for i := range want.ColumnDefinitions {
+		if g, w := header(got.ColumnDefinitions[i]), header(want.ColumnDefinitions[i]); g != w {
+			t.Errorf("column %d: %q, kube-apiserver's %q", i, g, w)
+		}
+	}
+	if g, w := got.Rows[0].Cells[len(got.Rows[0].Cells)-1], want.Rows[0].Cells[len(want.Rows[0].Cells)-1]; g != w {
+		t.Errorf("age cell %#v, kube-apiserver's %#v", g, w)
 	}
 }
