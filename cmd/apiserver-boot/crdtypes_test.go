@@ -386,7 +386,7 @@ func goIn(t *testing.T, dir string, args ...string) {
 // objectTypes = append(...) in init) write them, generate unchanged: the
 // generated registration coexists with theirs, the project builds, vets and
 // serves both kinds (its conformance tests). controller-runtime missing from
-// go.mod is named with the release to get; controller-gen's
+// an older project's go.mod is named with the release to get; controller-gen's
 // zz_generated.deepcopy.go is replaced, an unmarked one refused.
 func TestKubebuilderRegistrationAccepted(t *testing.T) {
 	if testing.Short() {
@@ -408,8 +408,14 @@ func TestKubebuilderRegistrationAccepted(t *testing.T) {
 		os.WriteFile(path, []byte(content), 0o644)
 	}
 
-	// controller-runtime is not in go.mod yet: generate names the release
-	// that works with the framework, and writes nothing.
+	// init requires controller-runtime (the framework does, at the release
+	// it is tested with); a project made before that, without the line,
+	// is refused by generate naming the release to get, and nothing is
+	// written.
+	if b, _ := os.ReadFile(filepath.Join(dir, "go.mod")); !strings.Contains(string(b), "sigs.k8s.io/controller-runtime v0.25.2") {
+		t.Fatalf("init's go.mod does not require controller-runtime v0.25.2:\n%s", b)
+	}
+	goIn(t, dir, "mod", "edit", "-droprequire", "sigs.k8s.io/controller-runtime")
 	before := tree(t, dir)
 	_, err := run(t, dir, "generate")
 	if err == nil || !strings.Contains(err.Error(), "pkg/apis/kb/v1/groupversion_info.go:8: imports sigs.k8s.io/controller-runtime/pkg/scheme") || !strings.Contains(err.Error(), "go get sigs.k8s.io/controller-runtime@v0.25.2") {
