@@ -8,12 +8,19 @@ import (
 
 // Schema is the OpenAPI v3 schema of a kind in one version, as
 // controller-gen would write it in a CustomResourceDefinition (generated
-// from the types and their markers).
+// from the types and their markers), or as the project's own manifest of
+// that CustomResourceDefinition declares it.
 type Schema struct {
 	// Model is the OpenAPI definition openapi-gen names the kind's type.
 	Model string
 	// OpenAPIV3 is the schema, JSON of an apiextensions/v1 JSONSchemaProps.
 	OpenAPIV3 string
+	// Manifest is the project-relative path of the CustomResourceDefinition
+	// manifest the schema was read from (config/crd/bases/<group>_<plural>.yaml),
+	// empty when it was derived from the types and their markers. A kind's
+	// manifest is its contract: fields it does not declare are pruned, as
+	// kube-apiserver prunes them for that CRD, also where the Go type has them.
+	Manifest string
 }
 
 // ApplySchemaDefaults applies the defaults of the object's schema
