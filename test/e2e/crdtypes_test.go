@@ -155,7 +155,8 @@ func downloadModule(t *testing.T, module string) string {
 
 // serveTypes scaffolds a project serving group/version (group.domain) from
 // the Go files of types, copied unchanged but for the generated ones, tests
-// and doc.go, and the extra files (name: content) of its own, with the
+// and doc.go, and the extra files (name: content) of its own (a name with a
+// slash is a path in the project, such as config/crd/bases/...), with the
 // modules in require added to its go.mod first; builds it and starts it with
 // `run local` until the test ends. It returns the project's kubeconfig and
 // what generate printed.
@@ -189,6 +190,10 @@ func serveTypes(t *testing.T, name, types, domain, group, version string, extra 
 		writeFile(t, filepath.Join(dir, "pkg", "apis", group, version, n), b)
 	}
 	for n, content := range extra {
+		if strings.Contains(n, "/") { // a path in the project, such as a CRD manifest
+			writeFile(t, filepath.Join(dir, filepath.FromSlash(n)), []byte(content))
+			continue
+		}
 		writeFile(t, filepath.Join(dir, "pkg", "apis", group, version, n), []byte(content))
 	}
 	for _, step := range [][]string{{cli, "generate"}, {"go", "build", "-o", "bin/", "./cmd/apiserver"}} {
