@@ -13,6 +13,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -38,6 +39,7 @@ import (
 	openapicommon "k8s.io/kube-openapi/pkg/common"
 	netutils "k8s.io/utils/net"
 
+	adoptionapi "github.com/apiserver-boot/apiserver-boot/internal/shared/adoption"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/private"
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/adoption"
@@ -318,7 +320,7 @@ func (c *Config) installGroups(server *genericapiserver.GenericAPIServer, floors
 				namespaced = append(namespaced, store)
 			}
 			adopted = append(adopted, &adoption.Resource{Group: g.Name, Kind: r.Kind, Plural: r.Plural, Namespaced: r.Namespaced,
-				Versions: r.Versions, StorageVersion: gv.Version, Store: store})
+				Versions: r.Versions, StorageVersion: gv.Version, Store: store, Schemas: versionSchemas(r)})
 			for _, v := range r.Versions {
 				if info.VersionedResourcesStorageMap[v] == nil {
 					info.VersionedResourcesStorageMap[v] = map[string]rest.Storage{}
@@ -331,6 +333,23 @@ func (c *Config) installGroups(server *genericapiserver.GenericAPIServer, floors
 		}
 	}
 	return namespaced, adopted, nil
+}
+
+// versionSchemas are r's schemas by served version, as the adoption API
+// answers them.
+func versionSchemas(r *builders.Resource) []adoptionapi.VersionSchema {
+	out := []adoptionapi.VersionSchema{}
+	for _, v := range r.Versions {
+		vs := adoptionapi.VersionSchema{Version: v}
+		if s, ok := r.Schemas[v]; ok {
+			vs.Manifest = s.Manifest
+			if s.OpenAPIV3 != "" {
+				vs.OpenAPIV3Schema = json.RawMessage(s.OpenAPIV3)
+			}
+		}
+		out = append(out, vs)
+	}
+	return out
 }
 
 // kubeShapedVersion reports the Kubernetes library version the server is
