@@ -81,6 +81,8 @@ type fakeCluster struct {
 	// oldBuild: the project's apiserver predates the schemas endpoint
 	// (it answers 404 there, as such a build does).
 	oldBuild bool
+	// manifest is where the project read its schemas from ("": its markers).
+	manifest string
 }
 
 // crontabSchema is the CRD's openAPIV3Schema of v1.
@@ -369,7 +371,7 @@ func (f *fakeCluster) serveSchemas(w http.ResponseWriter, req *http.Request) {
 	}
 	s := &adoption.Schemas{Group: group, Resource: plural}
 	for _, v := range f.projVers {
-		vs := adoption.VersionSchema{Version: v}
+		vs := adoption.VersionSchema{Version: v, Manifest: f.manifest}
 		if p := f.schemas[v]; p != nil {
 			b, err := json.Marshal(p)
 			if err != nil {

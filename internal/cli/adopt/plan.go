@@ -350,8 +350,12 @@ func (r *run) compareSchemas(ctx context.Context, t *target) ([]string, error) {
 			r.printf("  %s%s", prefix, l)
 		}
 		if v == t.version {
+			manifest := "" // the project's schema is its manifest's already
+			if pv.Manifest == "" {
+				manifest = "config/crd/bases/" + t.group + "_" + t.plural + ".yaml"
+			}
 			for _, f := range lostFields(t.read, cs, ps) {
-				refusals = append(refusals, f.line(prefix))
+				refusals = append(refusals, f.line(prefix, manifest))
 			}
 		}
 	}

@@ -388,8 +388,10 @@ func locate(x any, s *structuralschema.Structural, objPath, schemaPath string, d
 	}
 }
 
-// lostLine is the refusal of a field the copy would prune.
-func (f *lostField) line(prefix string) string {
+// line is the refusal of a field the copy would prune; manifest, when not
+// empty, is where the project would read the CRD's manifest (its schema
+// comes from its types' markers).
+func (f *lostField) line(prefix, manifest string) string {
 	why := "declared in the CRD, not in the project"
 	if !f.declared {
 		why = "kept by the CRD (x-kubernetes-preserve-unknown-fields), not declared in the project"
@@ -399,6 +401,10 @@ func (f *lostField) line(prefix string) string {
 	if len(f.objects) > 5 {
 		list += fmt.Sprintf(" and %d more", len(f.objects)-5)
 	}
-	return fmt.Sprintf("%s%s: %s: the copy would prune it from %d stored objects (%s): declare it in the project's schema, or remove it from the objects",
-		prefix, f.path, why, len(f.objects), list)
+	fix := "declare it in the project's schema"
+	if manifest != "" {
+		fix = "declare it in the project's types, or put the CRD's manifest at " + manifest + " to serve its schema"
+	}
+	return fmt.Sprintf("%s%s: %s: the copy would prune it from %d stored objects (%s): %s, or remove it from the objects",
+		prefix, f.path, why, len(f.objects), list, fix)
 }

@@ -173,7 +173,7 @@ func TestLostFields(t *testing.T) {
 
 	var lines []string
 	for _, f := range lostFields(objs, mustStructural(t, crdSchema), mustStructural(t, projectSchema)) {
-		lines = append(lines, f.line("crontabs.stable.example.com v1: "))
+		lines = append(lines, f.line("crontabs.stable.example.com v1: ", ""))
 	}
 	want := []string{
 		"crontabs.stable.example.com v1: .spec.config.level: kept by the CRD (x-kubernetes-preserve-unknown-fields), not declared in the project: the copy would prune it from 1 stored objects (default/b): declare it in the project's schema, or remove it from the objects",
@@ -233,11 +233,19 @@ func TestPlanSchemas(t *testing.T) {
 			t.Errorf("dry run %v: want a refusal, got %v\n%s", dry, err, out)
 		}
 		wantLines(t, out, "  crontabs.stable.example.com v1: .status.active: declared in the CRD, not in the project\n",
-			"crontabs.stable.example.com v1: .status.active: declared in the CRD, not in the project: the copy would prune it from 2 stored objects (default/a, default/b)")
+			"crontabs.stable.example.com v1: .status.active: declared in the CRD, not in the project: the copy would prune it from 2 stored objects (default/a, default/b): "+
+				"declare it in the project's types, or put the CRD's manifest at config/crd/bases/stable.example.com_crontabs.yaml to serve its schema, or remove it from the objects\n")
 		if f.routed() || !f.crdServed() || f.pauseExists() || f.tempExists() || len(f.project) > 0 {
 			t.Errorf("dry run %v: a refused run changed something:\n%s", dry, out)
 		}
 	}
+
+	// A project serving a manifest already is told to declare the field there.
+	f = newFakeCluster(t, crontab("a"))
+	f.schemas["v1"], f.manifest = p, "config/crd/bases/stable.example.com_crontabs.yaml"
+	out, _ = f.run(Options{DryRun: true})
+	wantLines(t, out, "crontabs.stable.example.com v1: .status.active: declared in the CRD, not in the project: the copy would prune it from 1 stored objects (default/a): "+
+		"declare it in the project's schema, or remove it from the objects\n")
 
 	// The same difference with no object holding the field: listed only.
 	b := crontab("b")
