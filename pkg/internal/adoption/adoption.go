@@ -44,9 +44,18 @@ type Resource struct {
 	StorageVersion string
 	// Store is the resource's main store, its storage wrapped by Guard.
 	Store *genericregistry.Store
-	// Schemas are the schemas of the served versions (builders.Resource's
-	// Schemas), as GET of adoption.SchemasPath answers them.
-	Schemas []adoption.VersionSchema
+	// Schemas are the schemas by version (builders.Resource's Schemas),
+	// which GET of adoption.SchemasPath answers for each of Versions.
+	Schemas map[string]Schema
+}
+
+// Schema is a resource's schema in one version (builders.Schema's).
+type Schema struct {
+	// OpenAPIV3 is JSON of an apiextensions/v1 JSONSchemaProps.
+	OpenAPIV3 string
+	// Manifest is the project-relative path of the CRD manifest it was
+	// read from; empty when derived from the types and markers.
+	Manifest string
 }
 
 func (r *Resource) groupResource() schema.GroupResource {

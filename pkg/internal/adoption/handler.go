@@ -75,12 +75,21 @@ func (a *api) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 }
 
-// schemas are r's schemas, never null on the wire.
+// schemas are r's schemas by served version, in the order of r.Versions:
+// a version without a schema has none.
 func (r *Resource) schemas() []adoption.VersionSchema {
-	if r.Schemas == nil {
-		return []adoption.VersionSchema{}
+	out := []adoption.VersionSchema{}
+	for _, v := range r.Versions {
+		vs := adoption.VersionSchema{Version: v}
+		if s, ok := r.Schemas[v]; ok {
+			vs.Manifest = s.Manifest
+			if s.OpenAPIV3 != "" {
+				vs.OpenAPIV3Schema = json.RawMessage(s.OpenAPIV3)
+			}
+		}
+		out = append(out, vs)
 	}
-	return r.Schemas
+	return out
 }
 
 func (a *api) fail(w http.ResponseWriter, req *http.Request, err error) {

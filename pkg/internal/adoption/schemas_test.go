@@ -26,17 +26,17 @@ import (
 // TestSchemasEndpoint: GET <plural>.<group>/schemas, behind the same
 // authorization as the rest of the adoption API (verb adopt on the
 // resource, asked by NewAuthorizer), answers each served version's schema
-// and manifest; a user without adopt is refused naming the verb; another
+// and manifest (none for a version without a schema); a user without adopt is refused naming the verb; another
 // method, another sub-path or a resource the project lacks are refused.
 func TestSchemasEndpoint(t *testing.T) {
 	scheme := runtime.NewScheme()
 	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
 	codecs := serializer.NewCodecFactory(scheme)
 	v1 := `{"type":"object","properties":{"spec":{"type":"object","properties":{"image":{"type":"string","format":"ipv4"}}}}}`
-	r := &Resource{Group: "stable.example.com", Kind: "CronTab", Plural: "crontabs", Namespaced: true, Versions: []string{"v1", "v2"}, StorageVersion: "v1",
-		Schemas: []adoption.VersionSchema{
-			{Version: "v1", OpenAPIV3Schema: json.RawMessage(v1), Manifest: "config/crd/bases/stable.example.com_crontabs.yaml"},
-			{Version: "v2", OpenAPIV3Schema: json.RawMessage(`{"type":"object"}`)},
+	r := &Resource{Group: "stable.example.com", Kind: "CronTab", Plural: "crontabs", Namespaced: true, Versions: []string{"v1", "v2", "v3"}, StorageVersion: "v1",
+		Schemas: map[string]Schema{
+			"v1": {OpenAPIV3: v1, Manifest: "config/crd/bases/stable.example.com_crontabs.yaml"},
+			"v2": {OpenAPIV3: `{"type":"object"}`},
 		}}
 	a := &api{Config: Config{Resources: []*Resource{r}, Codecs: codecs}, resources: map[schema.GroupResource]*Resource{r.groupResource(): r}}
 
@@ -72,9 +72,10 @@ func TestSchemasEndpoint(t *testing.T) {
 	if err := json.Compact(&compact, got.Versions[0].OpenAPIV3Schema); err != nil {
 		t.Fatal(err)
 	}
-	if got.Kind != "Schemas" || got.Group != "stable.example.com" || got.Resource != "crontabs" || len(got.Versions) != 2 ||
+	if got.Kind != "Schemas" || got.Group != "stable.example.com" || got.Resource != "crontabs" || len(got.Versions) != 3 ||
 		got.Versions[0].Version != "v1" || got.Versions[0].Manifest != "config/crd/bases/stable.example.com_crontabs.yaml" ||
-		compact.String() != v1 || got.Versions[1].Version != "v2" || got.Versions[1].Manifest != "" {
+		compact.String() != v1 || got.Versions[1].Version != "v2" || got.Versions[1].Manifest != "" ||
+		got.Versions[2].Version != "v3" || got.Versions[2].OpenAPIV3Schema != nil {
 		t.Errorf("admin: %s, want the resource's schemas by version", w.Body)
 	}
 	want := authorizer.AttributesRecord{User: &user.DefaultInfo{Name: "admin"}, Verb: "adopt", APIGroup: "stable.example.com", Resource: "crontabs", ResourceRequest: true}

@@ -13,7 +13,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -39,7 +38,6 @@ import (
 	openapicommon "k8s.io/kube-openapi/pkg/common"
 	netutils "k8s.io/utils/net"
 
-	adoptionapi "github.com/apiserver-boot/apiserver-boot/internal/shared/adoption"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/private"
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/adoption"
@@ -320,7 +318,7 @@ func (c *Config) installGroups(server *genericapiserver.GenericAPIServer, floors
 				namespaced = append(namespaced, store)
 			}
 			adopted = append(adopted, &adoption.Resource{Group: g.Name, Kind: r.Kind, Plural: r.Plural, Namespaced: r.Namespaced,
-				Versions: r.Versions, StorageVersion: gv.Version, Store: store, Schemas: versionSchemas(r)})
+				Versions: r.Versions, StorageVersion: gv.Version, Store: store, Schemas: adoptionSchemas(r.Schemas)})
 			for _, v := range r.Versions {
 				if info.VersionedResourcesStorageMap[v] == nil {
 					info.VersionedResourcesStorageMap[v] = map[string]rest.Storage{}
@@ -335,19 +333,11 @@ func (c *Config) installGroups(server *genericapiserver.GenericAPIServer, floors
 	return namespaced, adopted, nil
 }
 
-// versionSchemas are r's schemas by served version, as the adoption API
-// answers them.
-func versionSchemas(r *builders.Resource) []adoptionapi.VersionSchema {
-	out := []adoptionapi.VersionSchema{}
-	for _, v := range r.Versions {
-		vs := adoptionapi.VersionSchema{Version: v}
-		if s, ok := r.Schemas[v]; ok {
-			vs.Manifest = s.Manifest
-			if s.OpenAPIV3 != "" {
-				vs.OpenAPIV3Schema = json.RawMessage(s.OpenAPIV3)
-			}
-		}
-		out = append(out, vs)
+// adoptionSchemas are a resource's schemas as the adoption API answers them.
+func adoptionSchemas(schemas map[string]builders.Schema) map[string]adoption.Schema {
+	out := map[string]adoption.Schema{}
+	for v, s := range schemas {
+		out[v] = adoption.Schema{OpenAPIV3: s.OpenAPIV3, Manifest: s.Manifest}
 	}
 	return out
 }
