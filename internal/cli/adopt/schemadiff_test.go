@@ -113,15 +113,29 @@ func TestSchemaDiff(t *testing.T) {
 		t.Errorf("schemas that differ only in descriptions, titles and messages: %q, want none", d)
 	}
 
-	// Root rules, a key that is no identifier, additionalProperties, anyOf.
+	// Root rules, a key that is no identifier, additionalProperties, anyOf,
+	// enum, the other bounds.
 	c := &apiextv1.JSONSchemaProps{Type: "object", XValidations: apiextv1.ValidationRules{{Rule: "self.metadata.name.size() < 10"}},
 		Properties: map[string]apiextv1.JSONSchemaProps{"a.b": {Type: "object", AdditionalProperties: &apiextv1.JSONSchemaPropsOrBool{Allows: true, Schema: &apiextv1.JSONSchemaProps{Type: "string"}}},
-			"n": {AnyOf: []apiextv1.JSONSchemaProps{{Type: "integer"}, {Type: "string"}}, XIntOrString: true}}}
-	p := &apiextv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextv1.JSONSchemaProps{"a.b": {Type: "object"}, "n": {Type: "string"}}}
+			"n": {AnyOf: []apiextv1.JSONSchemaProps{{Type: "integer"}, {Type: "string"}}, XIntOrString: true},
+			"e": {Type: "string", Enum: []apiextv1.JSON{*jsonOf(`"x"`), *jsonOf(`"y"`)}, MinLength: ptr[int64](1)},
+			"l": {Type: "array", MinItems: ptr[int64](1), Items: &apiextv1.JSONSchemaPropsOrArray{Schema: &apiextv1.JSONSchemaProps{Type: "string"}}},
+			"m": {Type: "object", MaxProperties: ptr[int64](3), AdditionalProperties: &apiextv1.JSONSchemaPropsOrBool{Allows: true, Schema: &apiextv1.JSONSchemaProps{Type: "integer", Maximum: ptr(9.0), ExclusiveMaximum: true}}}}}
+	p := &apiextv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextv1.JSONSchemaProps{"a.b": {Type: "object"}, "n": {Type: "string"},
+		"e": {Type: "string", Enum: []apiextv1.JSON{*jsonOf(`"x"`)}},
+		"l": {Type: "array", XListType: ptr("set"), Items: &apiextv1.JSONSchemaPropsOrArray{Schema: &apiextv1.JSONSchemaProps{Type: "string"}}},
+		"m": {Type: "object", MinProperties: ptr[int64](1), AdditionalProperties: &apiextv1.JSONSchemaPropsOrBool{Allows: true, Schema: &apiextv1.JSONSchemaProps{Type: "integer", Maximum: ptr(9.0)}}}}}
 	got = schemaDiff(mustStructural(t, c), mustStructural(t, p))
 	want = []string{
 		`.: rule "self.metadata.name.size() < 10" in the CRD, not in the project`,
 		`.["a.b"]: additionalProperties a schema in the CRD, none in the project`,
+		`.e: enum ["x","y"] in the CRD, ["x"] in the project`,
+		`.e: minLength 1 in the CRD, none in the project`,
+		`.l: minItems 1 in the CRD, none in the project`,
+		`.l: x-kubernetes-list-type none in the CRD, "set" in the project`,
+		`.m.*: exclusiveMaximum in the CRD, not in the project`,
+		`.m: maxProperties 3 in the CRD, none in the project`,
+		`.m: minProperties none in the CRD, 1 in the project`,
 		`.n: anyOf [{"type":"integer"},{"type":"string"}] in the CRD, none in the project`,
 		`.n: type none in the CRD, "string" in the project`,
 		`.n: x-kubernetes-int-or-string in the CRD, not in the project`,
