@@ -5,8 +5,10 @@
 // through a temporary APIService of the adoption API's group):
 //   - plan: every CRD of the project's groups must be a resource the project
 //     serves, in every version the CRD serves; every object is dry-run
-//     created by the project (schema, CEL, hooks, admission). --dry-run
-//     stops here.
+//     created by the project (schema, CEL, hooks, admission); each
+//     difference between the CRD's schema and the project's is listed, and
+//     a field stored objects hold that the project's schema would prune
+//     refuses. --dry-run stops here.
 //   - pause: a ValidatingAdmissionPolicy and its binding per group refuse
 //     every write of the adopted resources. kube-apiserver enforces it for
 //     the CRD and the project's apiserver for itself, from the same object,

@@ -36,6 +36,23 @@ func (r *run) getState(ctx context.Context, t *target) (*adoption.State, error) 
 	return s, nil
 }
 
+// getSchemas asks the project's apiserver for a resource's schemas by
+// version; one built before the endpoint answers 404 Not Found.
+func (r *run) getSchemas(ctx context.Context, t *target) (*adoption.Schemas, error) {
+	raw, err := r.c.Adoption.Get().AbsPath(adoption.SchemasPath(t.group, t.plural)).Do(ctx).Raw()
+	if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the schemas of %s from the project's apiserver: %w", t.name(), err)
+	}
+	s := &adoption.Schemas{}
+	if err := json.Unmarshal(raw, s); err != nil {
+		return nil, fmt.Errorf("the schemas of %s do not decode: %w", t.name(), err)
+	}
+	return s, nil
+}
+
 // post sends one batch and checks the answer has a result per object.
 func (r *run) post(ctx context.Context, t *target, b *adoption.Batch) (*adoption.BatchResult, error) {
 	b.APIVersion, b.Kind = adoption.Group+"/"+adoption.Version, "Batch"

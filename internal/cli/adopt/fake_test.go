@@ -74,6 +74,24 @@ type fakeCluster struct {
 	denied      map[string]bool // "verb group resource" SelfSubjectAccessReview denies
 	projVers    []string
 	writes      []string // writes the CRD side took, "verb key"
+	// schemas are the project's schemas by version, as its adoption API
+	// answers them (a version without one: no schema); crontabSchema for
+	// v1 unless a test changes it.
+	schemas map[string]*apiextv1.JSONSchemaProps
+	// oldBuild: the project's apiserver predates the schemas endpoint
+	// (it answers 404 there, as such a build does).
+	oldBuild bool
+	// manifest is where the project read its schemas from ("": its markers).
+	manifest string
+}
+
+// crontabSchema is the CRD's openAPIV3Schema of v1.
+func crontabSchema() *apiextv1.JSONSchemaProps {
+	return &apiextv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextv1.JSONSchemaProps{
+		"apiVersion": {Type: "string"}, "kind": {Type: "string"}, "metadata": {Type: "object"},
+		"spec":   {Type: "object", Properties: map[string]apiextv1.JSONSchemaProps{"schedule": {Type: "string", Description: "a cron expression"}}},
+		"status": {Type: "object", Properties: map[string]apiextv1.JSONSchemaProps{"active": {Type: "integer"}}},
+	}}
 }
 
 func crd(served bool) *apiextv1.CustomResourceDefinition {
@@ -84,6 +102,7 @@ func crd(served bool) *apiextv1.CustomResourceDefinition {
 			Names: apiextv1.CustomResourceDefinitionNames{Plural: plural, Kind: "CronTab", ListKind: "CronTabList", Singular: "crontab"},
 			Versions: []apiextv1.CustomResourceDefinitionVersion{{
 				Name: "v1", Served: served, Storage: true,
+				Schema:       &apiextv1.CustomResourceValidation{OpenAPIV3Schema: crontabSchema()},
 				Subresources: &apiextv1.CustomResourceSubresources{Status: &apiextv1.CustomResourceSubresourceStatus{}},
 			}},
 		},
@@ -106,7 +125,8 @@ func crontab(name string) *unstructured.Unstructured {
 }
 
 func newFakeCluster(t *testing.T, objs ...*unstructured.Unstructured) *fakeCluster {
-	f := &fakeCluster{t: t, project: map[string]*unstructured.Unstructured{}, refuse: map[string]string{}, denied: map[string]bool{}, projVers: []string{"v1"}, rv: 10}
+	f := &fakeCluster{t: t, project: map[string]*unstructured.Unstructured{}, refuse: map[string]string{}, denied: map[string]bool{}, projVers: []string{"v1"}, rv: 10,
+		schemas: map[string]*apiextv1.JSONSchemaProps{"v1": crontabSchema()}}
 	f.dir = t.TempDir()
 	as := `apiVersion: apiregistration.k8s.io/v1
 kind: APIService
@@ -299,6 +319,10 @@ func writeStatus(w http.ResponseWriter, s *metav1.Status) {
 
 // serveAdoption is the project's adoption API.
 func (f *fakeCluster) serveAdoption(w http.ResponseWriter, req *http.Request) {
+	if req.URL.Path == adoption.SchemasPath(group, plural) && !f.oldBuild {
+		f.serveSchemas(w, req)
+		return
+	}
 	if req.URL.Path != adoption.Path(group, plural) {
 		writeStatus(w, &apierrors.NewNotFound(schema.GroupResource{Group: adoption.Group}, req.URL.Path).ErrStatus)
 		return
@@ -331,6 +355,34 @@ func (f *fakeCluster) serveAdoption(w http.ResponseWriter, req *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(out)
+}
+
+// serveSchemas answers GET of the schemas endpoint.
+func (f *fakeCluster) serveSchemas(w http.ResponseWriter, req *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case req.Method != http.MethodGet:
+		writeStatus(w, &apierrors.NewMethodNotSupported(crontabs.GroupResource(), req.Method).ErrStatus)
+		return
+	case f.forbidAdopt:
+		writeStatus(w, &apierrors.NewForbidden(crontabs.GroupResource(), "", fmt.Errorf("user %q cannot adopt", testUser)).ErrStatus)
+		return
+	}
+	s := &adoption.Schemas{Group: group, Resource: plural}
+	for _, v := range f.projVers {
+		vs := adoption.VersionSchema{Version: v, Manifest: f.manifest}
+		if p := f.schemas[v]; p != nil {
+			b, err := json.Marshal(p)
+			if err != nil {
+				f.t.Error(err)
+			}
+			vs.OpenAPIV3Schema = b
+		}
+		s.Versions = append(s.Versions, vs)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(s)
 }
 
 func (f *fakeCluster) batch(b *adoption.Batch) *adoption.BatchResult {

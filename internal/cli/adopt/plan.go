@@ -2,11 +2,14 @@ package adopt
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
 	authzv1 "k8s.io/api/authorization/v1"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -60,9 +63,10 @@ func (r *run) resourcePermissions() []permission {
 		}
 		// kube-apiserver authorizes the requests it forwards to the
 		// adoption API too, as any aggregated request: GET of the State is a
-		// list, a Batch a create, of the resource "<plural>.<group>".
+		// list, GET of the schemas a get (of the name "schemas"), a Batch a
+		// create, of the resource "<plural>.<group>".
 		if !r.o.Rollback {
-			for _, v := range []string{"list", "create"} {
+			for _, v := range []string{"get", "list", "create"} {
 				out = append(out, permission{verb: v, group: adoption.Group, resource: t.plural + "." + t.group})
 			}
 		}
@@ -190,8 +194,9 @@ func (r *run) states(ctx context.Context) (refusals, missingPerms []string, err 
 
 // plan checks each target's versions and, with validate, prints its plan
 // line, listing its objects and having the project's apiserver dry-run
-// create each: refusal lines for every object it would refuse. ok is false
-// when refused.
+// create each: refusal lines for every object it would refuse; then the
+// differences between the CRD's schema and the project's, refusing a field
+// the copy would prune from stored objects. ok is false when refused.
 func (r *run) plan(ctx context.Context, validate bool) (bool, error) {
 	refusals, perms, err := r.states(ctx)
 	if err != nil {
@@ -211,6 +216,11 @@ func (r *run) plan(ctx context.Context, validate bool) (bool, error) {
 		refusals = append(refusals, refused...)
 		r.printf("%s: CRD serves %s (stores %s); the project serves %s (stores %s); %d objects", t.name(),
 			strings.Join(servedBefore(t), ","), storageVersion(t.crd), strings.Join(t.state.Versions, ","), t.state.StorageVersion, len(t.read))
+		lost, err := r.compareSchemas(ctx, t)
+		if err != nil {
+			return false, err
+		}
+		refusals = append(refusals, lost...)
 	}
 	for _, l := range refusals {
 		r.printf("%s", l)
@@ -296,4 +306,87 @@ func bornInProject(s *adoption.State) string {
 // CEL rules and hooks, which passed it.
 func pausedOnly(x adoption.Result) bool {
 	return strings.Contains(x.Error.Message, "are paused while apiserver-boot adopt moves them")
+}
+
+// compareSchemas prints, for each version the CRD serves and the project
+// too, each difference between the CRD's openAPIV3Schema and the project's
+// schema (or that they are equal), and returns a refusal line for each
+// field that stored objects hold and the project's schema would prune on
+// copy (in t.version, the version objects move in). A project's apiserver
+// built before the schemas endpoint gets a line saying it cannot compare.
+func (r *run) compareSchemas(ctx context.Context, t *target) ([]string, error) {
+	s, err := r.getSchemas(ctx, t)
+	switch {
+	case apierrors.IsNotFound(err):
+		r.printf("warning: %s: cannot compare the CRD's schema with the project's: the project's apiserver predates the adoption API's schemas (GET %s answered 404 Not Found); deploy the project built with this apiserver-boot to have them compared",
+			t.name(), adoption.SchemasPath(t.group, t.plural))
+		return nil, nil
+	case apierrors.IsForbidden(err):
+		return nil, r.refuseMissing([]string{adoptPermission(t)})
+	case err != nil:
+		return nil, err
+	}
+	project := map[string]adoption.VersionSchema{}
+	for _, v := range s.Versions {
+		project[v.Version] = v
+	}
+	var refusals []string
+	for _, v := range servedBefore(t) {
+		pv, ok := project[v]
+		if !ok {
+			continue // refused already: a version the project does not serve
+		}
+		prefix := fmt.Sprintf("%s %s: ", t.name(), v)
+		cs, ps, why := versionSchemas(t.crd, v, pv)
+		if why != "" {
+			r.printf("warning: %scannot compare the schemas: %s", prefix, why)
+			continue
+		}
+		diff := schemaDiff(cs, ps)
+		if len(diff) == 0 {
+			r.printf("  %sschemas equal", prefix)
+		}
+		for _, l := range diff {
+			r.printf("  %s%s", prefix, l)
+		}
+		if v == t.version {
+			manifest := "" // the project's schema is its manifest's already
+			if pv.Manifest == "" {
+				manifest = "config/crd/bases/" + t.group + "_" + t.plural + ".yaml"
+			}
+			for _, f := range lostFields(t.read, cs, ps) {
+				refusals = append(refusals, f.line(prefix, manifest))
+			}
+		}
+	}
+	return refusals, nil
+}
+
+// versionSchemas are the structural schemas of version v: the CRD's and the
+// project's; why says what prevents comparing them.
+func versionSchemas(crd *apiextv1.CustomResourceDefinition, v string, pv adoption.VersionSchema) (c, p *structuralschema.Structural, why string) {
+	var cv *apiextv1.JSONSchemaProps
+	for _, x := range crd.Spec.Versions {
+		if x.Name == v && x.Schema != nil {
+			cv = x.Schema.OpenAPIV3Schema
+		}
+	}
+	if cv == nil {
+		return nil, nil, fmt.Sprintf("the CRD %s has no openAPIV3Schema for %s", crd.Name, v)
+	}
+	if len(pv.OpenAPIV3Schema) == 0 {
+		return nil, nil, fmt.Sprintf("the project's apiserver has no schema for %s", v)
+	}
+	c, err := structural(cv)
+	if err != nil {
+		return nil, nil, fmt.Sprintf("the CRD %s's openAPIV3Schema of %s is not structural: %v", crd.Name, v, err)
+	}
+	pp := &apiextv1.JSONSchemaProps{}
+	if err := json.Unmarshal(pv.OpenAPIV3Schema, pp); err != nil {
+		return nil, nil, fmt.Sprintf("the project's schema of %s is not an apiextensions/v1 JSONSchemaProps: %v", v, err)
+	}
+	if p, err = structural(pp); err != nil {
+		return nil, nil, fmt.Sprintf("the project's schema of %s is not structural: %v", v, err)
+	}
+	return c, p, ""
 }

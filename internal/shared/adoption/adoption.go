@@ -6,6 +6,7 @@
 package adoption
 
 import (
+	"encoding/json"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +33,15 @@ const (
 func Path(group, resource string) string {
 	return "/apis/" + Group + "/" + Version + "/" + resource + "." + group
 }
+
+// SchemasPath is where a resource's schemas are read (GET), the State's
+// path followed by /schemas. Apiservers built before it answer 404.
+func SchemasPath(group, resource string) string {
+	return Path(group, resource) + "/" + SchemasSuffix
+}
+
+// SchemasSuffix is the last segment of SchemasPath.
+const SchemasSuffix = "schemas"
 
 // ParseResource splits "<resource>.<group>" (the first dot-separated label
 // is the resource); ok is false when either part is empty.
@@ -104,4 +114,28 @@ type Result struct {
 	ResourceVersion string `json:"resourceVersion,omitempty"`
 	// Error is why this object was refused (with causes: field, message).
 	Error *metav1.Status `json:"error,omitempty"`
+}
+
+// Schemas is the answer to GET SchemasPath(group, resource): the schema the
+// project's apiserver validates, defaults and prunes each served version of
+// the resource with.
+type Schemas struct {
+	// TypeMeta is apiVersion adoption.apiserver-boot.io/v1alpha1, kind Schemas.
+	metav1.TypeMeta `json:",inline"`
+	Group           string `json:"group"`
+	Resource        string `json:"resource"`
+	// Versions are one per served version, most preferred first.
+	Versions []VersionSchema `json:"versions"`
+}
+
+// VersionSchema is the schema of one served version.
+type VersionSchema struct {
+	Version string `json:"version"`
+	// OpenAPIV3Schema is the version's schema, JSON of an apiextensions/v1
+	// JSONSchemaProps (a CRD's openAPIV3Schema); absent when the project
+	// has none for the version.
+	OpenAPIV3Schema json.RawMessage `json:"openAPIV3Schema,omitempty"`
+	// Manifest is the project-relative path of the CRD manifest the schema
+	// was read from; empty when it was derived from the types and markers.
+	Manifest string `json:"manifest,omitempty"`
 }

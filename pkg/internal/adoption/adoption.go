@@ -9,7 +9,9 @@
 //     write a uid or creationTimestamp (the ordinary create and update paths
 //     keep resetting them).
 //   - Install serves the API on the server's NonGoRestfulMux, behind the whole
-//     handler chain: a resource's State (GET), and a Batch (POST) that
+//     handler chain: a resource's State (GET), its schemas by version (GET
+//     of <resource>.<group>/schemas: what `adopt` compares with the live
+//     CRD's), and a Batch (POST) that
 //     validates objects through the real create path (dry run), or stores
 //     them with their identity straight into the resource's storage, removes
 //     stale copies and seals the resource.
@@ -42,6 +44,18 @@ type Resource struct {
 	StorageVersion string
 	// Store is the resource's main store, its storage wrapped by Guard.
 	Store *genericregistry.Store
+	// Schemas are the schemas by version (builders.Resource's Schemas),
+	// which GET of adoption.SchemasPath answers for each of Versions.
+	Schemas map[string]Schema
+}
+
+// Schema is a resource's schema in one version (builders.Schema's).
+type Schema struct {
+	// OpenAPIV3 is JSON of an apiextensions/v1 JSONSchemaProps.
+	OpenAPIV3 string
+	// Manifest is the project-relative path of the CRD manifest it was
+	// read from; empty when derived from the types and markers.
+	Manifest string
 }
 
 func (r *Resource) groupResource() schema.GroupResource {

@@ -27,7 +27,8 @@ var groupVersion = schema.GroupVersion{Group: adoption.Group, Version: adoption.
 // ServeHTTP serves the group's discovery (an APIGroup, and an
 // APIResourceList without resources: dotted names would confuse discovery
 // clients, and kube-apiserver's availability check of an APIService needs
-// a 200), then GET and POST of Path(group, resource).
+// a 200), then GET and POST of Path(group, resource) and GET of
+// SchemasPath(group, resource).
 func (a *api) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	rest := strings.TrimSuffix(strings.TrimPrefix(req.URL.Path, groupPath), "/")
 	switch {
@@ -42,11 +43,21 @@ func (a *api) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	name, _ := strings.CutPrefix(rest, "/"+adoption.Version+"/")
+	name, sub, _ := strings.Cut(name, "/")
 	group, resource, _ := adoption.ParseResource(name)
 	r := a.resources[schema.GroupResource{Group: group, Resource: resource}]
-	if r == nil || strings.Contains(name, "/") {
+	if r == nil || (sub != "" && sub != adoption.SchemasSuffix) {
 		a.fail(w, req, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
 			Message: fmt.Sprintf("%s is not an adoption endpoint: want %s of one of the project's resources", req.URL.Path, adoption.Path("<group>", "<plural>"))}})
+		return
+	}
+	if sub == adoption.SchemasSuffix {
+		if req.Method != http.MethodGet {
+			a.fail(w, req, apierrors.NewMethodNotSupported(groupVersion.WithResource(name+"/"+sub).GroupResource(), strings.ToLower(req.Method)))
+			return
+		}
+		responsewriters.WriteRawJSON(http.StatusOK, &adoption.Schemas{TypeMeta: metav1.TypeMeta{Kind: "Schemas", APIVersion: groupVersion.String()},
+			Group: r.Group, Resource: r.Plural, Versions: r.schemas()}, w)
 		return
 	}
 	switch req.Method {
@@ -62,6 +73,23 @@ func (a *api) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	default:
 		a.fail(w, req, apierrors.NewMethodNotSupported(groupVersion.WithResource(name).GroupResource(), strings.ToLower(req.Method)))
 	}
+}
+
+// schemas are r's schemas by served version, in the order of r.Versions:
+// a version without a schema has none.
+func (r *Resource) schemas() []adoption.VersionSchema {
+	out := []adoption.VersionSchema{}
+	for _, v := range r.Versions {
+		vs := adoption.VersionSchema{Version: v}
+		if s, ok := r.Schemas[v]; ok {
+			vs.Manifest = s.Manifest
+			if s.OpenAPIV3 != "" {
+				vs.OpenAPIV3Schema = json.RawMessage(s.OpenAPIV3)
+			}
+		}
+		out = append(out, vs)
+	}
+	return out
 }
 
 func (a *api) fail(w http.ResponseWriter, req *http.Request, err error) {

@@ -318,7 +318,7 @@ func (c *Config) installGroups(server *genericapiserver.GenericAPIServer, floors
 				namespaced = append(namespaced, store)
 			}
 			adopted = append(adopted, &adoption.Resource{Group: g.Name, Kind: r.Kind, Plural: r.Plural, Namespaced: r.Namespaced,
-				Versions: r.Versions, StorageVersion: gv.Version, Store: store})
+				Versions: r.Versions, StorageVersion: gv.Version, Store: store, Schemas: adoptionSchemas(r.Schemas)})
 			for _, v := range r.Versions {
 				if info.VersionedResourcesStorageMap[v] == nil {
 					info.VersionedResourcesStorageMap[v] = map[string]rest.Storage{}
@@ -331,6 +331,15 @@ func (c *Config) installGroups(server *genericapiserver.GenericAPIServer, floors
 		}
 	}
 	return namespaced, adopted, nil
+}
+
+// adoptionSchemas are a resource's schemas as the adoption API answers them.
+func adoptionSchemas(schemas map[string]builders.Schema) map[string]adoption.Schema {
+	out := map[string]adoption.Schema{}
+	for v, s := range schemas {
+		out[v] = adoption.Schema{OpenAPIV3: s.OpenAPIV3, Manifest: s.Manifest}
+	}
+	return out
 }
 
 // kubeShapedVersion reports the Kubernetes library version the server is
