@@ -100,9 +100,11 @@ func New(scheme *runtime.Scheme, group string, r *builders.Resource, nameRule fu
 		if err != nil {
 			return nil, err
 		}
-		if err := registerSchemaDefaults(versioned, structural); err != nil {
+		manifest := r.Schemas[version].Manifest != ""
+		if err := registerSchemaDefaults(versioned, structural, manifest); err != nil {
 			return nil, fmt.Errorf("%s: defaults: %w", gvk, err)
 		}
+		registerManifestSchema(gvk, structural, manifest)
 		schemaValidator, _, err := apiservervalidation.NewSchemaValidator(internal)
 		if err != nil {
 			return nil, fmt.Errorf("%s: schema: %w", gvk, err)
