@@ -27,16 +27,21 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/storage"
 )
 
-// probe is a kind whose Go types hold a field (spec.experimental) that its
-// standard channel's CRD manifest leaves out.
+// probe is a kind whose Go types hold fields (spec.experimental,
+// status.debug) that its standard channel's CRD manifest leaves out.
 type probeSpec struct {
 	Mode         string `json:"mode,omitempty"`
 	Experimental string `json:"experimental,omitempty"`
 }
+type probeStatus struct {
+	Ready bool   `json:"ready,omitempty"`
+	Debug string `json:"debug,omitempty"`
+}
 type probe struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              probeSpec `json:"spec,omitempty"`
+	Spec              probeSpec   `json:"spec,omitempty"`
+	Status            probeStatus `json:"status,omitempty"`
 }
 type probeList struct {
 	metav1.TypeMeta `json:",inline"`
@@ -64,13 +69,15 @@ func (probeList) OpenAPIModelName() string { return "com.example.prune.v1.ProbeL
 var probesGVR = schema.GroupVersionResource{Group: "prune.example.com", Version: "v1", Resource: "probes"}
 
 // probeManifest is the schema of the standard channel's manifest: no
-// spec.experimental, a default for spec.mode. probeMarkers is the one the Go
+// spec.experimental nor status.debug, a default for spec.mode. probeMarkers is the one the Go
 // types' markers give: every field they have.
 const (
 	probeManifest = `{"type":"object","properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},
-  "spec":{"type":"object","properties":{"mode":{"type":"string","default":"auto"}}}}}`
+  "spec":{"type":"object","properties":{"mode":{"type":"string","default":"auto"}}},
+  "status":{"type":"object","properties":{"ready":{"type":"boolean"}}}}}`
 	probeMarkers = `{"type":"object","properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},
-  "spec":{"type":"object","properties":{"mode":{"type":"string","default":"auto"},"experimental":{"type":"string"}}}}}`
+  "spec":{"type":"object","properties":{"mode":{"type":"string","default":"auto"},"experimental":{"type":"string"}}},
+  "status":{"type":"object","properties":{"ready":{"type":"boolean"},"debug":{"type":"string"}}}}}`
 )
 
 // probeGroup serves probe with its schema from its CRD manifest (manifest)
@@ -93,7 +100,7 @@ func probeGroup(manifest bool) *builders.APIGroup {
 			return nil
 		},
 		Resources: []*builders.Resource{builders.NewResource[*probe](builders.Resource{
-			Kind: "Probe", Plural: "probes", Singular: "probe", Versions: []string{"v1"}, StorageVersion: "v1",
+			Kind: "Probe", Plural: "probes", Singular: "probe", Versions: []string{"v1"}, StorageVersion: "v1", StatusSubresource: true,
 			Schemas: map[string]builders.Schema{"v1": s},
 			New:     func() runtime.Object { return &probe{} },
 			NewList: func() runtime.Object { return &probeList{} },
@@ -110,6 +117,7 @@ func probeDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDef
 		"apiVersion": str, "kind": str,
 		"metadata": {SchemaProps: spec.SchemaProps{Default: map[string]any{}, Ref: ref(metav1.ObjectMeta{}.OpenAPIModelName())}},
 		"spec":     {SchemaProps: spec.SchemaProps{Type: []string{"object"}, Properties: map[string]spec.Schema{"mode": str, "experimental": str}}},
+		"status":   {SchemaProps: spec.SchemaProps{Type: []string{"object"}, Properties: map[string]spec.Schema{"ready": {SchemaProps: spec.SchemaProps{Type: []string{"boolean"}}}, "debug": str}}},
 	}}}, Dependencies: []string{metav1.ObjectMeta{}.OpenAPIModelName()}}
 	defs[probeList{}.OpenAPIModelName()] = common.OpenAPIDefinition{Schema: spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{"object"}, Properties: map[string]spec.Schema{
 		"apiVersion": str, "kind": str,
@@ -328,6 +336,40 @@ func TestManifestSchemaPrunes(t *testing.T) {
 	if _, err := probes.Patch(ctx, "applied", types.ApplyPatchType, apply, metav1.PatchOptions{FieldManager: "test"}); err != nil {
 		t.Fatalf("apply: %v", err)
 	}
+	// A strategic merge patch (which a CRD does not take; the Go types
+	// do): refused with Strict as the patch handler refuses a field the Go
+	// type lacks, pruned with Warn.
+	_, err = probes.Patch(ctx, "fresh-ignore", types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldValidation: "Strict"})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "strict decoding error: "+unknown) {
+		t.Errorf("strategic merge patch, Strict: %v, want Invalid naming spec.experimental", err)
+	}
+	got, err = probes.Patch(ctx, "fresh-ignore", types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := warned.take(); len(w) != 1 || w[0] != unknown {
+		t.Errorf("strategic merge patch, Warn: warnings %q, want %q", w, unknown)
+	}
+	if s, _ := json.Marshal(got.Object["spec"]); string(s) != `{"mode":"manual"}` {
+		t.Errorf("strategic merge patch: spec %s, want {\"mode\":\"manual\"}", s)
+	}
+	// /status: the status field the manifest leaves out, reported and
+	// pruned.
+	got.Object["status"] = map[string]any{"ready": true, "debug": "x"}
+	_, err = probes.UpdateStatus(ctx, got, metav1.UpdateOptions{FieldValidation: "Strict"})
+	if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), `unknown field "status.debug"`) {
+		t.Errorf("/status, Strict: %v, want 400 naming status.debug", err)
+	}
+	got, err = probes.UpdateStatus(ctx, got, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := warned.take(); len(w) != 1 || w[0] != `unknown field "status.debug"` {
+		t.Errorf("/status, Warn: warnings %q", w)
+	}
+	if s, _ := json.Marshal(got.Object["status"]); string(s) != `{"ready":true}` {
+		t.Errorf("/status: status %s, want {\"ready\":true}", s)
+	}
 	// A JSON patch: stored without it.
 	if _, err := probes.Patch(ctx, "fresh-warn", types.JSONPatchType, []byte(`[{"op":"add","path":"/spec/experimental","value":"x"}]`), metav1.PatchOptions{}); err != nil {
 		t.Fatalf("JSON patch: %v", err)
@@ -344,13 +386,16 @@ func TestManifestSchemaPrunes(t *testing.T) {
 			continue
 		}
 		var obj struct {
-			Spec map[string]any `json:"spec"`
+			Spec, Status map[string]any
 		}
 		if err := json.Unmarshal([]byte(s), &obj); err != nil {
 			t.Fatalf("%s: stored %s: %v", name, s, err)
 		}
 		if _, found := obj.Spec["experimental"]; found {
 			t.Errorf("%s: stored %s, want no spec.experimental", name, s)
+		}
+		if _, found := obj.Status["debug"]; found {
+			t.Errorf("%s: stored %s, want no status.debug", name, s)
 		}
 	}
 	if _, ok := stored["strict"]; ok {

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/warning"
 	"k8s.io/utils/ptr"
 )
 
@@ -56,6 +57,9 @@ type crVersion struct {
 	// hides, so every body is read (not only those holding a zero value);
 	// fill: it has such fields with a default (defaultAbsent).
 	parseAll, fill bool
+	// manifest: the schema is a CRD manifest's, which prunes the fields it
+	// does not declare (prune.go).
+	manifest bool
 }
 
 // strategyValidation is what Validator uses of the custom resource
@@ -130,7 +134,7 @@ func New(scheme *runtime.Scheme, group string, r *builders.Resource, nameRule fu
 		// The CEL programs of the schema's x-kubernetes-validations are
 		// compiled here, once.
 		main := customresource.NewStrategy(scheme, namespaced, gvk, schemaValidator, statusValidator, structural, statusSpec, scaleSpec, nil)
-		cv := &crVersion{gvk: gvk, structural: structural, main: main, goType: reflect.TypeOf(versioned)}
+		cv := &crVersion{gvk: gvk, structural: structural, main: main, goType: reflect.TypeOf(versioned), manifest: manifest}
 		required, defaults := absentFields(cv.goType, structural)
 		cv.parseAll, cv.fill = required || defaults || nullable(structural), defaults
 		if status {
@@ -234,6 +238,41 @@ func (v *Validator) restoreSent(ctx context.Context, u, old *unstructured.Unstru
 		return
 	}
 	restoreSent(u.Object, m, shape, whole, oldObject, cv.structural, keep)
+}
+
+// unknownPatched reports, per the request's fieldValidation, the fields a
+// strategic merge patch sets that the kind's manifest does not declare
+// (which decoding pruned: prune.go), as the patch handler reports a field
+// its Go type lacks: Strict refuses the patch (a strict decoding error on
+// the field "patch"), Warn (the default) answers with a warning each,
+// Ignore says nothing. The other writes are reported as they are decoded
+// (PruningSerializer), and server-side apply refuses them (the published
+// models are the manifest's). A CRD takes no strategic merge patch; the Go
+// types served here do.
+func (v *Validator) unknownPatched(ctx context.Context, u, old *unstructured.Unstructured, cv *crVersion) field.ErrorList {
+	r := RecordFrom(ctx)
+	if !cv.manifest || r == nil || mediaType(r.contentType) != "application/strategic-merge-patch+json" || r.fieldValidation == metav1.FieldValidationIgnore {
+		return nil
+	}
+	m, shape, _ := v.sentForm(ctx, u.Object, old.Object, cv)
+	if shape == sentNone {
+		return nil
+	}
+	paths, _ := pruneUnknown(m, cv.structural, true)
+	if len(paths) == 0 {
+		return nil
+	}
+	var errs []error
+	for _, p := range paths {
+		errs = append(errs, fmt.Errorf(`unknown field "%s"`, p))
+	}
+	if r.fieldValidation == metav1.FieldValidationStrict {
+		return field.ErrorList{field.Invalid(field.NewPath("patch"), string(r.buf), runtime.NewStrictDecodingError(errs).Error())}
+	}
+	for _, e := range errs {
+		warning.AddWarning(ctx, "", e.Error())
+	}
+	return nil
 }
 
 // DefaultAbsent puts into obj (on update, old is the stored object) the
@@ -372,6 +411,9 @@ func (v *Validator) validateUpdate(ctx context.Context, obj, old runtime.Object,
 	keep := func(k string) bool { return !v.status || k != "status" }
 	if status {
 		keep = func(k string) bool { return k == "status" }
+	}
+	if errs := v.unknownPatched(ctx, u, uOld, cv); len(errs) > 0 {
+		return errs
 	}
 	v.restoreSent(ctx, u, uOld, cv, keep)
 	if status && cv.status != nil {
