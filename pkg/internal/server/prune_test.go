@@ -104,7 +104,16 @@ func probeGroup(manifest bool) *builders.APIGroup {
 			Schemas: map[string]builders.Schema{"v1": s},
 			New:     func() runtime.Object { return &probe{} },
 			NewList: func() runtime.Object { return &probeList{} },
-		}, nil)},
+		}, probeHooks{})},
+	}
+}
+
+// probeHooks sets spec.experimental on a probe named "hooked".
+type probeHooks struct{}
+
+func (probeHooks) PrepareForCreate(_ context.Context, p *probe) {
+	if p.Name == "hooked" {
+		p.Spec.Experimental = "hook"
 	}
 }
 
@@ -370,6 +379,10 @@ func TestManifestSchemaPrunes(t *testing.T) {
 	if s, _ := json.Marshal(got.Object["status"]); string(s) != `{"ready":true}` {
 		t.Errorf("/status: status %s, want {\"ready\":true}", s)
 	}
+	// Set by a hook: not stored either.
+	if _, err := probes.Create(ctx, newProbe("hooked", map[string]any{}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	// A JSON patch: stored without it.
 	if _, err := probes.Patch(ctx, "fresh-warn", types.JSONPatchType, []byte(`[{"op":"add","path":"/spec/experimental","value":"x"}]`), metav1.PatchOptions{}); err != nil {
 		t.Fatalf("JSON patch: %v", err)
@@ -379,7 +392,7 @@ func TestManifestSchemaPrunes(t *testing.T) {
 	stopped = true
 
 	stored := storedProbes(t, dir)
-	for _, name := range []string{"old", "fresh-default", "fresh-warn", "fresh-ignore", "applied"} {
+	for _, name := range []string{"old", "fresh-default", "fresh-warn", "fresh-ignore", "applied", "hooked"} {
 		s, ok := stored[name]
 		if !ok {
 			t.Errorf("%s: not stored", name)

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/warning"
@@ -238,6 +239,51 @@ func (v *Validator) restoreSent(ctx context.Context, u, old *unstructured.Unstru
 		return
 	}
 	restoreSent(u.Object, m, shape, whole, oldObject, cv.structural, keep)
+}
+
+// Prune removes from obj, an object about to be stored, the fields its
+// storage version's manifest does not declare, when the kind's schema is its
+// CRD manifest's (a kind of markers is left as it is): decoding pruned what
+// the client sent, but a hook (PrepareForCreate, PrepareForUpdate,
+// Canonicalize) may set such a field, which a CRD would not store.
+// The strategy's Canonicalize calls it last, before the object is stored.
+func (v *Validator) Prune(obj runtime.Object) {
+	cv := v.versions[v.storage]
+	if cv == nil || !cv.manifest {
+		return
+	}
+	if err := v.prune(obj, cv); err != nil {
+		utilruntime.HandleError(fmt.Errorf("%s: pruning the fields its manifest does not declare: %w", cv.gvk, err))
+	}
+}
+
+func (v *Validator) prune(obj runtime.Object, cv *crVersion) (err error) {
+	defer jsoncontent.RecoverConversion(&err, "pruning", obj)
+	out, err := v.scheme.ConvertToVersion(obj, cv.gvk.GroupVersion())
+	if err != nil {
+		return err
+	}
+	u, err := jsoncontent.ToMap(out)
+	if err != nil {
+		return err
+	}
+	if paths, err := pruneUnknown(u, cv.structural, true); err != nil || len(paths) == 0 {
+		return err
+	}
+	switch {
+	case out == obj:
+		return fromMapZeroed(u, obj)
+	case reflect.TypeOf(out) == reflect.TypeOf(obj):
+		if err := fromMapZeroed(u, out); err != nil {
+			return err
+		}
+		reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(out).Elem())
+		return nil
+	}
+	if err := fromMapZeroed(u, out); err != nil {
+		return err
+	}
+	return v.scheme.Convert(out, obj, nil)
 }
 
 // unknownPatched reports, per the request's fieldValidation, the fields a

@@ -72,7 +72,10 @@
 //   - server-side apply refuses such a field, as kube-apiserver does for the
 //     CRD (".spec.x: field not declared in schema"): the published models,
 //     which its type converter reads, are the manifest's
-//     (pkg/internal/openapi).
+//     (pkg/internal/openapi);
+//   - last, before the object is stored (the strategy's Canonicalize calls
+//     Validator.Prune): what a hook set that the storage version's manifest
+//     does not declare.
 //
 // A kind whose schema comes from its markers declares the fields its Go type
 // has, and is not pruned.

@@ -170,3 +170,30 @@ func TestPruningSerializer(t *testing.T) {
 		}
 	}
 }
+
+// TestPruneBeforeStorage: what a hook set that a manifest kind's manifest
+// does not declare is removed before the object is stored (the strategy's
+// Canonicalize calls Prune last); a markers kind keeps it.
+func TestPruneBeforeStorage(t *testing.T) {
+	for _, manifest := range []bool{true, false} {
+		scheme := beaconScheme(t, manifest)
+		s := builders.Schema{OpenAPIV3: beaconMarkers}
+		if manifest {
+			s = builders.Schema{OpenAPIV3: beaconManifest, Manifest: "config/crd/bases/example.com_beacons.yaml"}
+		}
+		v, err := New(scheme, beaconGV.Group, &builders.Resource{Kind: "Beacon", Plural: "beacons", Singular: "beacon",
+			Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": s}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := fullBeacon()
+		v.Prune(b)
+		want := fullBeacon()
+		if manifest {
+			want.Spec = beaconSpec{Lights: []beaconLight{{Name: "one"}}}
+		}
+		if !reflect.DeepEqual(b.Spec, want.Spec) || !reflect.DeepEqual(b.Labels, want.Labels) || b.Name != want.Name {
+			t.Errorf("manifest %v: %+v %+v, want %+v", manifest, b.ObjectMeta, b.Spec, want.Spec)
+		}
+	}
+}
