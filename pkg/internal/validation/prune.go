@@ -12,6 +12,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
 )
@@ -146,12 +147,18 @@ func (d pruningDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, i
 		}
 		body = j
 	}
-	var u map[string]any
-	if err := utiljson.Unmarshal(body, &u); err != nil {
+	// The kind first (what the JSON serializer reads of it), the whole
+	// body only for a manifest kind's.
+	gvk, err := kjson.DefaultMetaFactory.Interpret(body)
+	if err != nil {
 		return d.Serializer.Decode(data, defaults, into)
 	}
-	s := manifestSchemaOf(u, defaults)
+	s := manifestSchemaOf(*gvk, defaults)
 	if s == nil {
+		return d.Serializer.Decode(data, defaults, into)
+	}
+	var u map[string]any
+	if err := utiljson.Unmarshal(body, &u); err != nil {
 		return d.Serializer.Decode(data, defaults, into)
 	}
 	unknown, err := pruneUnknown(u, s, false)
@@ -184,13 +191,10 @@ func (d pruningDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, i
 	return obj, gvk, runtime.NewStrictDecodingError(strictErrs)
 }
 
-// manifestSchemaOf is the manifest schema of the object u (its apiVersion
-// and kind, completed by defaults as the JSON serializer completes them),
-// or nil.
-func manifestSchemaOf(u map[string]any, defaults *schema.GroupVersionKind) *structuralschema.Structural {
-	apiVersion, _ := u["apiVersion"].(string)
-	kind, _ := u["kind"].(string)
-	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
+// manifestSchemaOf is the manifest schema of the objects of gvk (the
+// apiVersion and kind of a body, completed by defaults as the JSON
+// serializer completes them), or nil.
+func manifestSchemaOf(gvk schema.GroupVersionKind, defaults *schema.GroupVersionKind) *structuralschema.Structural {
 	if defaults != nil {
 		if gvk.Kind == "" {
 			gvk.Kind = defaults.Kind
