@@ -184,11 +184,32 @@ func (d pruningDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, i
 		}
 		strictErrs = strictErr.Errors()
 	}
-	// kube-apiserver's wording (schemaCoercingDecoder).
-	for _, p := range unknown {
-		strictErrs = append(strictErrs, fmt.Errorf(`unknown field "%s"`, p))
+	// What the strict decoder finds in the body as sent, which its pruned
+	// form no longer shows (a duplicate field), first, as kube-apiserver
+	// reports it; a body the Go types cannot decode as sent (a pruned
+	// field of another type) has only the pruned form's.
+	if _, _, sentErr := d.Serializer.Decode(data, defaults, nil); sentErr != nil {
+		if sent, ok := runtime.AsStrictDecodingError(sentErr); ok {
+			strictErrs = sent.Errors()
+		}
 	}
-	return obj, gvk, runtime.NewStrictDecodingError(strictErrs)
+	// Then the fields pruned, in kube-apiserver's words
+	// (schemaCoercingDecoder), each once.
+	var out []error
+	seen := map[string]bool{}
+	for _, p := range unknown {
+		seen[fmt.Sprintf(`unknown field "%s"`, p)] = true
+	}
+	for _, e := range strictErrs {
+		if !seen[e.Error()] {
+			seen[e.Error()] = true
+			out = append(out, e)
+		}
+	}
+	for _, p := range unknown {
+		out = append(out, fmt.Errorf(`unknown field "%s"`, p))
+	}
+	return obj, gvk, runtime.NewStrictDecodingError(out)
 }
 
 // manifestSchemaOf is the manifest schema of the objects of gvk (the

@@ -156,6 +156,17 @@ func TestPruningSerializer(t *testing.T) {
 			t.Errorf("%s, strict, a field the Go type lacks too: %v", tc.mediaType, err)
 		}
 
+		// A duplicate field the pruned body no longer shows is reported,
+		// first, as the strict decoder reports it in the body as sent.
+		if tc.mediaType == runtime.ContentTypeJSON {
+			dup := strings.Replace(beaconJSON, `"experimental":"x"`, `"experimental":"x","mode":"a","mode":"b"`, 1)
+			_, err := decode(true, dup)
+			strictErr, _ := runtime.AsStrictDecodingError(err)
+			if strictErr == nil || len(strictErr.Errors()) != 3 || strictErr.Errors()[0].Error() != `duplicate field "spec.mode"` {
+				t.Errorf("%s, strict, a duplicate field: %v", tc.mediaType, err)
+			}
+		}
+
 		b, err = decode(false, tc.body)
 		if err != nil || b == nil || b.Spec.Experimental != "" || b.Spec.Lights[0].Extra != "" {
 			t.Errorf("%s, lenient: %v, %+v, want no error and the object pruned", tc.mediaType, err, b)
