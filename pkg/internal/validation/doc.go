@@ -78,7 +78,16 @@
 //     does not declare.
 //
 // A kind whose schema comes from its markers declares the fields its Go type
-// has, and is not pruned.
+// has, and is not pruned. A protobuf or CBOR body is pruned when decoded,
+// without a report.
+//
+// Defaults, of either kind of schema, are still applied to the decoded Go
+// object's encoding (applySchemaDefaults), not to the JSON as sent: where a
+// Go type's own JSON form loses a value sent ("Never" read as nil), the
+// object this server stores has lost it too, and every read of it, which
+// defaults the stored encoding, would default it again; defaulting the body
+// before it is decoded would change what a write answers, not what is
+// stored and read back.
 //
 // # The order of a write's steps
 //
