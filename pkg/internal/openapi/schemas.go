@@ -31,7 +31,7 @@ func WithSchemas(definitions common.GetOpenAPIDefinitions, groups []*builders.AP
 					if err := json.Unmarshal([]byte(s.OpenAPIV3), &props); err != nil {
 						panic(fmt.Sprintf("schema of %s: %v", s.Model, err)) // generated: cannot happen
 					}
-					m := merger{defs: defs, done: map[string]bool{}}
+					m := merger{defs: defs, done: map[string]bool{}, prune: s.Manifest != ""}
 					m.definition(s.Model, &props, true)
 				}
 			}
@@ -43,6 +43,13 @@ func WithSchemas(definitions common.GetOpenAPIDefinitions, groups []*builders.AP
 type merger struct {
 	defs map[string]common.OpenAPIDefinition
 	done map[string]bool
+	// prune: the schema is a CRD manifest's (builders.Schema.Manifest),
+	// which the server prunes by: a property of the Go types the manifest
+	// does not declare is not published either, so that server-side apply
+	// (whose type converter reads the published models) refuses it as
+	// kube-apiserver refuses it for that CRD (".spec.x: field not declared
+	// in schema").
+	prune bool
 }
 
 // definition merges a struct schema into the definition named model: its
@@ -66,6 +73,13 @@ func (m merger) definition(model string, from *apiextensionsv1.JSONSchemaProps, 
 }
 
 func (m merger) properties(s *spec.Schema, from *apiextensionsv1.JSONSchemaProps) {
+	if m.prune && declaresAll(from) {
+		for name := range s.Properties {
+			if _, ok := from.Properties[name]; !ok && name != "metadata" && name != "apiVersion" && name != "kind" {
+				delete(s.Properties, name)
+			}
+		}
+	}
 	for name, fp := range from.Properties {
 		if name == "metadata" || name == "apiVersion" || name == "kind" {
 			continue
@@ -77,6 +91,13 @@ func (m merger) properties(s *spec.Schema, from *apiextensionsv1.JSONSchemaProps
 		m.node(&p, &fp)
 		s.Properties[name] = p
 	}
+}
+
+// declaresAll tells whether an object schema of a CRD declares every
+// field it keeps: kube-apiserver prunes the others (neither a map of
+// additionalProperties nor x-kubernetes-preserve-unknown-fields).
+func declaresAll(from *apiextensionsv1.JSONSchemaProps) bool {
+	return from.Type == "object" && from.AdditionalProperties == nil && (from.XPreserveUnknownFields == nil || !*from.XPreserveUnknownFields)
 }
 
 // node merges into a property, item or map value schema: its constraints,

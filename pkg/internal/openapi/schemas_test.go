@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -52,5 +53,59 @@ func TestWithSchemas(t *testing.T) {
 	}
 	if strings.Contains(spec, "x-kubernetes-validations") {
 		t.Errorf("the field's rule leaked into the shared definition:\n%s", spec)
+	}
+}
+
+// TestWithManifestSchema: a kind whose schema is its CRD manifest's
+// publishes only the fields the manifest declares (server-side apply reads
+// them), in its own definition and the definitions it refers to; a map or a
+// field preserving unknown fields keeps what the Go types have; a kind whose
+// schema is its markers' publishes every field of its Go types.
+func TestWithManifestSchema(t *testing.T) {
+	defs := func(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
+		str := spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{"string"}}}
+		obj := spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{"object"}, Properties: map[string]spec.Schema{"a": str, "b": str}}}
+		return map[string]common.OpenAPIDefinition{
+			"m.Gate": {Schema: spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{"object"}, Properties: map[string]spec.Schema{
+				"apiVersion": str, "kind": str, "metadata": obj,
+				"spec":   {SchemaProps: spec.SchemaProps{AllOf: []spec.Schema{{SchemaProps: spec.SchemaProps{Ref: spec.MustCreateRef("#/components/schemas/m.GateSpec")}}}}},
+				"status": obj,
+			}}}},
+			"m.GateSpec": {Schema: spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{"object"}, Properties: map[string]spec.Schema{
+				"mode": str, "experimental": str, "free": obj, "labels": obj,
+			}}}},
+		}
+	}
+	const manifest = `{"type":"object","properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},
+		"spec":{"type":"object","properties":{"mode":{"type":"string"},
+			"free":{"type":"object","x-kubernetes-preserve-unknown-fields":true,"properties":{"a":{"type":"string"}}},
+			"labels":{"type":"object","additionalProperties":{"type":"string"}}}}}}`
+	for _, tc := range []struct {
+		manifest                     string
+		specFields, free, rootFields string
+	}{
+		{"config/crd/bases/example.com_gates.yaml", "free,labels,mode", "a,b", "apiVersion,kind,metadata,spec"},
+		{"", "experimental,free,labels,mode", "a,b", "apiVersion,kind,metadata,spec,status"},
+	} {
+		groups := []*builders.APIGroup{{Resources: []*builders.Resource{{Schemas: map[string]builders.Schema{"v1": {Model: "m.Gate", OpenAPIV3: manifest, Manifest: tc.manifest}}}}}}
+		out := WithSchemas(defs, groups)(func(string) spec.Ref { return spec.Ref{} })
+		names := func(s spec.Schema) string {
+			var n []string
+			for k := range s.Properties {
+				n = append(n, k)
+			}
+			slices.Sort(n)
+			return strings.Join(n, ",")
+		}
+		gateSpec := out["m.GateSpec"].Schema
+		if got := names(gateSpec); got != tc.specFields {
+			t.Errorf("manifest %q: spec fields %s, want %s", tc.manifest, got, tc.specFields)
+		}
+		if got := names(gateSpec.Properties["free"]); got != tc.free {
+			t.Errorf("manifest %q: spec.free fields %s, want %s (it preserves unknown fields)", tc.manifest, got, tc.free)
+		}
+		if got := names(out["m.Gate"].Schema); got != tc.rootFields {
+			t.Errorf("manifest %q: fields %s, want %s", tc.manifest, got, tc.rootFields)
+		}
 	}
 }

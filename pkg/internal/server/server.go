@@ -306,6 +306,11 @@ func (c *Config) served() map[schema.GroupResource]bool {
 func (c *Config) installGroups(server *genericapiserver.GenericAPIServer, floors *adoption.Floors) (namespaced []*genericregistry.Store, adopted []*adoption.Resource, err error) {
 	for _, g := range c.cfg.Groups {
 		info := genericapiserver.NewDefaultAPIGroupInfo(g.Name, c.scheme, metav1.ParameterCodec, c.codecs)
+		// Request bodies of the kinds whose schema is a CRD manifest's are
+		// pruned by it before they are decoded into the Go types, and what
+		// is pruned is reported per fieldValidation, as kube-apiserver does
+		// for a custom resource (validation.PruningSerializer).
+		info.NegotiatedSerializer = validation.PruningSerializer(info.NegotiatedSerializer)
 		for _, r := range g.Resources {
 			gv := apigroup.StorageVersion(g, r)
 			opts := storage.VersionOptions{RESTOptionsGetter: c.generic.RESTOptionsGetter, Codec: storage.Codec(c.codecs, gv), GroupVersion: gv}

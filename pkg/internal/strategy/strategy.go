@@ -112,8 +112,15 @@ func (s *Strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) 
 	return append(errs, s.validateUpdate(ctx, obj, old)...)
 }
 
-// Canonicalize calls the Canonicalize hook.
-func (s *Strategy) Canonicalize(obj runtime.Object) { s.canonicalize(obj) }
+// Canonicalize calls the Canonicalize hook, then, when the kind's schema is
+// its CRD manifest's, removes the fields the manifest does not declare that
+// a hook set (SchemaValidation's Prune): the object is stored next.
+func (s *Strategy) Canonicalize(obj runtime.Object) {
+	s.canonicalize(obj)
+	if p, ok := s.schema.(interface{ Prune(runtime.Object) }); ok {
+		p.Prune(obj)
+	}
+}
 
 // WarningsOnCreate returns no warnings.
 func (s *Strategy) WarningsOnCreate(ctx context.Context, obj runtime.Object) []string { return nil }

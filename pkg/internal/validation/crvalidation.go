@@ -20,8 +20,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/warning"
 	"k8s.io/utils/ptr"
 )
 
@@ -56,6 +58,9 @@ type crVersion struct {
 	// hides, so every body is read (not only those holding a zero value);
 	// fill: it has such fields with a default (defaultAbsent).
 	parseAll, fill bool
+	// manifest: the schema is a CRD manifest's, which prunes the fields it
+	// does not declare (prune.go).
+	manifest bool
 }
 
 // strategyValidation is what Validator uses of the custom resource
@@ -100,9 +105,11 @@ func New(scheme *runtime.Scheme, group string, r *builders.Resource, nameRule fu
 		if err != nil {
 			return nil, err
 		}
-		if err := registerSchemaDefaults(versioned, structural); err != nil {
+		manifest := r.Schemas[version].Manifest != ""
+		if err := registerSchemaDefaults(versioned, structural, manifest); err != nil {
 			return nil, fmt.Errorf("%s: defaults: %w", gvk, err)
 		}
+		registerManifestSchema(gvk, structural, manifest)
 		schemaValidator, _, err := apiservervalidation.NewSchemaValidator(internal)
 		if err != nil {
 			return nil, fmt.Errorf("%s: schema: %w", gvk, err)
@@ -128,7 +135,7 @@ func New(scheme *runtime.Scheme, group string, r *builders.Resource, nameRule fu
 		// The CEL programs of the schema's x-kubernetes-validations are
 		// compiled here, once.
 		main := customresource.NewStrategy(scheme, namespaced, gvk, schemaValidator, statusValidator, structural, statusSpec, scaleSpec, nil)
-		cv := &crVersion{gvk: gvk, structural: structural, main: main, goType: reflect.TypeOf(versioned)}
+		cv := &crVersion{gvk: gvk, structural: structural, main: main, goType: reflect.TypeOf(versioned), manifest: manifest}
 		required, defaults := absentFields(cv.goType, structural)
 		cv.parseAll, cv.fill = required || defaults || nullable(structural), defaults
 		if status {
@@ -232,6 +239,86 @@ func (v *Validator) restoreSent(ctx context.Context, u, old *unstructured.Unstru
 		return
 	}
 	restoreSent(u.Object, m, shape, whole, oldObject, cv.structural, keep)
+}
+
+// Prune removes from obj, an object about to be stored, the fields its
+// storage version's manifest does not declare, when the kind's schema is its
+// CRD manifest's (a kind of markers is left as it is): decoding pruned what
+// the client sent, but a hook (PrepareForCreate, PrepareForUpdate,
+// Canonicalize) may set such a field, which a CRD would not store.
+// The strategy's Canonicalize calls it last, before the object is stored.
+func (v *Validator) Prune(obj runtime.Object) {
+	cv := v.versions[v.storage]
+	if cv == nil || !cv.manifest {
+		return
+	}
+	if err := v.prune(obj, cv); err != nil {
+		utilruntime.HandleError(fmt.Errorf("%s: pruning the fields its manifest does not declare: %w", cv.gvk, err))
+	}
+}
+
+func (v *Validator) prune(obj runtime.Object, cv *crVersion) (err error) {
+	defer jsoncontent.RecoverConversion(&err, "pruning", obj)
+	out, err := v.scheme.ConvertToVersion(obj, cv.gvk.GroupVersion())
+	if err != nil {
+		return err
+	}
+	u, err := jsoncontent.ToMap(out)
+	if err != nil {
+		return err
+	}
+	if paths, err := pruneUnknown(u, cv.structural, true); err != nil || len(paths) == 0 {
+		return err
+	}
+	switch {
+	case out == obj:
+		return fromMapZeroed(u, obj)
+	case reflect.TypeOf(out) == reflect.TypeOf(obj):
+		if err := fromMapZeroed(u, out); err != nil {
+			return err
+		}
+		reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(out).Elem())
+		return nil
+	}
+	if err := fromMapZeroed(u, out); err != nil {
+		return err
+	}
+	return v.scheme.Convert(out, obj, nil)
+}
+
+// unknownPatched reports, per the request's fieldValidation, the fields a
+// strategic merge patch sets that the kind's manifest does not declare
+// (which decoding pruned: prune.go), as the patch handler reports a field
+// its Go type lacks: Strict refuses the patch (a strict decoding error on
+// the field "patch"), Warn (the default) answers with a warning each,
+// Ignore says nothing. The other writes are reported as they are decoded
+// (PruningSerializer), and server-side apply refuses them (the published
+// models are the manifest's). A CRD takes no strategic merge patch; the Go
+// types served here do.
+func (v *Validator) unknownPatched(ctx context.Context, u, old *unstructured.Unstructured, cv *crVersion) field.ErrorList {
+	r := RecordFrom(ctx)
+	if !cv.manifest || r == nil || mediaType(r.contentType) != "application/strategic-merge-patch+json" || r.fieldValidation == metav1.FieldValidationIgnore {
+		return nil
+	}
+	m, shape, _ := v.sentForm(ctx, u.Object, old.Object, cv)
+	if shape == sentNone {
+		return nil
+	}
+	paths, _ := pruneUnknown(m, cv.structural, true)
+	if len(paths) == 0 {
+		return nil
+	}
+	var errs []error
+	for _, p := range paths {
+		errs = append(errs, fmt.Errorf(`unknown field "%s"`, p))
+	}
+	if r.fieldValidation == metav1.FieldValidationStrict {
+		return field.ErrorList{field.Invalid(field.NewPath("patch"), string(r.buf), runtime.NewStrictDecodingError(errs).Error())}
+	}
+	for _, e := range errs {
+		warning.AddWarning(ctx, "", e.Error())
+	}
+	return nil
 }
 
 // DefaultAbsent puts into obj (on update, old is the stored object) the
@@ -370,6 +457,9 @@ func (v *Validator) validateUpdate(ctx context.Context, obj, old runtime.Object,
 	keep := func(k string) bool { return !v.status || k != "status" }
 	if status {
 		keep = func(k string) bool { return k == "status" }
+	}
+	if errs := v.unknownPatched(ctx, u, uOld, cv); len(errs) > 0 {
+		return errs
 	}
 	v.restoreSent(ctx, u, uOld, cv, keep)
 	if status && cv.status != nil {

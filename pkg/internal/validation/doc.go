@@ -46,6 +46,49 @@
 // more is lost: go-to-protobuf writes every non-pointer scalar, so a zero and
 // an absent field arrive alike.
 //
+// # A kind whose schema is its CRD manifest's
+//
+// When a kind's schema was read from the project's CRD manifest
+// (builders.Schema.Manifest), the manifest is the kind's contract, and the
+// server prunes what it does not declare as kube-apiserver prunes a custom
+// resource of that CRD (k8s.io/apiextensions-apiserver's pruning, which
+// keeps the root's metadata, follows x-kubernetes-preserve-unknown-fields
+// and coerces the metadata of embedded resources), also the fields the Go
+// type has (a standard channel served from types that hold experimental
+// fields). Where each write is pruned, and why there (prune.go):
+//   - every decode of an object, from a request or from storage, through
+//     the generated defaulter (applySchemaDefaults): the object is encoded,
+//     pruned, defaulted, and decoded into a zeroed object, so that an
+//     object stored before is served and written again without the fields;
+//   - the JSON and YAML bodies of create, update, /status and JSON and
+//     merge patches, before they are decoded into the Go types
+//     (PruningSerializer): what is pruned is a strict decoding error
+//     `unknown field "spec.x"`, which the handlers turn into a 400 with
+//     fieldValidation=Strict, a warning with Warn (the default), nothing
+//     with Ignore, as for a custom resource;
+//   - a strategic merge patch (which a CRD does not take) is reported by
+//     the validation (unknownPatched) from its Record: Strict refuses it
+//     as the patch handler refuses a field the Go type lacks, Warn warns;
+//   - server-side apply refuses such a field, as kube-apiserver does for the
+//     CRD (".spec.x: field not declared in schema"): the published models,
+//     which its type converter reads, are the manifest's
+//     (pkg/internal/openapi);
+//   - last, before the object is stored (the strategy's Canonicalize calls
+//     Validator.Prune): what a hook set that the storage version's manifest
+//     does not declare.
+//
+// A kind whose schema comes from its markers declares the fields its Go type
+// has, and is not pruned. A protobuf or CBOR body is pruned when decoded,
+// without a report.
+//
+// Defaults, of either kind of schema, are still applied to the decoded Go
+// object's encoding (applySchemaDefaults), not to the JSON as sent: where a
+// Go type's own JSON form loses a value sent ("Never" read as nil), the
+// object this server stores has lost it too, and every read of it, which
+// defaults the stored encoding, would default it again; defaulting the body
+// before it is decoded would change what a write answers, not what is
+// stored and read back.
+//
 // # The order of a write's steps
 //
 // One Record per write request carries what each step tells the later

@@ -25,6 +25,9 @@ type Record struct {
 	contentType string
 	buf         []byte
 	overflow    bool
+	// fieldValidation is the request's fieldValidation parameter (step
+	// 1): how fields a kind's manifest does not declare are reported.
+	fieldValidation string
 	// scale is what a /scale write sets: the object's fields at the spec
 	// replicas path (step 3, Scaled).
 	scale map[string]any
@@ -78,7 +81,7 @@ func RecordWrites(h http.Handler) http.Handler {
 			h.ServeHTTP(w, req)
 			return
 		}
-		r := &Record{contentType: req.Header.Get("Content-Type")}
+		r := &Record{contentType: req.Header.Get("Content-Type"), fieldValidation: req.URL.Query().Get("fieldValidation")}
 		if req.ContentLength > 0 && req.ContentLength <= maxSentBody {
 			r.buf = make([]byte, 0, req.ContentLength)
 		}
