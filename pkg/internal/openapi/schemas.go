@@ -24,6 +24,7 @@ import (
 func WithSchemas(definitions common.GetOpenAPIDefinitions, groups []*builders.APIGroup) common.GetOpenAPIDefinitions {
 	return func(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 		defs := definitions(ref)
+		pruned := &pruning{declared: map[string]map[string]bool{}}
 		for _, g := range groups {
 			for _, r := range g.Resources {
 				for _, s := range r.Schemas {
@@ -31,11 +32,12 @@ func WithSchemas(definitions common.GetOpenAPIDefinitions, groups []*builders.AP
 					if err := json.Unmarshal([]byte(s.OpenAPIV3), &props); err != nil {
 						panic(fmt.Sprintf("schema of %s: %v", s.Model, err)) // generated: cannot happen
 					}
-					m := merger{defs: defs, done: map[string]bool{}, prune: s.Manifest != ""}
+					m := merger{defs: defs, done: map[string]bool{}, prune: s.Manifest != "", pruned: pruned}
 					m.definition(s.Model, &props, true)
 				}
 			}
 		}
+		pruned.apply()
 		return defs
 	}
 }
@@ -50,6 +52,65 @@ type merger struct {
 	// kube-apiserver refuses it for that CRD (".spec.x: field not declared
 	// in schema").
 	prune bool
+	// at is where the merge is: a definition's name and the path in it
+	// (".spec", "[]" for items, "{}" for map values).
+	at string
+	// pruned collects, over every kind, what each place declares.
+	pruned *pruning
+}
+
+// pruning removes from the published definitions the properties that no
+// kind declares. A definition is shared by every kind whose Go types use
+// its type: a property one kind's manifest leaves out stays published
+// while another kind (its manifest, or its markers, which declare every
+// field of the Go type) declares it.
+type pruning struct {
+	// declared: by place (merger.at), the properties some kind declares
+	// there; a nil set: every property (a kind whose schema is its markers',
+	// or a manifest keeping unknown fields there).
+	declared map[string]map[string]bool
+	// candidates are the places a manifest left properties out of.
+	candidates []pruneCandidate
+}
+
+type pruneCandidate struct {
+	at         string
+	properties map[string]spec.Schema
+}
+
+// declare records what the schema from declares at place at.
+func (p *pruning) declare(at string, prune bool, from *apiextensionsv1.JSONSchemaProps, properties map[string]spec.Schema) {
+	set, seen := p.declared[at]
+	if seen && set == nil {
+		return // every property, already
+	}
+	if !prune || !declaresAll(from) {
+		p.declared[at] = nil
+		return
+	}
+	if set == nil {
+		set = map[string]bool{}
+		p.declared[at] = set
+	}
+	for name := range from.Properties {
+		set[name] = true
+	}
+	p.candidates = append(p.candidates, pruneCandidate{at: at, properties: properties})
+}
+
+// apply deletes the properties no kind declares at their place.
+func (p *pruning) apply() {
+	for _, c := range p.candidates {
+		set := p.declared[c.at]
+		if set == nil {
+			continue
+		}
+		for name := range c.properties {
+			if !set[name] && name != "metadata" && name != "apiVersion" && name != "kind" {
+				delete(c.properties, name)
+			}
+		}
+	}
 }
 
 // definition merges a struct schema into the definition named model: its
@@ -62,6 +123,7 @@ func (m merger) definition(model string, from *apiextensionsv1.JSONSchemaProps, 
 		return
 	}
 	m.done[model] = true
+	m.at = model
 	if own {
 		constraints(&d.Schema, from)
 	}
@@ -73,12 +135,8 @@ func (m merger) definition(model string, from *apiextensionsv1.JSONSchemaProps, 
 }
 
 func (m merger) properties(s *spec.Schema, from *apiextensionsv1.JSONSchemaProps) {
-	if m.prune && declaresAll(from) {
-		for name := range s.Properties {
-			if _, ok := from.Properties[name]; !ok && name != "metadata" && name != "apiVersion" && name != "kind" {
-				delete(s.Properties, name)
-			}
-		}
+	if s.Properties != nil {
+		m.pruned.declare(m.at, m.prune, from, s.Properties)
 	}
 	for name, fp := range from.Properties {
 		if name == "metadata" || name == "apiVersion" || name == "kind" {
@@ -88,7 +146,9 @@ func (m merger) properties(s *spec.Schema, from *apiextensionsv1.JSONSchemaProps
 		if !ok {
 			continue
 		}
-		m.node(&p, &fp)
+		at := m
+		at.at = m.at + "." + name
+		at.node(&p, &fp)
 		s.Properties[name] = p
 	}
 }
@@ -135,10 +195,14 @@ func (m merger) node(s *spec.Schema, from *apiextensionsv1.JSONSchemaProps) {
 	s.Required = slices.Clone(from.Required)
 	m.properties(s, from)
 	if from.Items != nil && from.Items.Schema != nil && s.Items != nil && s.Items.Schema != nil {
-		m.node(s.Items.Schema, from.Items.Schema)
+		at := m
+		at.at = m.at + "[]"
+		at.node(s.Items.Schema, from.Items.Schema)
 	}
 	if from.AdditionalProperties != nil && from.AdditionalProperties.Schema != nil && s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
-		m.node(s.AdditionalProperties.Schema, from.AdditionalProperties.Schema)
+		at := m
+		at.at = m.at + "{}"
+		at.node(s.AdditionalProperties.Schema, from.AdditionalProperties.Schema)
 	}
 }
 

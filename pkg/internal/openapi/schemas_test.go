@@ -109,3 +109,48 @@ func TestWithManifestSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestManifestPruningSharedDefinition: a definition two kinds share keeps
+// a property while one of them declares it (its markers declare every field
+// of the Go type; a manifest what it lists), and loses it only when neither
+// does.
+func TestManifestPruningSharedDefinition(t *testing.T) {
+	defs := func(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
+		str := spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{"string"}}}
+		spec_ := spec.Schema{SchemaProps: spec.SchemaProps{AllOf: []spec.Schema{{SchemaProps: spec.SchemaProps{Ref: spec.MustCreateRef("#/components/schemas/m.SharedSpec")}}}}}
+		root := func() common.OpenAPIDefinition {
+			return common.OpenAPIDefinition{Schema: spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{"object"}, Properties: map[string]spec.Schema{"spec": spec_}}}}
+		}
+		return map[string]common.OpenAPIDefinition{
+			"m.Gate": root(), "m.Door": root(),
+			"m.SharedSpec": {Schema: spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{"object"}, Properties: map[string]spec.Schema{
+				"mode": str, "experimental": str,
+			}}}},
+		}
+	}
+	const standard = `{"type":"object","properties":{"spec":{"type":"object","properties":{"mode":{"type":"string"}}}}}`
+	const full = `{"type":"object","properties":{"spec":{"type":"object","properties":{"mode":{"type":"string"},"experimental":{"type":"string"}}}}}`
+	for _, tc := range []struct {
+		name             string
+		door, doorSchema string
+		want             string
+	}{
+		{"the other kind's markers declare it", "", full, "experimental,mode"},
+		{"the other kind's manifest declares it", "config/crd/bases/example.com_doors.yaml", full, "experimental,mode"},
+		{"neither manifest declares it", "config/crd/bases/example.com_doors.yaml", standard, "mode"},
+	} {
+		groups := []*builders.APIGroup{{Resources: []*builders.Resource{
+			{Schemas: map[string]builders.Schema{"v1": {Model: "m.Gate", OpenAPIV3: standard, Manifest: "config/crd/bases/example.com_gates.yaml"}}},
+			{Schemas: map[string]builders.Schema{"v1": {Model: "m.Door", OpenAPIV3: tc.doorSchema, Manifest: tc.door}}},
+		}}}
+		out := WithSchemas(defs, groups)(func(string) spec.Ref { return spec.Ref{} })
+		var names []string
+		for k := range out["m.SharedSpec"].Schema.Properties {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		if got := strings.Join(names, ","); got != tc.want {
+			t.Errorf("%s: the shared spec publishes %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
