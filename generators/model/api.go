@@ -76,6 +76,12 @@ type Version struct {
 	Types    map[string]*TypeDecl
 	// ModelPackage is the +k8s:openapi-model-package of the version, if any.
 	ModelPackage string
+	// otherTags are the comment tags of other generators on its types and
+	// fields, for one warning per kind of tag across the API.
+	otherTags []otherTag
+	// patchWarnings are the patch strategy comment tags that disagree with
+	// their struct tags.
+	patchWarnings []posWarning
 }
 
 // Kind is a served resource.
@@ -114,6 +120,14 @@ func LoadAPI(root string, p *project.Project, framework, header string) (*API, e
 			return nil, err
 		}
 	}
+	var tags []otherTag
+	for _, g := range api.Groups {
+		for _, v := range g.Versions {
+			tags = append(tags, v.otherTags...)
+			api.Warnings = append(api.Warnings, relWarnings(api.Root, v.patchWarnings)...)
+		}
+	}
+	api.Warnings = append(api.Warnings, api.otherTagWarnings(tags)...)
 	for _, r := range p.Resources {
 		if !r.Controller {
 			continue
