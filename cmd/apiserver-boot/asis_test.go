@@ -166,8 +166,8 @@ func TestPatchStrategyMarkersNeverStopGenerate(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "pkg", "apis", "stable", "v1", "port_types.go"), []byte("package v1\n\n// CronPort is a port.\ntype CronPort struct {\n\tName string `json:\"name,omitempty\"`\n\tPort int32 `json:\"port\"`\n}\n"), 0o644)
 	out := mustRun(t, dir, "generate")
 	for _, want := range []string{
-		"pkg/apis/stable/v1/crontab_types.go:53:2: field CronTabSpec.Ports: +patchMergeKey=name disagrees with its struct tag patchMergeKey:\"port\": the struct tag wins",
-		"pkg/apis/stable/v1/crontab_types.go:57:2: field CronTabSpec.Hosts: +patchStrategy=merge disagrees with its struct tag, which has no patchStrategy: the struct tag wins",
+		"pkg/apis/stable/v1/crontab_types.go:52:2: field CronTabSpec.Ports: +patchMergeKey=name disagrees with its struct tag patchMergeKey:\"port\": the struct tag wins",
+		"pkg/apis/stable/v1/crontab_types.go:56:2: field CronTabSpec.Hosts: +patchStrategy=merge disagrees with its struct tag, which has no patchStrategy: the struct tag wins",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("want a warning %q, got:\n%s", want, out)
