@@ -440,8 +440,12 @@ func located(api *model.API, err error) error {
 // goPosition is a file:line of a Go file in a message.
 var goPosition = regexp.MustCompile(`\.go:\d+`)
 
-// memberOf is how openapi-gen names a field: "member (Ports) of (<import path>.<Type>)".
-var memberOf = regexp.MustCompile(`member \((\w+)\) of \(([^)]+)\)`)
+// memberOf and memberIn are how openapi-gen names a field: "member (Ports)
+// of (<import path>.<Type>)", "in <import path>.<Type>: Ports: ".
+var (
+	memberOf = regexp.MustCompile(`member \((?P<member>\w+)\) of \((?P<type>[^)]+)\)`)
+	memberIn = regexp.MustCompile(`in (?P<type>[\w./-]+\.\w+): (?P<member>\w+): `)
+)
 
 // declaredAt says where the project declares the types, and the fields
 // (openapi-gen's "member (X) of (pkg.Type)"), that a generator's message
@@ -449,10 +453,16 @@ var memberOf = regexp.MustCompile(`member \((\w+)\) of \(([^)]+)\)`)
 func declaredAt(api *model.API, msg string) string {
 	var where []string
 	seen := map[string]bool{}
-	for _, m := range memberOf.FindAllStringSubmatch(msg, -1) {
+	var members [][2]string // type, member
+	for _, re := range []*regexp.Regexp{memberOf, memberIn} {
+		for _, m := range re.FindAllStringSubmatch(msg, -1) {
+			members = append(members, [2]string{m[re.SubexpIndex("type")], m[re.SubexpIndex("member")]})
+		}
+	}
+	for _, m := range members {
 		for _, g := range api.Groups {
 			for _, v := range g.Versions {
-				typ, ok := strings.CutPrefix(m[2], v.Package+".")
+				typ, ok := strings.CutPrefix(m[0], v.Package+".")
 				if !ok || v.Types[typ] == nil {
 					continue
 				}
@@ -476,7 +486,7 @@ func declaredAt(api *model.API, msg string) string {
 				for _, m := range regexp.MustCompile(regexp.QuoteMeta(pkg)+`\.([A-Za-z_]\w*)`).FindAllStringSubmatch(msg, -1) {
 					if pos, ok := v.Declared[m[1]]; ok && !seen[pos.String()] {
 						seen[pos.String()] = true
-						where = append(where, fmt.Sprintf("%s: %s", pos, m[1]))
+						where = append(where, fmt.Sprintf("%s: %s", relPos(api.Root, pos), m[1]))
 					}
 				}
 			}

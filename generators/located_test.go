@@ -17,7 +17,9 @@ func TestLibraryErrorsNameTheField(t *testing.T) {
 	for _, tc := range []struct{ msg, want string }{
 		{"openapi: failed executing generator: Tags in comment and struct should match for member (Count) of (example.com/shop/pkg/apis/shop/v1.WidgetSpec)",
 			"(at pkg/apis/shop/v1/widget_types.go:39:2: WidgetSpec.Count)"},
-		{"openapi: cannot describe example.com/shop/pkg/apis/shop/v1.WidgetSpec", "(declared at "},
+		{"openapi: failed to generate default in example.com/shop/pkg/apis/shop/v1.WidgetSpec: Ratio: failed to unmarshal default: invalid character",
+			"(at pkg/apis/shop/v1/widget_types.go:47:2: WidgetSpec.Ratio)"},
+		{"openapi: cannot describe example.com/shop/pkg/apis/shop/v1.WidgetSpec", "(declared at pkg/apis/shop/v1/widget_types.go:27:6: WidgetSpec)"},
 		{"pkg/apis/shop/v1/widget_types.go:39: something", "pkg/apis/shop/v1/widget_types.go:39: something"},
 	} {
 		base := errors.New(tc.msg)
