@@ -266,6 +266,7 @@ func (v *Version) load() error {
 		if err := v.collectTypes(f, strings.HasSuffix(v.Fset.Position(f.Pos()).Filename, "_types.go"), all); err != nil {
 			return err
 		}
+		v.otherTags = append(v.otherTags, valueTags(v.Fset, f)...)
 		if err := eachTypeSpec(v.Fset, f, v.typeMarkers); err != nil {
 			return err
 		}

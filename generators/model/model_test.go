@@ -226,8 +226,8 @@ func TestMarkersWithoutMeaningWarn(t *testing.T) {
 // TestOtherGeneratorsTagsWarnOncePerKind: Gateway API's comment tags
 // (lines of its v1.6.3 apis/v1), which generate does not read, give one
 // warning per kind of tag across the API, at the first one's file:line with
-// how many there are, pointing at the CRD manifest; closing tags and
-// prose are not tags.
+// how many there are (an enum constant's counted), pointing at the CRD
+// manifest; closing tags and prose are not tags.
 func TestOtherGeneratorsTagsWarnOncePerKind(t *testing.T) {
 	root := t.TempDir()
 	for _, v := range []string{"v1", "v1beta1"} {
@@ -267,6 +267,11 @@ type GatewaySpec struct {
 	// +optional
 	Name *string `+"`json:\"name,omitempty\"`"+`
 }
+
+const (
+	// <gateway:experimental>
+	Experimental = "x"
+)
 `), 0o644)
 	}
 	api, err := LoadAPI(root, &project.Project{Domain: "example.com", Module: "example.com/gw"}, "x", "")
@@ -285,7 +290,7 @@ type GatewaySpec struct {
 		"gateway:util:excludeFromCRD":                 "gateway_types.go:19: comment tag <gateway:util:excludeFromCRD> (2 places",
 		"gateway:standard:validation:XValidation":     "gateway_types.go:22: comment tag <gateway:standard:validation:XValidation> (2 places",
 		"gateway:experimental:validation:XValidation": "gateway_types.go:23: comment tag <gateway:experimental:validation:XValidation> (2 places",
-		"gateway:experimental":                        "gateway_types.go:27: comment tag <gateway:experimental> (2 places",
+		"gateway:experimental":                        "gateway_types.go:27: comment tag <gateway:experimental> (4 places",
 		"gateway:experimental:validation:Pattern":     "gateway_types.go:28: comment tag <gateway:experimental:validation:Pattern> (2 places",
 	}
 	if len(tags) != len(want) {

@@ -11,7 +11,7 @@ import (
 )
 
 // otherTag is a comment tag of another generator, `<name:...>` on a line of
-// its own in the comment of a type or field (Gateway API's
+// its own in the comment of a type, field or constant (Gateway API's
 // `<gateway:experimental>`, `<gateway:validateIPAddress>`,
 // `<gateway:standard:validation:XValidation:message=...,rule=...>`): its
 // generator turns it into the CRD (a CEL rule, a format, a field left out of
@@ -85,6 +85,26 @@ func (api *API) otherTagWarnings(tags []otherTag) []string {
 			"(a CEL rule, a format, a field left out of a channel...) is not in the served schema. "+
 			"To keep its effect, put the CRD manifest that generator writes at config/crd/bases/<group>_<plural>.yaml: the kind's schema is then read from it (docs/markers.md, \"Comment tags of other generators\")",
 			pos.Filename, pos.Line, t.key, places))
+	}
+	return out
+}
+
+// valueTags finds the tags of other generators on the constants and
+// variables of a file (Gateway API marks enum values
+// `<gateway:experimental>`: the experimental channel's enums have them).
+func valueTags(fset *token.FileSet, f *ast.File) []otherTag {
+	var out []otherTag
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || (gd.Tok != token.CONST && gd.Tok != token.VAR) {
+			continue
+		}
+		out = append(out, otherTags(fset, gd.Doc)...)
+		for _, spec := range gd.Specs {
+			if vs, ok := spec.(*ast.ValueSpec); ok && vs.Doc != gd.Doc {
+				out = append(out, otherTags(fset, vs.Doc)...)
+			}
+		}
 	}
 	return out
 }
