@@ -236,7 +236,11 @@ func (g *protoGen) collect(t *types.Type) error {
 		field := fmt.Sprintf("%s.%s", t.Name.Name, f.member.Name)
 		code, err := g.field(f.member.Type, "m."+f.member.Name, f.num, field)
 		if err != nil {
-			return err
+			var numbering *numberingError
+			if errors.As(err, &numbering) || strings.Contains(err.Error(), ".go:") {
+				return err
+			}
+			return fmt.Errorf("%s: %w", g.pos(t.Name.Name, f.member.Name), err) // the innermost field's
 		}
 		pt.Size = append(pt.Size, code.size)
 		pt.Marshal = append(pt.Marshal, code.marshal)
