@@ -1,6 +1,7 @@
 package protobuf
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -89,4 +90,24 @@ func (g *protoGen) checkRoot(t *types.Type) error {
 		}
 	}
 	return &rootClash{fmt.Sprintf("%s: %s %s.%s is named like the protobuf method %s that the apiserver's protobuf serializer calls on the object %s", where, what, t.Name.Name, name, name, t.Name.Name), rename}
+}
+
+// roots are the object types of the units (a kind and its list, a request type).
+func roots(units [][]string) map[string]bool {
+	out := map[string]bool{}
+	for _, unit := range units {
+		for _, name := range unit {
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// keepProtobuf says how a kind that must keep protobuf can, after err.
+func keepProtobuf(err error) string {
+	var root *rootClash
+	if errors.As(err, &root) {
+		return root.rename
+	}
+	return "Give the field a type the encoding carries (scalars, strings, []byte, structs of this package, slices and pointers of these, maps with scalar keys, Kubernetes types with protobuf methods)"
 }

@@ -91,7 +91,7 @@ func Generate(api *model.API, c *generator.Context, opts Options) (*Result, erro
 				}
 			}
 			rel, _ := filepath.Rel(api.Root, path)
-			pg := &protoGen{legacy: legacy, legacyWires: legacyWires, universe: pkg, pkg: v.Package, seen: map[string]bool{}, imports: map[string]string{}, rec: rec, recorded: rec.clone(), v: v, root: api.Root, recPath: rel, roots: map[string]bool{}}
+			pg := &protoGen{legacy: legacy, legacyWires: legacyWires, universe: pkg, pkg: v.Package, seen: map[string]bool{}, imports: map[string]string{}, rec: rec, recorded: rec.clone(), v: v, root: api.Root, recPath: rel}
 			// Each kind is encoded with its list, all or nothing: a kind that
 			// cannot be, and never was, is served without protobuf (JSON still
 			// works; protobuf requests get 406), with a warning. A kind the
@@ -104,11 +104,7 @@ func Generate(api *model.API, c *generator.Context, opts Options) (*Result, erro
 			for _, k := range v.Kinds {
 				units = append(units, []string{k.Kind, k.Kind + "List"})
 			}
-			for _, unit := range units {
-				for _, name := range unit {
-					pg.roots[name] = true
-				}
-			}
+			pg.roots = roots(units)
 			unitName := func(name string) string { return Unit(g, v, name) }
 			published := func(name string) string { return opts.Published[g.FullName+"/"+v.Name+"/"+name] }
 			if pkg != nil {
@@ -120,18 +116,10 @@ func Generate(api *model.API, c *generator.Context, opts Options) (*Result, erro
 					if errors.As(err, &numbering) {
 						return nil, fmt.Errorf("%w%s", err, pg.wayOut(numbering.typ, units, unitName, published))
 					}
-					var root *rootClash
-					if (pg.recorded[unit[0]] != nil || pg.legacy[unit[0]] != nil) && errors.As(err, &root) {
-						return nil, fmt.Errorf("%s.%s cannot keep its protobuf encoding: %w. Objects of %s in etcd are stored as protobuf (%s, or the protobuf code generated before, records it), "+
-							"which only generated protobuf methods can read, so generate stops rather than serve the kind as JSON. "+
-							"%s",
-							v.Package, unit[0], err, unit[0], rel, root.rename)
-					}
 					if pg.recorded[unit[0]] != nil || pg.legacy[unit[0]] != nil {
 						return nil, fmt.Errorf("%s.%s cannot keep its protobuf encoding: %w. Objects of %s in etcd are stored as protobuf (%s, or the protobuf code generated before, records it), "+
-							"which only generated protobuf methods can read, so generate stops rather than serve the kind as JSON. "+
-							"Give the field a type the encoding carries (scalars, strings, []byte, structs of this package, slices and pointers of these, maps with scalar keys, Kubernetes types with protobuf methods)",
-							v.Package, unit[0], err, unit[0], rel)
+							"which only generated protobuf methods can read, so generate stops rather than serve the kind as JSON. %s",
+							v.Package, unit[0], err, unit[0], rel, keepProtobuf(err))
 					}
 					api.Warnings = append(api.Warnings, fmt.Sprintf("%s.%s is served without protobuf: %v", v.Package, unit[0], err))
 					res.Partial = true
