@@ -393,7 +393,11 @@ func guarded(api *State, run func() ([]files.File, error)) (out []files.File, er
 			out, err = nil, fatalError(api.API, buf.String())
 		}
 	}()
-	return run()
+	out, err = run()
+	if err != nil {
+		err = located(api.API, err)
+	}
+	return out, err
 }
 
 // klogLine matches a klog line: "F1123 03:43:09.333807   27901 deepcopy.go:882] message".
@@ -415,26 +419,83 @@ func fatalError(api *model.API, logged string) error {
 		}
 		msg = strings.TrimSpace(rest)
 	}
-	// The types it names are "<import path>.<Type>", of a version package
-	// or of an internal one (copied from the versions).
+	if where := declaredAt(api, msg); where != "" {
+		return fmt.Errorf("%s (%s)", msg, where)
+	}
+	return errors.New(msg)
+}
+
+// located adds to an error a generator returned where the project declares
+// the types and members it names, unless it names a file:line already.
+func located(api *model.API, err error) error {
+	if goPosition.MatchString(err.Error()) {
+		return err
+	}
+	if where := declaredAt(api, err.Error()); where != "" {
+		return fmt.Errorf("%w (%s)", err, where)
+	}
+	return err
+}
+
+// goPosition is a file:line of a Go file in a message.
+var goPosition = regexp.MustCompile(`\.go:\d+`)
+
+// memberOf and memberIn are how openapi-gen names a field: "member (Ports)
+// of (<import path>.<Type>)", "in <import path>.<Type>: Ports: ".
+var (
+	memberOf = regexp.MustCompile(`member \((?P<member>\w+)\) of \((?P<type>[^)]+)\)`)
+	memberIn = regexp.MustCompile(`in (?P<type>[\w./-]+\.\w+): (?P<member>\w+): `)
+)
+
+// declaredAt says where the project declares the types, and the fields
+// (openapi-gen's "member (X) of (pkg.Type)"), that a generator's message
+// names as "<import path>.<Type>", or "".
+func declaredAt(api *model.API, msg string) string {
 	var where []string
 	seen := map[string]bool{}
-	for _, g := range api.Groups {
-		for _, v := range g.Versions {
-			for _, pkg := range []string{v.Package, g.Package} {
-				for _, m := range regexp.MustCompile(regexp.QuoteMeta(pkg)+`\.([A-Za-z_]\w*)`).FindAllStringSubmatch(msg, -1) {
-					if pos, ok := v.Declared[m[1]]; ok && !seen[pos.String()] {
-						seen[pos.String()] = true
-						where = append(where, fmt.Sprintf("%s: %s", pos, m[1]))
+	var members [][2]string // type, member
+	for _, re := range []*regexp.Regexp{memberOf, memberIn} {
+		for _, m := range re.FindAllStringSubmatch(msg, -1) {
+			members = append(members, [2]string{m[re.SubexpIndex("type")], m[re.SubexpIndex("member")]})
+		}
+	}
+	for _, m := range members {
+		for _, g := range api.Groups {
+			for _, v := range g.Versions {
+				typ, ok := strings.CutPrefix(m[0], v.Package+".")
+				if !ok || v.Types[typ] == nil {
+					continue
+				}
+				for _, f := range v.Types[typ].Fields {
+					if f.GoName == m[1] && !seen[f.Pos.String()] {
+						seen[f.Pos.String()] = true
+						where = append(where, fmt.Sprintf("%s: %s.%s", relPos(api.Root, f.Pos), typ, f.GoName))
 					}
 				}
 			}
 		}
 	}
 	if len(where) > 0 {
-		return fmt.Errorf("%s (declared at %s)", msg, strings.Join(where, ", "))
+		return "at " + strings.Join(where, ", ")
 	}
-	return errors.New(msg)
+	// The types it names are "<import path>.<Type>", of a version package
+	// or of an internal one (copied from the versions).
+	for _, g := range api.Groups {
+		for _, v := range g.Versions {
+			for _, pkg := range []string{v.Package, g.Package} {
+				for _, m := range regexp.MustCompile(regexp.QuoteMeta(pkg)+`\.([A-Za-z_]\w*)`).FindAllStringSubmatch(msg, -1) {
+					if pos, ok := v.Declared[m[1]]; ok && !seen[pos.String()] {
+						seen[pos.String()] = true
+						where = append(where, fmt.Sprintf("%s: %s", relPos(api.Root, pos), m[1]))
+					}
+				}
+			}
+		}
+	}
+	if len(where) > 0 {
+		return "declared at " + strings.Join(where, ", ")
+	}
+	return ""
 }
 
 // mainModuleReads lists the folders, relative to the project, of the

@@ -21,6 +21,8 @@ import (
 // as a field name of that type, and is listed in docs/markers.md. The
 // reserved names are read from the generated output, so a generator that
 // starts declaring another method extends them by itself; the docs follow.
+// (A struct with a field named like a protobuf method never gets the
+// protobuf methods of those names: TestFieldsNamedLikeProtobufMethods.)
 func TestEveryGeneratedMethodIsReserved(t *testing.T) {
 	root, _ := filepath.Abs("../example")
 	group := filepath.Join(root, "pkg", "apis", "stable")

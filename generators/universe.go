@@ -3,10 +3,12 @@ package generators
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/driver"
+	"github.com/apiserver-boot/apiserver-boot/generators/model"
 
 	"golang.org/x/tools/go/packages"
 	"k8s.io/gengo/v2"
@@ -58,6 +60,7 @@ func loadUniverse(api *State) (*generator.Context, error) {
 		return nil, err
 	}
 	rewriteObjectMarkers(c.Universe, api.apiPackages())
+	settlePatchTags(c.Universe, api.apiPackages())
 	tagClients(c.Universe, api)
 	// Types of other packages that API types refer to (core/v1, resource...)
 	// need OpenAPI definitions too: add their packages as inputs.
@@ -142,6 +145,45 @@ func rewriteObjectMarkers(u types.Universe, pkgs []string) {
 			}
 			if lines["+kubebuilder:object:generate=false"] {
 				add("+k8s:deepcopy-gen=false")
+			}
+		}
+	}
+}
+
+// settlePatchTags gives every member of the API types the +patchMergeKey
+// and +patchStrategy comment tags of its struct tags, once: openapi-gen
+// stops on a tag written twice ("multiple values are not allowed for tag
+// patchMergeKey") or one that differs from the struct tag ("Tags in comment
+// and struct should match"), naming no file, and types copied from or
+// embedding Kubernetes' often have both. The struct tag wins: strategic
+// merge patch reads it, and a CRD's schema has no patch strategy (the
+// model warns where they disagree). In memory, on the shared universe.
+func settlePatchTags(u types.Universe, pkgs []string) {
+	for _, path := range pkgs {
+		pkg := u.Package(path)
+		if pkg == nil {
+			continue
+		}
+		for _, t := range pkg.Types {
+			for i := range t.Members {
+				m := &t.Members[i]
+				for _, tag := range model.PatchTags {
+					want := reflect.StructTag(m.Tags).Get(tag)
+					got := model.PatchTagValues(m.CommentLines, tag)
+					if len(got) == 1 && got[0] == want || len(got) == 0 && want == "" {
+						continue
+					}
+					lines := m.CommentLines[:0:0]
+					for _, l := range m.CommentLines {
+						if len(model.PatchTagValues([]string{l}, tag)) == 0 {
+							lines = append(lines, l)
+						}
+					}
+					if want != "" {
+						lines = append(lines, "+"+tag+"="+want)
+					}
+					m.CommentLines = lines
+				}
 			}
 		}
 	}

@@ -78,25 +78,23 @@ func TestGenerateRefuses(t *testing.T) {
 }
 
 // reservedNames: a field named like a method the generated code
-// declares on its type (Size, by the protobuf encoding; DeepCopy, by
-// deepcopy-gen; OpenAPIModelName), or a hand-written method of that name,
-// would fail the build inside a zz_generated file: generate refuses it at the
-// field's line, saying which file declares what and what to do.
+// declares on its type (DeepCopy, by deepcopy-gen; OpenAPIModelName), or a
+// hand-written method of that name, would fail the build inside a
+// zz_generated file: generate refuses it at the field's line, saying which
+// file declares what and what to do. The protobuf methods (Size, Reset...)
+// are not reserved: a struct with such a field gets methods of other names
+// (TestFieldsNamedLikeProtobufMethods).
 func reservedNames(t *testing.T, dir string) {
 	for _, tc := range []struct {
 		fields string
 		wants  []string
 	}{
-		{"\t// +optional\n\tSize int32 `json:\"size,omitempty\"`\n", []string{
-			"pkg/apis/stable/v1/crontab_types.go:39:2: field CronTabSpec.Size: zz_generated.protobuf.go (the protobuf encoding) declares method Size on CronTabSpec",
-			"rename the Go field and keep its json tag `json:\"size\"`: the wire name is unchanged",
-		}},
 		{"\t// +optional\n\tDeepCopy int32 `json:\"deepCopy,omitempty\"`\n", []string{
 			"crontab_types.go:39:2: field CronTabSpec.DeepCopy: zz_generated.deepcopy.go (deepcopy-gen) declares method DeepCopy on CronTabSpec",
+			"rename the Go field and keep its json tag `json:\"deepCopy\"`: the wire name is unchanged",
 		}},
 		{"\t// +optional\n\tOpenAPIModelName string `json:\"modelName,omitempty\"`\n\t// +optional\n\tReset bool `json:\"reset,omitempty\"`\n", []string{
 			"crontab_types.go:39:2: field CronTabSpec.OpenAPIModelName: zz_generated.model_name.go",
-			"crontab_types.go:41:2: field CronTabSpec.Reset: zz_generated.protobuf.go (the protobuf encoding) declares method Reset",
 		}},
 	} {
 		restore := editSpec(t, dir, tc.fields)
@@ -111,14 +109,14 @@ func reservedNames(t *testing.T, dir string) {
 	failsNamingAll(t, dir, "field GetObjectKind", "pkg/apis/stable/v1/crontab_types.go:34:2: field CronTab.GetObjectKind hides the method GetObjectKind that CronTab gets from its embedded metav1.TypeMeta")
 	os.WriteFile(types, src, 0o644)
 
-	// A hand-written method the protobuf encoding declares too.
-	extra := filepath.Join(dir, "pkg", "apis", "stable", "v1", "size.go")
-	os.WriteFile(extra, []byte("package v1\n\n// Size is the number of replicas.\nfunc (s *CronTabSpec) Size() int { return int(s.Replicas) }\n"), 0o644)
-	failsNamingAll(t, dir, "method Size", "pkg/apis/stable/v1/size.go:4:23: method CronTabSpec.Size is declared by zz_generated.protobuf.go (the protobuf encoding) too")
+	// A hand-written method the generated code declares too.
+	extra := filepath.Join(dir, "pkg", "apis", "stable", "v1", "modelname.go")
+	os.WriteFile(extra, []byte("package v1\n\n// OpenAPIModelName names the spec.\nfunc (s CronTabSpec) OpenAPIModelName() string { return \"spec\" }\n"), 0o644)
+	failsNamingAll(t, dir, "method OpenAPIModelName", "pkg/apis/stable/v1/modelname.go:4:22: method CronTabSpec.OpenAPIModelName is declared by zz_generated.model_name.go")
 	os.Remove(extra)
 
 	// Renamed, with the json tag kept, it generates.
-	restore := editSpec(t, dir, "\t// +optional\n\tSizeBytes int32 `json:\"size,omitempty\"`\n")
+	restore := editSpec(t, dir, "\t// +optional\n\tCopy int32 `json:\"deepCopy,omitempty\"`\n")
 	mustRun(t, dir, "generate")
 	restore()
 }

@@ -76,6 +76,12 @@ type Version struct {
 	Types    map[string]*TypeDecl
 	// ModelPackage is the +k8s:openapi-model-package of the version, if any.
 	ModelPackage string
+	// otherTags are the comment tags of other generators on its types and
+	// fields, for one warning per kind of tag across the API.
+	otherTags []otherTag
+	// patchWarnings are the patch strategy comment tags that disagree with
+	// their struct tags.
+	patchWarnings []posWarning
 }
 
 // Kind is a served resource.
@@ -114,6 +120,14 @@ func LoadAPI(root string, p *project.Project, framework, header string) (*API, e
 			return nil, err
 		}
 	}
+	var tags []otherTag
+	for _, g := range api.Groups {
+		for _, v := range g.Versions {
+			tags = append(tags, v.otherTags...)
+			api.Warnings = append(api.Warnings, relWarnings(api.Root, v.patchWarnings)...)
+		}
+	}
+	api.Warnings = append(api.Warnings, api.otherTagWarnings(tags)...)
 	for _, r := range p.Resources {
 		if !r.Controller {
 			continue
@@ -252,6 +266,7 @@ func (v *Version) load() error {
 		if err := v.collectTypes(f, strings.HasSuffix(v.Fset.Position(f.Pos()).Filename, "_types.go"), all); err != nil {
 			return err
 		}
+		v.otherTags = append(v.otherTags, valueTags(v.Fset, f)...)
 		if err := eachTypeSpec(v.Fset, f, v.typeMarkers); err != nil {
 			return err
 		}

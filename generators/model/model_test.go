@@ -222,3 +222,89 @@ func TestMarkersWithoutMeaningWarn(t *testing.T) {
 		t.Errorf("want a did-you-mean error, got %v", err)
 	}
 }
+
+// TestOtherGeneratorsTagsWarnOncePerKind: Gateway API's comment tags
+// (lines of its v1.6.3 apis/v1), which generate does not read, give one
+// warning per kind of tag across the API, at the first one's file:line with
+// how many there are (an enum constant's counted), pointing at the CRD
+// manifest; closing tags and prose are not tags.
+func TestOtherGeneratorsTagsWarnOncePerKind(t *testing.T) {
+	root := t.TempDir()
+	for _, v := range []string{"v1", "v1beta1"} {
+		dir := filepath.Join(root, "pkg", "apis", "gateway", v)
+		os.MkdirAll(dir, 0o755)
+		storage := ""
+		if v == "v1" {
+			storage = "// +storageversion\n"
+		}
+		os.WriteFile(filepath.Join(dir, "gateway_types.go"), []byte("package "+v+`
+
+// +resource:path=gateways
+`+storage+`type Gateway struct {
+	Spec GatewaySpec `+"`json:\"spec\"`"+`
+}
+
+// <gateway:experimental:description>
+// GatewaySpec is the spec. A line <like this> is prose.
+// </gateway:experimental:description>
+type GatewaySpec struct {
+	// +optional
+	// +listType=atomic
+	// <gateway:validateIPAddress>
+	// +kubebuilder:validation:MaxItems=16
+	Addresses []string `+"`json:\"addresses,omitempty\"`"+`
+
+	// <gateway:util:excludeFromCRD>
+	// Ensures that when the same parent is referenced more than once...
+	// </gateway:util:excludeFromCRD>
+	// <gateway:standard:validation:XValidation:message="sectionName must be unique when parentRefs includes 2 or more references to the same parent",rule="self.all(p1, self.exists_one(p2, p1.name == p2.name))">
+	// <gateway:experimental:validation:XValidation:message="sectionName or port must be unique",rule="self.all(p1, self.exists_one(p2, p1.name == p2.name))">
+	// +optional
+	ParentRefs []string `+"`json:\"parentRefs,omitempty\"`"+`
+
+	// <gateway:experimental>
+	// <gateway:experimental:validation:Pattern=`+"`^[!-~]+([\\t ]?[!-~]+)*$`"+`>
+	// +optional
+	Name *string `+"`json:\"name,omitempty\"`"+`
+}
+
+const (
+	// <gateway:experimental>
+	Experimental = "x"
+)
+`), 0o644)
+	}
+	api, err := LoadAPI(root, &project.Project{Domain: "example.com", Module: "example.com/gw"}, "x", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tags []string
+	for _, w := range api.Warnings {
+		if strings.Contains(w, "comment tag <") {
+			tags = append(tags, w)
+		}
+	}
+	want := map[string]string{
+		"gateway:experimental:description":            "pkg/apis/gateway/v1/gateway_types.go:9: comment tag <gateway:experimental:description> (2 places, the first here)",
+		"gateway:validateIPAddress":                   "pkg/apis/gateway/v1/gateway_types.go:15: comment tag <gateway:validateIPAddress> (2 places, the first here)",
+		"gateway:util:excludeFromCRD":                 "gateway_types.go:19: comment tag <gateway:util:excludeFromCRD> (2 places",
+		"gateway:standard:validation:XValidation":     "gateway_types.go:22: comment tag <gateway:standard:validation:XValidation> (2 places",
+		"gateway:experimental:validation:XValidation": "gateway_types.go:23: comment tag <gateway:experimental:validation:XValidation> (2 places",
+		"gateway:experimental":                        "gateway_types.go:27: comment tag <gateway:experimental> (4 places",
+		"gateway:experimental:validation:Pattern":     "gateway_types.go:28: comment tag <gateway:experimental:validation:Pattern> (2 places",
+	}
+	if len(tags) != len(want) {
+		t.Errorf("want %d warnings, one per kind of tag, got %d:\n%s", len(want), len(tags), strings.Join(tags, "\n"))
+	}
+	for key, w := range want {
+		found := false
+		for _, got := range tags {
+			if strings.Contains(got, w) && strings.Contains(got, "config/crd/bases/<group>_<plural>.yaml") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no warning for %s: want %q in\n%s", key, w, strings.Join(tags, "\n"))
+		}
+	}
+}

@@ -128,6 +128,7 @@ func (v *Version) collectTypes(f *ast.File, typesFile bool, all map[string]*Type
 				return err
 			}
 		}
+		v.otherTags = append(v.otherTags, otherTags(v.Fset, groups...)...)
 		td := &TypeDecl{Name: ts.Name.Name, Pos: v.Fset.Position(ts.Pos())}
 		st, isStruct := ts.Type.(*ast.StructType)
 		if !isStruct {
@@ -145,6 +146,10 @@ func (v *Version) collectTypes(f *ast.File, typesFile bool, all map[string]*Type
 					if err := v.check(l, markers.DescribesField); err != nil {
 						return err
 					}
+				}
+				v.otherTags = append(v.otherTags, otherTags(v.Fset, fieldGroups...)...)
+				if len(af.Names) > 0 {
+					v.patchWarnings = append(v.patchWarnings, patchTagWarnings(v.Fset, af, ts.Name.Name, af.Names[0].Name, fieldGroups...)...)
 				}
 				// Field markers are parsed here to report a malformed one at
 				// its line; their meaning is the schema's (crdschema).

@@ -39,7 +39,9 @@ import (
 // emits them last field first, as the buffer is written from its end), and
 // Unmarshal cases.
 type protoType struct {
-	Name      string
+	Name string
+	// Methods name the methods declared (Own: only the three it names).
+	Methods   methodSet
 	Size      []string
 	Marshal   []string
 	Unmarshal []string
@@ -102,6 +104,7 @@ func Generate(api *model.API, c *generator.Context, opts Options) (*Result, erro
 			for _, k := range v.Kinds {
 				units = append(units, []string{k.Kind, k.Kind + "List"})
 			}
+			pg.roots = roots(units)
 			unitName := func(name string) string { return Unit(g, v, name) }
 			published := func(name string) string { return opts.Published[g.FullName+"/"+v.Name+"/"+name] }
 			if pkg != nil {
@@ -115,9 +118,8 @@ func Generate(api *model.API, c *generator.Context, opts Options) (*Result, erro
 					}
 					if pg.recorded[unit[0]] != nil || pg.legacy[unit[0]] != nil {
 						return nil, fmt.Errorf("%s.%s cannot keep its protobuf encoding: %w. Objects of %s in etcd are stored as protobuf (%s, or the protobuf code generated before, records it), "+
-							"which only generated protobuf methods can read, so generate stops rather than serve the kind as JSON. "+
-							"Give the field a type the encoding carries (scalars, strings, []byte, structs of this package, slices and pointers of these, maps with scalar keys, Kubernetes types with protobuf methods)",
-							v.Package, unit[0], err, unit[0], rel)
+							"which only generated protobuf methods can read, so generate stops rather than serve the kind as JSON. %s",
+							v.Package, unit[0], err, unit[0], rel, keepProtobuf(err))
 					}
 					api.Warnings = append(api.Warnings, fmt.Sprintf("%s.%s is served without protobuf: %v", v.Package, unit[0], err))
 					res.Partial = true
@@ -156,6 +158,9 @@ type protoGen struct {
 	legacyWires map[string]map[string]string
 	// universe is the loaded version package.
 	universe *types.Package
+	// roots are the object types the serializer encodes: kinds, their
+	// lists and the request types of subresources.
+	roots map[string]bool
 }
 
 // usesSortIn tells whether the emitted code sorts map keys.
@@ -203,6 +208,9 @@ func (g *protoGen) collect(t *types.Type) error {
 		return nil
 	}
 	g.seen[t.Name.Name] = true
+	if err := g.checkRoot(t); err != nil {
+		return err
+	}
 	fields, err := g.number(t)
 	if err != nil {
 		var numbering *numberingError
@@ -211,12 +219,16 @@ func (g *protoGen) collect(t *types.Type) error {
 		}
 		return err
 	}
-	pt := protoType{Name: t.Name.Name}
+	pt := protoType{Name: t.Name.Name, Methods: g.methodsOf(t)}
 	for _, f := range fields {
 		field := fmt.Sprintf("%s.%s", t.Name.Name, f.member.Name)
 		code, err := g.field(f.member.Type, "m."+f.member.Name, f.num, field)
 		if err != nil {
-			return err
+			var numbering *numberingError
+			if errors.As(err, &numbering) || strings.Contains(err.Error(), ".go:") {
+				return err
+			}
+			return fmt.Errorf("%s: %w", g.pos(t.Name.Name, f.member.Name), err) // the innermost field's
 		}
 		pt.Size = append(pt.Size, code.size)
 		pt.Marshal = append(pt.Marshal, code.marshal)
@@ -766,8 +778,8 @@ type protoField struct {
 }
 
 // putMessage writes message x (addressable) backwards, length first.
-func putMessage(x string) string {
-	return fmt.Sprintf("{\nn, err := %s.MarshalToSizedBuffer(dAtA[:i])\nif err != nil {\nreturn 0, err\n}\ni -= n\ni = zzProtoPutVarint(dAtA, i, uint64(n))\n}", x)
+func putMessage(x string, ms methodSet) string {
+	return fmt.Sprintf("{\nn, err := %s.%s(dAtA[:i])\nif err != nil {\nreturn 0, err\n}\ni -= n\ni = zzProtoPutVarint(dAtA, i, uint64(n))\n}", x, ms.MarshalToSizedBuffer)
 }
 
 func putTag(num int, wire string) string {
@@ -802,19 +814,21 @@ func (g *protoGen) field(t *types.Type, x string, num int, field string) (protoF
 		if ok, err := g.message(elem, field); err != nil || !ok {
 			return protoField{}, orUnsupported(err, field, t)
 		}
+		ms := g.methodsOf(elem)
 		return protoField{
-			size:      fmt.Sprintf("if %s != nil {\nn += %s + protowire.SizeBytes(%s.Size())\n}", x, tagSize, x),
-			marshal:   fmt.Sprintf("if %s != nil {\n%s\n%s\n}", x, putMessage(x), putTag(num, "protowire.BytesType")),
-			unmarshal: expectWire("protowire.BytesType", fmt.Sprintf("v, n := protowire.ConsumeBytes(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\nif %s == nil {\n%s = new(%s)\n}\nif err := %s.Unmarshal(v); err != nil {\nreturn err\n}\nb = b[n:]", x, x, g.qualified(elem), x)),
+			size:      fmt.Sprintf("if %s != nil {\nn += %s + protowire.SizeBytes(%s.%s())\n}", x, tagSize, x, ms.Size),
+			marshal:   fmt.Sprintf("if %s != nil {\n%s\n%s\n}", x, putMessage(x, ms), putTag(num, "protowire.BytesType")),
+			unmarshal: expectWire("protowire.BytesType", fmt.Sprintf("v, n := protowire.ConsumeBytes(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\nif %s == nil {\n%s = new(%s)\n}\nif err := %s.%s(v); err != nil {\nreturn err\n}\nb = b[n:]", x, x, g.qualified(elem), x, ms.Unmarshal)),
 		}, nil
 	case types.Struct:
 		if ok, err := g.message(t, field); err != nil || !ok {
 			return protoField{}, orUnsupported(err, field, t)
 		}
+		ms := g.methodsOf(t)
 		return protoField{
-			size:      fmt.Sprintf("n += %s + protowire.SizeBytes(%s.Size())", tagSize, x),
-			marshal:   putMessage(x) + "\n" + putTag(num, "protowire.BytesType"),
-			unmarshal: expectWire("protowire.BytesType", fmt.Sprintf("v, n := protowire.ConsumeBytes(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\nif err := %s.Unmarshal(v); err != nil {\nreturn err\n}\nb = b[n:]", x)),
+			size:      fmt.Sprintf("n += %s + protowire.SizeBytes(%s.%s())", tagSize, x, ms.Size),
+			marshal:   putMessage(x, ms) + "\n" + putTag(num, "protowire.BytesType"),
+			unmarshal: expectWire("protowire.BytesType", fmt.Sprintf("v, n := protowire.ConsumeBytes(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\nif err := %s.%s(v); err != nil {\nreturn err\n}\nb = b[n:]", x, ms.Unmarshal)),
 		}, nil
 	case types.Slice:
 		elem := t.Elem
@@ -836,10 +850,11 @@ func (g *protoGen) field(t *types.Type, x string, num int, field string) (protoF
 		if ok, err := g.message(elem, field); err != nil || !ok {
 			return protoField{}, orUnsupported(err, field, t)
 		}
+		ms := g.methodsOf(elem)
 		return protoField{
-			size:      fmt.Sprintf("for j := range %s {\nn += %s + protowire.SizeBytes(%s[j].Size())\n}", x, tagSize, x),
-			marshal:   fmt.Sprintf("for j := len(%s) - 1; j >= 0; j-- {\n%s\n%s\n}", x, putMessage(x+"[j]"), putTag(num, "protowire.BytesType")),
-			unmarshal: expectWire("protowire.BytesType", fmt.Sprintf("v, n := protowire.ConsumeBytes(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\nvar e %s\nif err := e.Unmarshal(v); err != nil {\nreturn err\n}\n%s = append(%s, e)\nb = b[n:]", g.qualified(elem), x, x)),
+			size:      fmt.Sprintf("for j := range %s {\nn += %s + protowire.SizeBytes(%s[j].%s())\n}", x, tagSize, x, ms.Size),
+			marshal:   fmt.Sprintf("for j := len(%s) - 1; j >= 0; j-- {\n%s\n%s\n}", x, putMessage(x+"[j]", ms), putTag(num, "protowire.BytesType")),
+			unmarshal: expectWire("protowire.BytesType", fmt.Sprintf("v, n := protowire.ConsumeBytes(b)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\nvar e %s\nif err := e.%s(v); err != nil {\nreturn err\n}\n%s = append(%s, e)\nb = b[n:]", g.qualified(elem), ms.Unmarshal, x, x)),
 		}, nil
 	case types.Map:
 		return g.mapField(t, x, num, field)
@@ -871,10 +886,11 @@ func (g *protoGen) mapValue(t *types.Type, field string) (mapValue, error) {
 	if ok, err := g.message(elem, field); err != nil || !ok {
 		return mapValue{}, orUnsupported(err, field, t)
 	}
+	ms := g.methodsOf(elem)
 	v := mapValue{
 		typ: g.qualified(elem), decl: "var val " + g.qualified(elem),
-		size: "l += protowire.SizeTag(2) + protowire.SizeBytes(v.Size())",
-		put:  putMessage("v") + "\n" + putTag(2, "protowire.BytesType"),
+		size: "l += protowire.SizeTag(2) + protowire.SizeBytes(v." + ms.Size + "())",
+		put:  putMessage("v", ms) + "\n" + putTag(2, "protowire.BytesType"),
 		wire: "protowire.BytesType",
 	}
 	newVal := ""
@@ -885,7 +901,7 @@ func (g *protoGen) mapValue(t *types.Type, field string) (mapValue, error) {
 		v.put = fmt.Sprintf("if v != nil {\n%s\n}", v.put)
 		newVal = "val = new(" + g.qualified(elem) + ")\n"
 	}
-	v.dec = "v, n := protowire.ConsumeBytes(entry)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\n" + newVal + "if err := val.Unmarshal(v); err != nil {\nreturn err\n}\nentry = entry[n:]"
+	v.dec = "v, n := protowire.ConsumeBytes(entry)\nif n < 0 {\nreturn protowire.ParseError(n)\n}\n" + newVal + "if err := val." + ms.Unmarshal + "(v); err != nil {\nreturn err\n}\nentry = entry[n:]"
 	return v, nil
 }
 
