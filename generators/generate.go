@@ -32,6 +32,7 @@ import (
 	"k8s.io/gengo/v2/generator"
 	"k8s.io/klog/v2"
 
+	"github.com/apiserver-boot/apiserver-boot/generators/crdmanifest"
 	"github.com/apiserver-boot/apiserver-boot/generators/crdschema"
 	"github.com/apiserver-boot/apiserver-boot/generators/driver"
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
@@ -149,6 +150,11 @@ func Run(m *model.API, opts Options) (res *Result, err error) {
 	if err := checkPinnedModules(api.API); err != nil {
 		return nil, err
 	}
+	// A kind's CRD manifest gives its names, columns and subresources
+	// (and, in crdschema, its schema), before anything is rendered.
+	if err := applyManifests(api); err != nil {
+		return nil, err
+	}
 	staged, err := writeSourceFiles(api, tx)
 	if err != nil {
 		return nil, err
@@ -171,6 +177,21 @@ func Run(m *model.API, opts Options) (res *Result, err error) {
 		return res, lf
 	}
 	return res, nil
+}
+
+// applyManifests reads the CRD manifest of every kind that has one and
+// makes the model say what it says (crdmanifest.Apply).
+func applyManifests(api *State) error {
+	set, err := crdmanifest.Load(api.API)
+	if err != nil {
+		return err
+	}
+	warnings, err := crdmanifest.Apply(api.API, set)
+	if err != nil {
+		return err
+	}
+	api.Warnings = append(api.Warnings, warnings...)
+	return nil
 }
 
 // writeSourceFiles runs the source generators and writes their files: the

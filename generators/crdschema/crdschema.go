@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"go/token"
+	"go/types"
 	"sort"
 	"strings"
 
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-tools/pkg/loader"
 	"sigs.k8s.io/controller-tools/pkg/markers"
 
+	"github.com/apiserver-boot/apiserver-boot/generators/crdmanifest"
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
 )
 
@@ -29,6 +31,10 @@ type Schema struct {
 	// Model is the OpenAPI definition openapi-gen names the kind's type.
 	Model  string
 	Schema *apiextensionsv1.JSONSchemaProps
+	// Manifest is the project-relative path of the CRD manifest the schema
+	// was read from (package crdmanifest); empty when the markers gave it.
+	Manifest string
+	manifest *crdmanifest.Manifest
 }
 
 // Key identifies a schema: "<group>/<version>/<Kind>".
@@ -52,6 +58,10 @@ func GenerateDocumented(api *model.API, env []string) ([]Schema, []string, error
 }
 
 func generate(api *model.API, env []string, documented bool) ([]Schema, []string, error) {
+	manifests, err := crdmanifest.Load(api)
+	if err != nil {
+		return nil, nil, err
+	}
 	reg := &markers.Registry{}
 	if err := (crd.Generator{}).RegisterMarkers(reg); err != nil {
 		return nil, nil, err
@@ -79,8 +89,9 @@ func generate(api *model.API, env []string, documented bool) ([]Schema, []string
 		byPath[r.PkgPath] = r
 	}
 	var out []Schema
-	var warnings []string
+	var warnings, manifestErrs []string
 	seen := map[token.Pos]bool{}
+	diffs := map[*crdmanifest.Manifest][]string{}
 	for _, g := range api.Groups {
 		for _, v := range g.Versions {
 			pkg := byPath[v.Package]
@@ -99,13 +110,40 @@ func generate(api *model.API, env []string, documented bool) ([]Schema, []string
 					// As controller-gen writes it: the server validates metadata itself.
 					s.Properties["metadata"] = apiextensionsv1.JSONSchemaProps{Type: "object"}
 				}
-				out = append(out, Schema{Group: g.FullName, Version: v.Name, Kind: k.Kind, Model: v.ModelPackage + "." + k.Kind, Schema: &s})
-				warnings = append(warnings, kindWarnings(pkg, api.Root, api.Module, k.Kind, &s, seen)...)
+				schema := Schema{Group: g.FullName, Version: v.Name, Kind: k.Kind, Model: v.ModelPackage + "." + k.Kind, Schema: &s}
+				if m := manifests[crdmanifest.Key(g.FullName, k.Kind)]; m != nil {
+					// The manifest is the schema, checked against the Go
+					// type and its markers' schema.
+					ms := manifestSchema(m, v.Name, documented)
+					if errs := structuralErrors(m, v.Name, ms); len(errs) > 0 {
+						manifestErrs = append(manifestErrs, errs...)
+						continue
+					}
+					var t types.Type
+					if obj := pkg.Types.Scope().Lookup(k.Kind); obj != nil {
+						t = obj.Type()
+					}
+					errs, d := checkAgainstGo(m, v.Name, k.Kind, api.Root, pkg.Fset, t, ms, &s)
+					manifestErrs = append(manifestErrs, errs...)
+					diffs[m] = append(diffs[m], d...)
+					schema.Schema, schema.Manifest, schema.manifest = ms, m.Path, m
+				}
+				out = append(out, schema)
+				warnings = append(warnings, kindWarnings(pkg, api.Root, api.Module, k.Kind, schema.Schema, seen)...)
 			}
 		}
 	}
 	if err := rootErrors(roots); err != nil {
 		return nil, nil, err
+	}
+	if len(manifestErrs) > 0 {
+		return nil, nil, errors.New(strings.Join(manifestErrs, "\n"))
+	}
+	// One warning per kind whose manifest says otherwise than its markers.
+	for _, m := range sortedManifests(diffs) {
+		if len(diffs[m]) > 0 {
+			warnings = append(warnings, manifestWarning(m, m.CRD.Spec.Names.Kind, diffs[m]))
+		}
 	}
 	// CEL rules that do not compile are generate errors, as kube-apiserver
 	// refuses them in a CRD (the server checks the cost budget at start).
@@ -143,4 +181,14 @@ func rootErrors(roots []*loader.Package) error {
 	}
 	sort.Strings(msgs)
 	return errors.New(strings.Join(msgs, "\n"))
+}
+
+// sortedManifests are the manifests of diffs by path.
+func sortedManifests(diffs map[*crdmanifest.Manifest][]string) []*crdmanifest.Manifest {
+	out := make([]*crdmanifest.Manifest, 0, len(diffs))
+	for m := range diffs {
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
 }

@@ -23,6 +23,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
+	"github.com/apiserver-boot/apiserver-boot/generators/crdmanifest"
 	"github.com/apiserver-boot/apiserver-boot/generators/crdschema"
 	"github.com/apiserver-boot/apiserver-boot/generators/driver"
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
@@ -55,6 +56,15 @@ type Kind struct {
 // generate gives the server, with their descriptions kept: errors in the
 // types or markers name their file:line.
 func Load(api *model.API) ([]Group, error) {
+	// A kind's CRD manifest gives its names, columns and subresources, as
+	// generate serves them.
+	manifests, err := crdmanifest.Load(api)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := crdmanifest.Apply(api, manifests); err != nil {
+		return nil, err
+	}
 	schemas, _, err := crdschema.GenerateDocumented(api, driver.LoadEnv())
 	if err != nil {
 		return nil, err
