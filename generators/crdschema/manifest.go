@@ -104,18 +104,14 @@ type goCheck struct {
 // and the other differences.
 func checkAgainstGo(m *crdmanifest.Manifest, version, kind, root string, fset *token.FileSet, t types.Type, ms, gs *apiextensionsv1.JSONSchemaProps) (errs, diffs []string) {
 	c := &goCheck{m: m, version: version, kind: kind, root: root, fset: fset}
-	holder := token.NoPos
-	if n, ok := t.(*types.Named); ok {
-		holder = n.Obj().Pos()
-	}
-	c.walk(ms, gs, t, holder, nil, "", 0)
+	c.walk(ms, gs, t, goAt{name: kind}, nil, "", 0)
 	return c.errs, c.diffs
 }
 
 // walk compares manifest node ms with Go schema node gs of Go type t (nil
 // when not resolved); holder is where the Go type holding the node is
 // declared, keys the YAML path below openAPIV3Schema, path the JSON path.
-func (c *goCheck) walk(ms, gs *apiextensionsv1.JSONSchemaProps, t types.Type, holder token.Pos, keys []string, path string, depth int) {
+func (c *goCheck) walk(ms, gs *apiextensionsv1.JSONSchemaProps, t types.Type, holder goAt, keys []string, path string, depth int) {
 	if depth > 64 {
 		return
 	}
@@ -124,7 +120,7 @@ func (c *goCheck) walk(ms, gs *apiextensionsv1.JSONSchemaProps, t types.Type, ho
 			t = p.Elem()
 		}
 		if n, ok := t.(*types.Named); ok {
-			holder = n.Obj().Pos()
+			holder = goAt{n.Obj().Pos(), n.Obj().Name()}
 		}
 	}
 	if gs.Type == "" {
@@ -160,7 +156,7 @@ func (c *goCheck) walk(ms, gs *apiextensionsv1.JSONSchemaProps, t types.Type, ho
 		var ft types.Type
 		fpos := holder
 		if f := goField(t, name); f != nil {
-			ft, fpos = f.Type(), f.Pos()
+			ft, fpos = f.Type(), goAt{f.Pos(), "field " + f.Name()}
 		}
 		switch {
 		case ok:
@@ -169,7 +165,7 @@ func (c *goCheck) walk(ms, gs *apiextensionsv1.JSONSchemaProps, t types.Type, ho
 			c.walk(&mp, goValues, mapElem(t), holder, pkeys, ppath, depth+1)
 		case goAny:
 		default:
-			c.errs = append(c.errs, fmt.Sprintf("%s: the manifest declares %s of %s %s, and the Go type (%s) has no field of that JSON name: what a client sends there would be lost in storage; add the field to the Go type, or remove it from the manifest",
+			c.errs = append(c.errs, fmt.Sprintf("%s: the manifest declares %s of %s %s, and the Go type %s has no field of that JSON name: what a client sends there would be lost in storage; add the field to the Go type, or remove it from the manifest",
 				c.m.Pos(c.m.SchemaPath(c.version, pkeys...)...), ppath, c.kind, c.version, c.pos(holder)))
 		}
 	}
@@ -183,7 +179,7 @@ func (c *goCheck) walk(ms, gs *apiextensionsv1.JSONSchemaProps, t types.Type, ho
 		case goValues != nil:
 			c.walk(ms.AdditionalProperties.Schema, goValues, mapElem(t), holder, append(slices.Clip(keys), "additionalProperties"), path+"[*]", depth+1)
 		case !goAny:
-			c.errs = append(c.errs, fmt.Sprintf("%s: %s of %s %s holds any key in the manifest (additionalProperties), and the Go type (%s) only its fields: the other keys would be lost in storage; make the Go type a map, or declare properties in the manifest",
+			c.errs = append(c.errs, fmt.Sprintf("%s: %s of %s %s holds any key in the manifest (additionalProperties), and the Go type %s only its fields: the other keys would be lost in storage; make the Go type a map, or declare properties in the manifest",
 				c.m.Pos(c.m.SchemaPath(c.version, append(slices.Clip(keys), "additionalProperties")...)...), where(path), c.kind, c.version, c.pos(holder)))
 		}
 	}
@@ -200,16 +196,22 @@ func (c *goCheck) diff(path, what string) {
 	c.diffs = append(c.diffs, fmt.Sprintf("%s %s (%s)", c.version, p, what))
 }
 
-// pos names a Go position relative to the project.
-func (c *goCheck) pos(p token.Pos) string {
-	if !p.IsValid() || c.fset == nil {
-		return c.kind
+// goAt is a Go declaration: a named type, or a field.
+type goAt struct {
+	pos  token.Pos
+	name string
+}
+
+// pos names a Go declaration and where it is, relative to the project.
+func (c *goCheck) pos(at goAt) string {
+	if !at.pos.IsValid() || c.fset == nil {
+		return at.name
 	}
-	pos := c.fset.Position(p)
+	pos := c.fset.Position(at.pos)
 	if rel, err := filepath.Rel(c.root, pos.Filename); err == nil && !strings.HasPrefix(rel, "..") {
 		pos.Filename = rel
 	}
-	return fmt.Sprintf("%s:%d", pos.Filename, pos.Line)
+	return fmt.Sprintf("%s at %s:%d", at.name, pos.Filename, pos.Line)
 }
 
 // compatible tells whether a Go type with schema type goType holds every
