@@ -124,7 +124,7 @@ func InputsHash(root string, reads []string) (string, error) {
 var manifestMarker = regexp.MustCompile(`\+` + model.ManifestMarker + `=(?:"([^"]+)"|(\S+))`)
 
 // manifestInputs are the CRD manifests a run may read (package
-// crdmanifest): every YAML file under config/crd (kubebuilder's
+// crdschema.LoadManifests): every YAML file under config/crd (kubebuilder's
 // config/crd/bases/<group>_<plural>.yaml; one added or removed changes the
 // list, so the hash), and the paths
 // +crd:manifest markers in the Go files of inputs name.

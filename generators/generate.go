@@ -32,7 +32,6 @@ import (
 	"k8s.io/gengo/v2/generator"
 	"k8s.io/klog/v2"
 
-	"github.com/apiserver-boot/apiserver-boot/generators/crdmanifest"
 	"github.com/apiserver-boot/apiserver-boot/generators/crdschema"
 	"github.com/apiserver-boot/apiserver-boot/generators/driver"
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
@@ -180,13 +179,13 @@ func Run(m *model.API, opts Options) (res *Result, err error) {
 }
 
 // applyManifests reads the CRD manifest of every kind that has one and
-// makes the model say what it says (crdmanifest.Apply).
+// makes the model say what it says (crdschema.ApplyManifests).
 func applyManifests(api *State) error {
-	set, err := crdmanifest.Load(api.API)
+	set, err := crdschema.LoadManifests(api.API)
 	if err != nil {
 		return err
 	}
-	warnings, err := crdmanifest.Apply(api.API, set)
+	warnings, err := crdschema.ApplyManifests(api.API, set)
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-tools/pkg/loader"
 	"sigs.k8s.io/controller-tools/pkg/markers"
 
-	"github.com/apiserver-boot/apiserver-boot/generators/crdmanifest"
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
 )
 
@@ -32,9 +31,9 @@ type Schema struct {
 	Model  string
 	Schema *apiextensionsv1.JSONSchemaProps
 	// Manifest is the project-relative path of the CRD manifest the schema
-	// was read from (package crdmanifest); empty when the markers gave it.
+	// was read from (LoadManifests); empty when the markers gave it.
 	Manifest string
-	manifest *crdmanifest.Manifest
+	manifest *Manifest
 }
 
 // Key identifies a schema: "<group>/<version>/<Kind>".
@@ -58,7 +57,7 @@ func GenerateDocumented(api *model.API, env []string) ([]Schema, []string, error
 }
 
 func generate(api *model.API, env []string, documented bool) ([]Schema, []string, error) {
-	manifests, err := crdmanifest.Load(api)
+	manifests, err := LoadManifests(api)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -91,7 +90,7 @@ func generate(api *model.API, env []string, documented bool) ([]Schema, []string
 	var out []Schema
 	var warnings, manifestErrs []string
 	seen := map[token.Pos]bool{}
-	diffs := map[*crdmanifest.Manifest][]string{}
+	diffs := map[*Manifest][]string{}
 	for _, g := range api.Groups {
 		for _, v := range g.Versions {
 			pkg := byPath[v.Package]
@@ -111,7 +110,7 @@ func generate(api *model.API, env []string, documented bool) ([]Schema, []string
 					s.Properties["metadata"] = apiextensionsv1.JSONSchemaProps{Type: "object"}
 				}
 				schema := Schema{Group: g.FullName, Version: v.Name, Kind: k.Kind, Model: v.ModelPackage + "." + k.Kind, Schema: &s}
-				if m := manifests[crdmanifest.Key(g.FullName, k.Kind)]; m != nil {
+				if m := manifests[ManifestKey(g.FullName, k.Kind)]; m != nil {
 					// The manifest is the schema, checked against the Go
 					// type and its markers' schema.
 					ms := manifestSchema(m, v.Name, documented)
@@ -184,8 +183,8 @@ func rootErrors(roots []*loader.Package) error {
 }
 
 // sortedManifests are the manifests of diffs by path.
-func sortedManifests(diffs map[*crdmanifest.Manifest][]string) []*crdmanifest.Manifest {
-	out := make([]*crdmanifest.Manifest, 0, len(diffs))
+func sortedManifests(diffs map[*Manifest][]string) []*Manifest {
+	out := make([]*Manifest, 0, len(diffs))
 	for m := range diffs {
 		out = append(out, m)
 	}

@@ -14,11 +14,9 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-
-	"github.com/apiserver-boot/apiserver-boot/generators/crdmanifest"
 )
 
-// A kind's CRD manifest is its schema (package crdmanifest): the schema of
+// A kind's CRD manifest is its schema (manifestfile.go): the schema of
 // each served version is the manifest's, checked against the Go type, whose
 // schema (from its markers) is computed as for any kind. A field the
 // manifest declares must be one the Go type can hold, or what a client
@@ -28,7 +26,7 @@ import (
 // manifestSchema is the schema of a version of a kind as its manifest
 // declares it: metadata as controller-gen writes it (the server validates
 // metadata itself), descriptions dropped unless documented.
-func manifestSchema(m *crdmanifest.Manifest, version string, documented bool) *apiextensionsv1.JSONSchemaProps {
+func manifestSchema(m *Manifest, version string, documented bool) *apiextensionsv1.JSONSchemaProps {
 	s := m.Version(version).Schema.OpenAPIV3Schema.DeepCopy()
 	if !documented {
 		truncateDescriptions(s)
@@ -72,7 +70,7 @@ func visitSchema(s *apiextensionsv1.JSONSchemaProps, fn func(*apiextensionsv1.JS
 
 // structuralErrors refuses a manifest schema kube-apiserver would refuse
 // in a CRD: one that is not structural, naming the manifest's line.
-func structuralErrors(m *crdmanifest.Manifest, version string, s *apiextensionsv1.JSONSchemaProps) []string {
+func structuralErrors(m *Manifest, version string, s *apiextensionsv1.JSONSchemaProps) []string {
 	internal := &apiextensions.JSONSchemaProps{}
 	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(s, internal, nil); err != nil {
 		return []string{fmt.Sprintf("%s: %v", m.Pos(m.SchemaPath(version)...), err)}
@@ -83,7 +81,7 @@ func structuralErrors(m *crdmanifest.Manifest, version string, s *apiextensionsv
 	}
 	var out []string
 	for _, e := range structuralschema.ValidateStructural(nil, structural) {
-		out = append(out, fmt.Sprintf("%s: the schema of version %s is not structural, as kube-apiserver requires of a CRD: %s", m.Pos(m.SchemaPath(version, crdmanifest.FieldPathKeys(e.Field)...)...), version, e.Error()))
+		out = append(out, fmt.Sprintf("%s: the schema of version %s is not structural, as kube-apiserver requires of a CRD: %s", m.Pos(m.SchemaPath(version, FieldPathKeys(e.Field)...)...), version, e.Error()))
 	}
 	return out
 }
@@ -91,7 +89,7 @@ func structuralErrors(m *crdmanifest.Manifest, version string, s *apiextensionsv
 // goCheck walks a manifest's schema of a kind beside the schema its Go
 // type's markers give, and the Go type itself (for the positions errors name).
 type goCheck struct {
-	m          *crdmanifest.Manifest
+	m          *Manifest
 	version    string
 	kind, root string
 	fset       *token.FileSet
@@ -102,7 +100,7 @@ type goCheck struct {
 // checkAgainstGo compares the manifest's schema ms of a kind's version
 // with the Go type t's schema gs: errors for what the Go type cannot hold,
 // and the other differences.
-func checkAgainstGo(m *crdmanifest.Manifest, version, kind, root string, fset *token.FileSet, t types.Type, ms, gs *apiextensionsv1.JSONSchemaProps) (errs, diffs []string) {
+func checkAgainstGo(m *Manifest, version, kind, root string, fset *token.FileSet, t types.Type, ms, gs *apiextensionsv1.JSONSchemaProps) (errs, diffs []string) {
 	c := &goCheck{m: m, version: version, kind: kind, root: root, fset: fset}
 	c.walk(ms, gs, t, goAt{name: kind}, nil, "", 0)
 	return c.errs, c.diffs
@@ -322,7 +320,7 @@ func mapElem(t types.Type) types.Type {
 
 // manifestWarning is the one warning of a kind whose manifest differs from
 // its Go type's markers otherwise than in what the Go type can hold.
-func manifestWarning(m *crdmanifest.Manifest, kind string, diffs []string) string {
+func manifestWarning(m *Manifest, kind string, diffs []string) string {
 	const shown = 5
 	list := diffs
 	more := ""

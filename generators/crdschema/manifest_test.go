@@ -180,7 +180,7 @@ func TestManifestIsTheSchema(t *testing.T) {
 		"pkg/apis/shop/v1/widget_types.go":      widgetGo("v1", "// +storageversion"),
 		"pkg/apis/shop/v1beta1/widget_types.go": widgetGo("v1beta1", ""),
 		"pkg/apis/shop/v1/gadget_types.go":      strings.NewReplacer("Widget", "Gadget", "widgets", "gadgets", "type Part struct", "type GadgetPart struct", "[]Part", "[]GadgetPart").Replace(widgetGo("v1", "")),
-		manifestPath: manifest,
+		manifestPath:                            manifest,
 	})
 	schemas, warnings, err := Generate(api, nil)
 	if err != nil {

@@ -766,3 +766,6 @@ func (c PrintColumn) Validate() error { return c.validate() }
 
 // Validate checks the JSON paths of a scale subresource (a CRD manifest's).
 func (s ScaleSubresource) Validate() error { return s.validate() }
+
+// Validate checks a selectable field's JSON path (a CRD manifest's).
+func (f SelectableField) Validate() error { return project.ValidateFieldPath(f.JSONPath) }

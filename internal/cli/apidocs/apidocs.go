@@ -23,7 +23,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/apiserver-boot/apiserver-boot/generators"
-	"github.com/apiserver-boot/apiserver-boot/generators/crdmanifest"
 	"github.com/apiserver-boot/apiserver-boot/generators/crdschema"
 	"github.com/apiserver-boot/apiserver-boot/generators/driver"
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
@@ -58,11 +57,11 @@ type Kind struct {
 func Load(api *model.API) ([]Group, error) {
 	// A kind's CRD manifest gives its names, columns and subresources, as
 	// generate serves them.
-	manifests, err := crdmanifest.Load(api)
+	manifests, err := crdschema.LoadManifests(api)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := crdmanifest.Apply(api, manifests); err != nil {
+	if _, err := crdschema.ApplyManifests(api, manifests); err != nil {
 		return nil, err
 	}
 	schemas, _, err := crdschema.GenerateDocumented(api, driver.LoadEnv())

@@ -1,4 +1,4 @@
-package crdmanifest
+package crdschema
 
 import (
 	"fmt"
@@ -111,18 +111,6 @@ func testProject(t *testing.T, files map[string]string) *model.API {
 	return api
 }
 
-// lineOf is the 1-based line of the first line of content holding text.
-func lineOf(t *testing.T, content, text string) int {
-	t.Helper()
-	for i, l := range strings.Split(content, "\n") {
-		if strings.Contains(l, text) {
-			return i + 1
-		}
-	}
-	t.Fatalf("%q not in the content", text)
-	return 0
-}
-
 // TestManifestReplacesMarkers: a manifest at kubebuilder's path gives the
 // kind its names, printer columns (exactly the manifest's, no Age added),
 // selectable fields and subresources (status on, scale off), replacing
@@ -137,14 +125,14 @@ func TestManifestReplacesMarkers(t *testing.T) {
 	if k.StatusSubresource || k.Scale == nil || strings.Join(k.ShortNames, ",") != "wd" || k.ExactColumns {
 		t.Fatalf("the markers were not read as the test expects: %+v", k)
 	}
-	set, err := Load(api)
+	set, err := LoadManifests(api)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := set[Key("shop.example.com", "Widget")]; m == nil || m.Path != "config/crd/bases/shop.example.com_widgets.yaml" {
+	if m := set[ManifestKey("shop.example.com", "Widget")]; m == nil || m.Path != "config/crd/bases/shop.example.com_widgets.yaml" {
 		t.Fatalf("manifest not found: %+v", set)
 	}
-	warnings, err := Apply(api, set)
+	warnings, err := ApplyManifests(api, set)
 	if err != nil || len(warnings) > 0 {
 		t.Fatal(err, warnings)
 	}
@@ -174,11 +162,11 @@ func TestManifestScaleAndNoColumns(t *testing.T) {
 		"pkg/apis/shop/v1/widget_types.go":               widgetTypes("v1", "// +subresource:status"),
 		"config/crd/bases/shop.example.com_widgets.yaml": crd,
 	})
-	set, err := Load(api)
+	set, err := LoadManifests(api)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Apply(api, set); err != nil {
+	if _, err := ApplyManifests(api, set); err != nil {
 		t.Fatal(err)
 	}
 	k := api.Groups[0].Kinds[0]
@@ -198,13 +186,13 @@ func TestManifestMarker(t *testing.T) {
 		"pkg/apis/shop/v1/widget_types.go": types,
 		"deploy/widgets.crd.yaml":          widgetCRD("shop.example.com", "v1"),
 	})
-	set, err := Load(api)
-	if err != nil || set[Key("shop.example.com", "Widget")] == nil || set[Key("shop.example.com", "Widget")].Path != "deploy/widgets.crd.yaml" {
+	set, err := LoadManifests(api)
+	if err != nil || set[ManifestKey("shop.example.com", "Widget")] == nil || set[ManifestKey("shop.example.com", "Widget")].Path != "deploy/widgets.crd.yaml" {
 		t.Fatalf("manifest of the marker not read: %v %v", set, err)
 	}
 
 	api = testProject(t, map[string]string{"pkg/apis/shop/v1/widget_types.go": types})
-	_, err = Load(api)
+	_, err = LoadManifests(api)
 	want := fmt.Sprintf("pkg/apis/shop/v1/widget_types.go:%d", lineOf(t, types, "+crd:manifest"))
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "deploy/widgets.crd.yaml") {
 		t.Errorf("err %v, want one at %s naming the path", err, want)
@@ -235,7 +223,7 @@ func TestManifestRefused(t *testing.T) {
 			if c.v2 {
 				files["pkg/apis/shop/v2/widget_types.go"] = v2
 			}
-			_, err := Load(testProject(t, files))
+			_, err := LoadManifests(testProject(t, files))
 			for _, w := range c.want {
 				if err == nil || !strings.Contains(err.Error(), w) {
 					t.Errorf("err %v, want it to say %s", err, w)

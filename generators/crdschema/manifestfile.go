@@ -1,10 +1,11 @@
-// Package crdmanifest finds and reads the CustomResourceDefinition manifest
-// a project keeps for a kind (kubebuilder's config/crd/bases/<group>_<plural>.yaml,
-// or the path of a +crd:manifest marker on the kind's type). A kind with a
-// manifest is served as kube-apiserver serves that CRD: its schema, printer
-// columns, names, selectable fields and subresources are the manifest's.
-// Every error names the manifest's file:line.
-package crdmanifest
+package crdschema
+
+// The CustomResourceDefinition manifest a project keeps for a kind
+// (kubebuilder's config/crd/bases/<group>_<plural>.yaml, or the path of a
+// +crd:manifest marker on the kind's type). A kind with a manifest is
+// served as kube-apiserver serves that CRD: its schema, printer columns,
+// names, selectable fields and subresources are the manifest's. Every
+// error names the manifest's file:line.
 
 import (
 	"bytes"
@@ -22,7 +23,6 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/model"
-	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
 )
 
 // Manifest is one CRD manifest of the project.
@@ -34,28 +34,28 @@ type Manifest struct {
 	doc *yaml.Node
 }
 
-// Set are the manifests of a project's kinds, by Key.
-type Set map[string]*Manifest
+// Manifests are the manifests of a project's kinds, by Key.
+type Manifests map[string]*Manifest
 
 // Key identifies a kind across its versions: "<group full name>/<Kind>".
-func Key(group, kind string) string { return group + "/" + kind }
+func ManifestKey(group, kind string) string { return group + "/" + kind }
 
-// DefaultPath is where kubebuilder (controller-gen's crd output) writes the
+// ManifestPath is where kubebuilder (controller-gen's crd output) writes the
 // CRD of a kind: config/crd/bases/<group>_<plural>.yaml.
-func DefaultPath(fullGroup, plural string) string {
+func ManifestPath(fullGroup, plural string) string {
 	return "config/crd/bases/" + fullGroup + "_" + plural + ".yaml"
 }
 
-// Load finds and reads the manifest of every kind of api: the path its
-// +crd:manifest marker names (which must exist), or DefaultPath when that
+// LoadManifests finds and reads the manifest of every kind of api: the path its
+// +crd:manifest marker names (which must exist), or ManifestPath when that
 // file exists. A manifest must describe the kind (group, plural, kind,
 // scope) and have a schema for every version the project serves it in.
-func Load(api *model.API) (Set, error) {
-	out := Set{}
+func LoadManifests(api *model.API) (Manifests, error) {
+	out := Manifests{}
 	var errs []string
 	for _, g := range api.Groups {
 		for _, k := range g.Kinds {
-			rel := DefaultPath(g.FullName, k.Plural)
+			rel := ManifestPath(g.FullName, k.Plural)
 			if k.Manifest != "" {
 				rel = filepath.ToSlash(filepath.Clean(k.Manifest))
 			}
@@ -69,7 +69,7 @@ func Load(api *model.API) (Set, error) {
 			case err != nil:
 				return nil, err
 			}
-			m, err := Parse(rel, content)
+			m, err := ParseManifest(rel, content)
 			if err == nil {
 				err = m.check(g, k)
 			}
@@ -77,7 +77,7 @@ func Load(api *model.API) (Set, error) {
 				errs = append(errs, err.Error())
 				continue
 			}
-			out[Key(g.FullName, k.Kind)] = m
+			out[ManifestKey(g.FullName, k.Kind)] = m
 		}
 	}
 	if len(errs) > 0 {
@@ -86,9 +86,9 @@ func Load(api *model.API) (Set, error) {
 	return out, nil
 }
 
-// Parse reads a CRD manifest (one YAML document, apiextensions.k8s.io/v1
+// ParseManifest reads a CRD manifest (one YAML document, apiextensions.k8s.io/v1
 // CustomResourceDefinition); rel names it in errors.
-func Parse(rel string, content []byte) (*Manifest, error) {
+func ParseManifest(rel string, content []byte) (*Manifest, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(content))
 	var docs []*yaml.Node
 	for {
@@ -249,7 +249,7 @@ func FieldPathKeys(path string) []string {
 	return out
 }
 
-// Apply makes the model of every kind with a manifest say what the
+// ApplyManifests makes the model of every kind with a manifest say what the
 // manifest says, replacing its markers' values: names (singular, short
 // names, categories), the printer columns (exactly as a CRD's: no Age is
 // added to the manifest's columns), selectable fields and subresources, of
@@ -257,11 +257,11 @@ func FieldPathKeys(path string) []string {
 // returns a warning for each served version whose columns, selectable
 // fields or subresources differ from the storage version's: one set serves
 // every version.
-func Apply(api *model.API, set Set) ([]string, error) {
+func ApplyManifests(api *model.API, set Manifests) ([]string, error) {
 	var warnings, errs []string
 	for _, g := range api.Groups {
 		for _, k := range g.Kinds {
-			m := set[Key(g.FullName, k.Kind)]
+			m := set[ManifestKey(g.FullName, k.Kind)]
 			if m == nil {
 				continue
 			}
@@ -281,7 +281,7 @@ func Apply(api *model.API, set Set) ([]string, error) {
 				k.PrintColumns, k.ExactColumns = append(k.PrintColumns, pc), true
 			}
 			for i, f := range stored.SelectableFields {
-				if err := project.ValidateFieldPath(f.JSONPath); err != nil {
+				if err := (model.SelectableField{JSONPath: f.JSONPath}).Validate(); err != nil {
 					errs = append(errs, fmt.Sprintf("%s: selectableFields %q: %v", m.Pos(append(m.versionPath(k.StorageVersion), "selectableFields", strconv.Itoa(i))...), f.JSONPath, err))
 				}
 				k.SelectableFields = append(k.SelectableFields, f.JSONPath)
