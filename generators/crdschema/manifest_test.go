@@ -17,7 +17,10 @@ import (
 func widgetGo(version, marker string) string {
 	return `package ` + version + `
 
-import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
 
 // +resource:path=widgets
 ` + marker + `
@@ -38,6 +41,8 @@ type WidgetSpec struct {
 	Parts []Part ` + "`json:\"parts,omitempty\"`" + `
 	// Experimental is left out of the standard channel's manifest.
 	Experimental string ` + "`json:\"experimental,omitempty\"`" + `
+	// Port is an int-or-string: any manifest type fits it.
+	Port intstr.IntOrString ` + "`json:\"port,omitempty\"`" + `
 }
 
 type Part struct {
@@ -106,6 +111,8 @@ const controllerGenSpec = `            required:
               count:
                 type: integer
                 format: int32
+              port:
+                type: string
               parts:
                 type: array
                 items:
@@ -218,7 +225,7 @@ func TestManifestIsTheSchema(t *testing.T) {
 	if len(mine) != 1 {
 		t.Fatalf("want one warning naming the manifest for Widget, got %q", warnings)
 	}
-	for _, want := range []string{"Widget", "the manifest wins", "v1 .spec.experimental (not in the manifest: pruned)", "v1 .spec.sku (pattern)", "v1 .spec (x-kubernetes-validations)", "6 places", "and 1 more"} {
+	for _, want := range []string{"Widget", "the manifest wins", "v1 .spec.experimental (not in the manifest: pruned)", "v1 .spec.sku (pattern)", "v1 .spec (x-kubernetes-validations)", "8 places", "and 3 more"} {
 		if !strings.Contains(mine[0], want) {
 			t.Errorf("warning %q does not say %q", mine[0], want)
 		}

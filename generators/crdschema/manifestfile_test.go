@@ -191,6 +191,14 @@ func TestManifestMarker(t *testing.T) {
 		t.Fatalf("manifest of the marker not read: %v %v", set, err)
 	}
 
+	// The marker is known: misspelt, it is an error with the right spelling.
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "pkg/apis/shop/v1"), 0o755)
+	os.WriteFile(filepath.Join(root, "pkg/apis/shop/v1/widget_types.go"), []byte(strings.Replace(types, "+crd:manifest", "+crd:manfest", 1)), 0o644)
+	if _, err := model.LoadAPI(root, &project.Project{Domain: "example.com", Module: "example.com/shop"}, "", ""); err == nil || !strings.Contains(err.Error(), "did you mean +crd:manifest") {
+		t.Errorf("a misspelt +crd:manifest: err %v, want the known spelling", err)
+	}
+
 	api = testProject(t, map[string]string{"pkg/apis/shop/v1/widget_types.go": types})
 	_, err = LoadManifests(api)
 	want := fmt.Sprintf("pkg/apis/shop/v1/widget_types.go:%d", lineOf(t, types, "+crd:manifest"))
