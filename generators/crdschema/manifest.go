@@ -141,10 +141,17 @@ func (c *goCheck) walk(ms, gs *apiextensionsv1.JSONSchemaProps, t types.Type, ho
 	if attrs := shallowDiff(ms, gs); len(attrs) > 0 {
 		c.diff(path, strings.Join(attrs, ", "))
 	}
-	goAny := gs.XPreserveUnknownFields != nil && *gs.XPreserveUnknownFields && len(gs.Properties) == 0
+	// A Go type marked to keep unknown fields is the manifest's match
+	// there; one without properties holds anything (RawExtension).
+	goPreserve := gs.XPreserveUnknownFields != nil && *gs.XPreserveUnknownFields
+	goAny := goPreserve && len(gs.Properties) == 0
 	var goValues *apiextensionsv1.JSONSchemaProps
 	if gs.AdditionalProperties != nil && gs.AdditionalProperties.Schema != nil {
 		goValues = gs.AdditionalProperties.Schema
+	}
+	if ms.XPreserveUnknownFields != nil && *ms.XPreserveUnknownFields && !goPreserve && goValues == nil {
+		c.errs = append(c.errs, fmt.Sprintf("%s: %s of %s %s keeps unknown fields in the manifest, and the Go type %s only its fields: the others would be lost in storage; mark the Go type +kubebuilder:pruning:PreserveUnknownFields and give it a field that holds them (runtime.RawExtension), or remove x-kubernetes-preserve-unknown-fields",
+			c.m.Pos(c.m.SchemaPath(c.version, append(slices.Clip(keys), "x-kubernetes-preserve-unknown-fields")...)...), where(path), c.kind, c.version, c.pos(holder)))
 	}
 	for _, name := range sortedKeys(ms.Properties) {
 		mp := ms.Properties[name]

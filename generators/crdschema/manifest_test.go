@@ -251,7 +251,8 @@ func mustJSON(t *testing.T, v any) string {
 }
 
 // TestManifestAgainstGo: a field the Go type lacks, or holds with a type
-// that cannot carry the manifest's, is an error at the manifest's line
+// that cannot carry the manifest's, or unknown fields the manifest keeps
+// and the Go type cannot, is an error at the manifest's line
 // and the Go type's; a CEL rule that does not compile is an error at the
 // rule's line in the manifest.
 func TestManifestAgainstGo(t *testing.T) {
@@ -259,6 +260,7 @@ func TestManifestAgainstGo(t *testing.T) {
 	missing := widgetManifest(controllerGenSpec+"              color:\n                type: string\n", "v1")
 	incompatible := widgetManifest(strings.Replace(controllerGenSpec, "type: integer\n                format: int32", "type: string", 1), "v1")
 	inItems := widgetManifest(controllerGenSpec+"                    weight:\n                      type: number\n", "v1")
+	unknown := widgetManifest("            x-kubernetes-preserve-unknown-fields: true\n"+controllerGenSpec, "v1")
 	badRule := widgetManifest(controllerGenSpec+"            x-kubernetes-validations:\n            - rule: self.nosuchfield > 1\n", "v1")
 	for name, c := range map[string]struct {
 		manifest string
@@ -273,6 +275,9 @@ func TestManifestAgainstGo(t *testing.T) {
 		"missing field of an item": {inItems, []string{
 			fmt.Sprintf("%s:%d", manifestPath, lineOf(t, inItems, "weight:")), ".spec.parts[*].weight",
 			fmt.Sprintf("pkg/apis/shop/v1/widget_types.go:%d", lineOf(t, types, "type Part struct"))}},
+		"unknown fields kept": {unknown, []string{
+			fmt.Sprintf("%s:%d", manifestPath, lineOf(t, unknown, "x-kubernetes-preserve-unknown-fields")), ".spec of Widget v1 keeps unknown fields",
+			fmt.Sprintf("WidgetSpec at pkg/apis/shop/v1/widget_types.go:%d", lineOf(t, types, "type WidgetSpec struct"))}},
 		"rule that does not compile": {badRule, []string{
 			fmt.Sprintf("%s:%d", manifestPath, lineOf(t, badRule, "rule: self.nosuchfield")), "self.nosuchfield > 1"}},
 	} {
