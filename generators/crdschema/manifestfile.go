@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -108,14 +109,47 @@ func ParseManifest(rel string, content []byte) (*Manifest, error) {
 		return nil, fmt.Errorf("%s: holds %d YAML documents; a kind's CRD manifest is one CustomResourceDefinition", rel, len(docs))
 	}
 	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := sigsyaml.Unmarshal(content, crd); err != nil {
+	m := &Manifest{Path: rel, CRD: crd, doc: docs[0].Content[0]}
+	// Strict, as kube-apiserver's field validation: a misspelt field of
+	// the CRD would otherwise be dropped without a word.
+	if err := sigsyaml.UnmarshalStrict(content, crd); err != nil {
+		if f := unknownField.FindStringSubmatch(err.Error()); f != nil {
+			return nil, fmt.Errorf("%s:%d: unknown field %q of a CustomResourceDefinition (apiextensions.k8s.io/v1)", rel, keyLine(m.doc, f[1]), f[1])
+		}
 		return nil, fmt.Errorf("%s: %v", rel, err)
 	}
-	m := &Manifest{Path: rel, CRD: crd, doc: docs[0].Content[0]}
 	if crd.APIVersion != "apiextensions.k8s.io/v1" || crd.Kind != "CustomResourceDefinition" {
 		return nil, fmt.Errorf("%s: apiVersion %q, kind %q: want apiVersion apiextensions.k8s.io/v1, kind CustomResourceDefinition", m.Pos("kind"), crd.APIVersion, crd.Kind)
 	}
 	return m, nil
+}
+
+// unknownField finds the field a strict decoding refused.
+var unknownField = regexp.MustCompile(`unknown field "(?:[^"]*\.)?([^".]+)"`)
+
+// keyLine is the line of the first mapping key named key below n (its
+// own keys first), or n's.
+func keyLine(n *yaml.Node, key string) int {
+	if l, ok := findKey(n, key); ok {
+		return l
+	}
+	return n.Line
+}
+
+func findKey(n *yaml.Node, key string) (int, bool) {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				return n.Content[i].Line, true
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if l, ok := findKey(c, key); ok {
+			return l, true
+		}
+	}
+	return 0, false
 }
 
 // check refuses a manifest that does not describe k of g, or lacks a

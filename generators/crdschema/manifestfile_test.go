@@ -208,7 +208,7 @@ func TestManifestMarker(t *testing.T) {
 }
 
 // TestManifestRefused: a manifest of another group, without a version the
-// project serves, or not a CRD, is an error naming the manifest's line
+// project serves, with a misspelt field, or not a CRD, is an error naming the manifest's line
 // and both values.
 func TestManifestRefused(t *testing.T) {
 	v2 := strings.ReplaceAll(widgetTypes("v2", ""), "// +resource:path=widgets", "// +storageversion\n// +resource:path=widgets")
@@ -224,7 +224,9 @@ func TestManifestRefused(t *testing.T) {
 		"version": {missing, true, []string{
 			fmt.Sprintf("config/crd/bases/shop.example.com_widgets.yaml:%d", lineOf(t, missing, "versions:")), "version v2", "has only v1, v1beta1"}},
 		"plural": {strings.Replace(widgetCRD("shop.example.com", "v1"), "plural: widgets", "plural: gadgets", 1), false, []string{`"gadgets"`, `"widgets"`}},
-		"kind":   {strings.Replace(widgetCRD("shop.example.com", "v1"), "kind: CustomResourceDefinition", "kind: ConfigMap", 1), false, []string{"shop.example.com_widgets.yaml:3", "want apiVersion apiextensions.k8s.io/v1, kind CustomResourceDefinition"}},
+		"misspelt field": {strings.Replace(widgetCRD("shop.example.com", "v1"), "    selectableFields:", "    selectableField:", 1), false, []string{
+			fmt.Sprintf("shop.example.com_widgets.yaml:%d", lineOf(t, widgetCRD("shop.example.com", "v1"), "selectableFields:")), `unknown field "selectableField"`}},
+		"kind": {strings.Replace(widgetCRD("shop.example.com", "v1"), "kind: CustomResourceDefinition", "kind: ConfigMap", 1), false, []string{"shop.example.com_widgets.yaml:3", "want apiVersion apiextensions.k8s.io/v1, kind CustomResourceDefinition"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			files := map[string]string{"pkg/apis/shop/v1/widget_types.go": widgetTypes("v1", ""), "config/crd/bases/shop.example.com_widgets.yaml": c.manifest}
