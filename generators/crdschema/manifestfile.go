@@ -329,6 +329,12 @@ func ApplyManifests(api *model.API, set Manifests) ([]string, error) {
 			for _, kk := range kindsOf(g, k.Kind) {
 				kk.StatusSubresource, kk.Scale = status, scale
 			}
+			for i, v := range m.CRD.Spec.Versions {
+				if v.Storage && v.Name != k.StorageVersion {
+					warnings = append(warnings, fmt.Sprintf("%s: the manifest stores %s in %s, and the project in %s (its +storageversion): the server stores it in %s",
+						m.Pos("spec", "versions", strconv.Itoa(i), "storage"), k.Kind, v.Name, k.StorageVersion, k.StorageVersion))
+				}
+			}
 			for _, name := range k.Versions {
 				if name == k.StorageVersion {
 					continue

@@ -178,6 +178,42 @@ func TestManifestScaleAndNoColumns(t *testing.T) {
 	}
 }
 
+// TestManifestVersions: with several versions, the storage version's
+// columns serve the kind; a served version with other columns, and a
+// manifest storing another version than the project, are warnings at their
+// lines in the manifest.
+func TestManifestVersions(t *testing.T) {
+	crd := strings.Replace(widgetCRD("shop.example.com", "v1beta1", "v1"), "name: Count", "name: Number", 1)
+	api := testProject(t, map[string]string{
+		"pkg/apis/shop/v1/widget_types.go":               widgetTypes("v1", "// +storageversion"),
+		"pkg/apis/shop/v1beta1/widget_types.go":          widgetTypes("v1beta1", ""),
+		"config/crd/bases/shop.example.com_widgets.yaml": crd,
+	})
+	set, err := LoadManifests(api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warnings, err := ApplyManifests(api, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := api.Groups[0].Kinds[0]; k.PrintColumns[0].Name != "Count" {
+		t.Errorf("columns %+v, want the storage version v1's", k.PrintColumns)
+	}
+	want := []string{
+		fmt.Sprintf("shop.example.com_widgets.yaml:%d: the manifest stores Widget in v1beta1, and the project in v1", lineOf(t, crd, "storage: true")),
+		fmt.Sprintf("shop.example.com_widgets.yaml:%d: the additionalPrinterColumns of version v1beta1 differ from those of Widget's storage version v1", lineOf(t, crd, "- name: v1beta1")),
+	}
+	if len(warnings) != len(want) {
+		t.Fatalf("warnings %q, want %d", warnings, len(want))
+	}
+	for i, w := range want {
+		if !strings.Contains(warnings[i], w) {
+			t.Errorf("warning %q, want %q", warnings[i], w)
+		}
+	}
+}
+
 // TestManifestMarker: +crd:manifest names the manifest, wherever it is; a
 // path that does not exist is an error at the marker's line.
 func TestManifestMarker(t *testing.T) {
