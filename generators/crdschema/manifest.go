@@ -135,12 +135,21 @@ func (c *goCheck) walk(ms, gs *apiextensionsv1.JSONSchemaProps, t types.Type, ho
 			mt = "any value (no type)"
 		}
 		c.errs = append(c.errs, fmt.Sprintf("%s: %s of %s %s is %s in the manifest, and %s in the Go type (%s), which cannot hold it: make the manifest's type %s, or change the Go type",
-			c.m.Pos(c.m.SchemaPath(c.version, append(keys, "type")...)...), where(path), c.kind, c.version, mt, gs.Type, c.pos(holder), gs.Type))
+			c.m.Pos(c.m.SchemaPath(c.version, append(slices.Clip(keys), "type")...)...), where(path), c.kind, c.version, mt, gs.Type, c.pos(holder), gs.Type))
 		return
 	}
 	if attrs := shallowDiff(ms, gs); len(attrs) > 0 {
 		c.diff(path, strings.Join(attrs, ", "))
 	}
+	c.walkObject(ms, gs, t, holder, keys, path, depth)
+	if ms.Items != nil && ms.Items.Schema != nil && gs.Items != nil && gs.Items.Schema != nil {
+		c.walk(ms.Items.Schema, gs.Items.Schema, sliceElem(t), holder, append(slices.Clip(keys), "items"), path+"[*]", depth+1)
+	}
+}
+
+// walkObject compares the fields of an object node (walk): properties,
+// additionalProperties and unknown fields kept.
+func (c *goCheck) walkObject(ms, gs *apiextensionsv1.JSONSchemaProps, t types.Type, holder goAt, keys []string, path string, depth int) {
 	// A Go type marked to keep unknown fields is the manifest's match
 	// there; one without properties holds anything (RawExtension).
 	goPreserve := gs.XPreserveUnknownFields != nil && *gs.XPreserveUnknownFields
@@ -187,9 +196,6 @@ func (c *goCheck) walk(ms, gs *apiextensionsv1.JSONSchemaProps, t types.Type, ho
 			c.errs = append(c.errs, fmt.Sprintf("%s: %s of %s %s holds any key in the manifest (additionalProperties), and the Go type %s only its fields: the other keys would be lost in storage; make the Go type a map, or declare properties in the manifest",
 				c.m.Pos(c.m.SchemaPath(c.version, append(slices.Clip(keys), "additionalProperties")...)...), where(path), c.kind, c.version, c.pos(holder)))
 		}
-	}
-	if ms.Items != nil && ms.Items.Schema != nil && gs.Items != nil && gs.Items.Schema != nil {
-		c.walk(ms.Items.Schema, gs.Items.Schema, sliceElem(t), holder, append(slices.Clip(keys), "items"), path+"[*]", depth+1)
 	}
 }
 
