@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -89,6 +90,11 @@ func InputsHash(root string, reads []string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	manifests, err := manifestInputs(root, inputs)
+	if err != nil {
+		return "", err
+	}
+	inputs = append(inputs, manifests...)
 	for _, dir := range reads {
 		entries, err := os.ReadDir(filepath.Join(root, dir))
 		if err != nil && !os.IsNotExist(err) {
@@ -112,6 +118,50 @@ func InputsHash(root string, reads []string) (string, error) {
 		fmt.Fprintf(h, "%s %s\n", rel, sum)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// manifestMarker finds the path of a +crd:manifest marker in a Go file.
+var manifestMarker = regexp.MustCompile(`\+` + model.ManifestMarker + `=(?:"([^"]+)"|(\S+))`)
+
+// manifestInputs are the CRD manifests a run may read (package
+// crdschema.LoadManifests): every YAML file under config/crd (kubebuilder's
+// config/crd/bases/<group>_<plural>.yaml; one added or removed changes the
+// list, so the hash), and the paths
+// +crd:manifest markers in the Go files of inputs name.
+func manifestInputs(root string, inputs []string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(filepath.Join(root, "config", "crd"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil
+			}
+			return err
+		}
+		if !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
+			rel, _ := filepath.Rel(root, path)
+			out = append(out, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, rel := range inputs {
+		if !strings.HasSuffix(rel, ".go") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(root, rel))
+		if err != nil {
+			continue
+		}
+		for _, m := range manifestMarker.FindAllSubmatch(b, -1) {
+			p := string(m[1]) + string(m[2])
+			if !slices.Contains(out, filepath.Clean(filepath.FromSlash(p))) {
+				out = append(out, filepath.Clean(filepath.FromSlash(p)))
+			}
+		}
+	}
+	return out, nil
 }
 
 func hashBytes(b []byte) string {

@@ -149,6 +149,11 @@ func Run(m *model.API, opts Options) (res *Result, err error) {
 	if err := checkPinnedModules(api.API); err != nil {
 		return nil, err
 	}
+	// A kind's CRD manifest gives its names, columns and subresources
+	// (and, in crdschema, its schema), before anything is rendered.
+	if err := applyManifests(api); err != nil {
+		return nil, err
+	}
 	staged, err := writeSourceFiles(api, tx)
 	if err != nil {
 		return nil, err
@@ -171,6 +176,21 @@ func Run(m *model.API, opts Options) (res *Result, err error) {
 		return res, lf
 	}
 	return res, nil
+}
+
+// applyManifests reads the CRD manifest of every kind that has one and
+// makes the model say what it says (crdschema.ApplyManifests).
+func applyManifests(api *State) error {
+	set, err := crdschema.LoadManifests(api.API)
+	if err != nil {
+		return err
+	}
+	warnings, err := crdschema.ApplyManifests(api.API, set)
+	if err != nil {
+		return err
+	}
+	api.Warnings = append(api.Warnings, warnings...)
+	return nil
 }
 
 // writeSourceFiles runs the source generators and writes their files: the

@@ -26,6 +26,8 @@ func (schemas) Packages(api *State) []string { return nil }
 // schemaEntry is one schema of the generated file.
 type schemaEntry struct {
 	Key, Model, JSON string
+	// Manifest is the CRD manifest the schema was read from, if any.
+	Manifest string
 }
 
 func (schemas) Generate(api *State, _ *generator.Context) ([]files.File, error) {
@@ -46,7 +48,7 @@ func (schemas) Generate(api *State, _ *generator.Context) ([]files.File, error) 
 		if err != nil {
 			return nil, err
 		}
-		entries = append(entries, schemaEntry{Key: s.Key(), Model: s.Model, JSON: string(b)})
+		entries = append(entries, schemaEntry{Key: s.Key(), Model: s.Model, JSON: string(b), Manifest: s.Manifest})
 	}
 	b, err := templates.Render("generated/schemas.go.tmpl", map[string]any{"Header": api.Header, "Framework": api.Framework, "Schemas": entries})
 	if err != nil {

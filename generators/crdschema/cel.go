@@ -2,6 +2,7 @@ package crdschema
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,23 +33,35 @@ func checkRules(api *apimodel.API, s Schema) []string {
 	}
 	envSet := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion())
 	var errs []string
-	var walk func(n *structuralschema.Structural, path string, root bool)
-	walk = func(n *structuralschema.Structural, path string, root bool) {
+	// A manifest's rules are named by their line in it; the markers' by
+	// the marker's.
+	declared := func(rule string, keys []string, i int) string {
+		if s.manifest != nil {
+			return s.manifest.Pos(s.manifest.SchemaPath(s.Version, append(slices.Clip(keys), "x-kubernetes-validations", strconv.Itoa(i), "rule")...)...)
+		}
+		return declaredAt(api, s, rule)
+	}
+	var walk func(n *structuralschema.Structural, path string, keys []string, root bool)
+	walk = func(n *structuralschema.Structural, path string, keys []string, root bool) {
 		if n == nil {
 			return
 		}
 		if len(n.XValidations) > 0 {
 			results, err := cel.Compile(n, model.SchemaDeclType(n, root), celconfig.PerCallLimit, envSet, cel.NewExpressionsEnvLoader())
 			if err != nil {
-				errs = append(errs, fmt.Sprintf("%s at %s: %v", s.Kind, where(path), err))
+				at := s.Kind
+				if s.manifest != nil {
+					at = s.manifest.Pos(s.manifest.SchemaPath(s.Version, append(slices.Clip(keys), "x-kubernetes-validations")...)...) + ": " + s.Kind
+				}
+				errs = append(errs, fmt.Sprintf("%s at %s: %v", at, where(path), err))
 			}
 			for i, r := range results {
 				rule := n.XValidations[i]
 				if r.Error != nil {
-					errs = append(errs, fmt.Sprintf("%s: CEL rule %q of %s (%s): %s", declaredAt(api, s, rule.Rule), rule.Rule, s.Kind, where(path), r.Error.Detail))
+					errs = append(errs, fmt.Sprintf("%s: CEL rule %q of %s (%s): %s", declared(rule.Rule, keys, i), rule.Rule, s.Kind, where(path), r.Error.Detail))
 				}
 				if r.MessageExpressionError != nil {
-					errs = append(errs, fmt.Sprintf("%s: messageExpression %q of %s (%s): %s", declaredAt(api, s, rule.Rule), rule.MessageExpression, s.Kind, where(path), r.MessageExpressionError.Detail))
+					errs = append(errs, fmt.Sprintf("%s: messageExpression %q of %s (%s): %s", declared(rule.Rule, keys, i), rule.MessageExpression, s.Kind, where(path), r.MessageExpressionError.Detail))
 				}
 			}
 		}
@@ -59,14 +72,14 @@ func checkRules(api *apimodel.API, s Schema) []string {
 		sort.Strings(names)
 		for _, name := range names {
 			p := n.Properties[name]
-			walk(&p, strings.TrimPrefix(path+"."+name, "."), p.XEmbeddedResource)
+			walk(&p, strings.TrimPrefix(path+"."+name, "."), append(slices.Clip(keys), "properties", name), p.XEmbeddedResource)
 		}
-		walk(n.Items, path+"[*]", n.Items != nil && n.Items.XEmbeddedResource)
+		walk(n.Items, path+"[*]", append(slices.Clip(keys), "items"), n.Items != nil && n.Items.XEmbeddedResource)
 		if n.AdditionalProperties != nil && n.AdditionalProperties.Structural != nil {
-			walk(n.AdditionalProperties.Structural, path+"[*]", n.AdditionalProperties.Structural.XEmbeddedResource)
+			walk(n.AdditionalProperties.Structural, path+"[*]", append(slices.Clip(keys), "additionalProperties"), n.AdditionalProperties.Structural.XEmbeddedResource)
 		}
 	}
-	walk(structural, "", true)
+	walk(structural, "", nil, true)
 	return errs
 }
 

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"go/token"
+	"go/types"
 	"sort"
 	"strings"
 
@@ -29,6 +30,10 @@ type Schema struct {
 	// Model is the OpenAPI definition openapi-gen names the kind's type.
 	Model  string
 	Schema *apiextensionsv1.JSONSchemaProps
+	// Manifest is the project-relative path of the CRD manifest the schema
+	// was read from (LoadManifests); empty when the markers gave it.
+	Manifest string
+	manifest *Manifest
 }
 
 // Key identifies a schema: "<group>/<version>/<Kind>".
@@ -52,35 +57,18 @@ func GenerateDocumented(api *model.API, env []string) ([]Schema, []string, error
 }
 
 func generate(api *model.API, env []string, documented bool) ([]Schema, []string, error) {
-	reg := &markers.Registry{}
-	if err := (crd.Generator{}).RegisterMarkers(reg); err != nil {
+	manifests, err := LoadManifests(api)
+	if err != nil {
 		return nil, nil, err
 	}
-	var patterns []string
-	for _, g := range api.Groups {
-		for _, v := range g.Versions {
-			patterns = append(patterns, v.Package)
-		}
-	}
-	if len(patterns) == 0 {
-		return nil, nil, nil
-	}
-	roots, err := loader.LoadRootsWithConfig(&packages.Config{Dir: api.Root, Env: env, BuildFlags: []string{"-tags=" + gengo.StdBuildTag}}, patterns...)
-	if err != nil {
-		return nil, nil, fmt.Errorf("loading the API packages for their schemas: %w", err)
-	}
-	// Floats are served (JSON numbers, protobuf doubles): controller-gen's
-	// caution about them is for CRDs whose clients round-trip through YAML.
-	parser := &crd.Parser{Collector: &markers.Collector{Registry: reg}, Checker: &loader.TypeChecker{}, AllowDangerousTypes: true}
-	crd.AddKnownTypes(parser)
-	byPath := map[string]*loader.Package{}
-	for _, r := range roots {
-		parser.NeedPackage(r)
-		byPath[r.PkgPath] = r
+	parser, byPath, roots, err := loadParser(api, env)
+	if err != nil || parser == nil {
+		return nil, nil, err
 	}
 	var out []Schema
-	var warnings []string
+	var warnings, manifestErrs []string
 	seen := map[token.Pos]bool{}
+	diffs := map[*Manifest][]string{}
 	for _, g := range api.Groups {
 		for _, v := range g.Versions {
 			pkg := byPath[v.Package]
@@ -99,14 +87,27 @@ func generate(api *model.API, env []string, documented bool) ([]Schema, []string
 					// As controller-gen writes it: the server validates metadata itself.
 					s.Properties["metadata"] = apiextensionsv1.JSONSchemaProps{Type: "object"}
 				}
-				out = append(out, Schema{Group: g.FullName, Version: v.Name, Kind: k.Kind, Model: v.ModelPackage + "." + k.Kind, Schema: &s})
-				warnings = append(warnings, kindWarnings(pkg, api.Root, api.Module, k.Kind, &s, seen)...)
+				schema := Schema{Group: g.FullName, Version: v.Name, Kind: k.Kind, Model: v.ModelPackage + "." + k.Kind, Schema: &s}
+				if m := manifests[ManifestKey(g.FullName, k.Kind)]; m != nil {
+					errs, d := fromManifest(api, m, pkg, &schema, documented)
+					if len(errs) > 0 {
+						manifestErrs = append(manifestErrs, errs...)
+						continue
+					}
+					diffs[m] = append(diffs[m], d...)
+				}
+				out = append(out, schema)
+				warnings = append(warnings, kindWarnings(pkg, api.Root, api.Module, k.Kind, schema.Schema, seen)...)
 			}
 		}
 	}
 	if err := rootErrors(roots); err != nil {
 		return nil, nil, err
 	}
+	if len(manifestErrs) > 0 {
+		return nil, nil, errors.New(strings.Join(manifestErrs, "\n"))
+	}
+	warnings = append(warnings, manifestWarnings(diffs)...)
 	// CEL rules that do not compile are generate errors, as kube-apiserver
 	// refuses them in a CRD (the server checks the cost budget at start).
 	var celErrs []string
@@ -118,6 +119,38 @@ func generate(api *model.API, env []string, documented bool) ([]Schema, []string
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
 	return out, warnings, nil
+}
+
+// loadParser loads the version packages of api and hands them to
+// controller-tools' CRD parser; nil without versions.
+func loadParser(api *model.API, env []string) (*crd.Parser, map[string]*loader.Package, []*loader.Package, error) {
+	reg := &markers.Registry{}
+	if err := (crd.Generator{}).RegisterMarkers(reg); err != nil {
+		return nil, nil, nil, err
+	}
+	var patterns []string
+	for _, g := range api.Groups {
+		for _, v := range g.Versions {
+			patterns = append(patterns, v.Package)
+		}
+	}
+	if len(patterns) == 0 {
+		return nil, nil, nil, nil
+	}
+	roots, err := loader.LoadRootsWithConfig(&packages.Config{Dir: api.Root, Env: env, BuildFlags: []string{"-tags=" + gengo.StdBuildTag}}, patterns...)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("loading the API packages for their schemas: %w", err)
+	}
+	// Floats are served (JSON numbers, protobuf doubles): controller-gen's
+	// caution about them is for CRDs whose clients round-trip through YAML.
+	parser := &crd.Parser{Collector: &markers.Collector{Registry: reg}, Checker: &loader.TypeChecker{}, AllowDangerousTypes: true}
+	crd.AddKnownTypes(parser)
+	byPath := map[string]*loader.Package{}
+	for _, r := range roots {
+		parser.NeedPackage(r)
+		byPath[r.PkgPath] = r
+	}
+	return parser, byPath, roots, nil
 }
 
 // rootErrors collects what the CRD parser reported against the packages:
@@ -143,4 +176,39 @@ func rootErrors(roots []*loader.Package) error {
 	}
 	sort.Strings(msgs)
 	return errors.New(strings.Join(msgs, "\n"))
+}
+
+// fromManifest makes the schema of a kind's version (its markers', in s)
+// its manifest's, checked against the Go type of pkg and the markers'
+// schema: the errors stop generate, the differences are for the kind's
+// one warning.
+func fromManifest(api *model.API, m *Manifest, pkg *loader.Package, s *Schema, documented bool) (errs, diffs []string) {
+	ms := manifestSchema(m, s.Version, documented)
+	if errs := structuralErrors(m, s.Version, ms); len(errs) > 0 {
+		return errs, nil
+	}
+	var t types.Type
+	if obj := pkg.Types.Scope().Lookup(s.Kind); obj != nil {
+		t = obj.Type()
+	}
+	errs, diffs = checkAgainstGo(m, s.Version, s.Kind, api.Root, pkg.Fset, t, ms, s.Schema)
+	s.Schema, s.Manifest, s.manifest = ms, m.Path, m
+	return errs, diffs
+}
+
+// manifestWarnings are one warning per kind whose manifest says otherwise
+// than its markers, by manifest path.
+func manifestWarnings(diffs map[*Manifest][]string) []string {
+	ms := make([]*Manifest, 0, len(diffs))
+	for m := range diffs {
+		ms = append(ms, m)
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Path < ms[j].Path })
+	var out []string
+	for _, m := range ms {
+		if len(diffs[m]) > 0 {
+			out = append(out, manifestWarning(m, m.CRD.Spec.Names.Kind, diffs[m]))
+		}
+	}
+	return out
 }

@@ -102,7 +102,11 @@ type Kind struct {
 	ExactColumns     bool
 	SelectableFields []string
 	Subresources     []RESTSubresource
-	storageMarked    bool
+	// Manifest is the path a +crd:manifest marker on the kind's type names
+	// (relative to the project), at ManifestPos; empty without the marker.
+	Manifest      string
+	ManifestPos   token.Position
+	storageMarked bool
 }
 
 // LoadAPI reads the API of the project at root.
@@ -373,6 +377,12 @@ func (v *Version) typeMarkers(ts *ast.TypeSpec, groups []*ast.CommentGroup) erro
 func (k *Kind) readMarkers(vals MarkerValues) error {
 	k.StatusSubresource = vals.Has("subresource:status")
 	k.storageMarked = vals.Has("storageversion")
+	if mv := vals[ManifestMarker]; len(mv) > 0 {
+		k.Manifest, k.ManifestPos = strings.TrimSpace(mv[0].Value.(string)), mv[0].Pos
+		if k.Manifest == "" {
+			return fmt.Errorf("%s: %s: want +%s=<path of the CRD manifest, relative to the project>", mv[0].Pos, mv[0].Text, ManifestMarker)
+		}
+	}
 	for _, mv := range vals["printcolumn"] {
 		pc, kubebuilder, _ := printColumnOf(mv.Value)
 		// As in a CRD, +kubebuilder:printcolumn columns are all the
@@ -495,6 +505,12 @@ func (g *Group) mergeKinds() error {
 				g.Kinds = append(g.Kinds, merged)
 			}
 			merged.Versions = append(merged.Versions, v.Name)
+			if k.Manifest != "" {
+				if merged.Manifest != "" && filepath.Clean(merged.Manifest) != filepath.Clean(k.Manifest) {
+					return fmt.Errorf("%s: +%s=%s on %s, and %s names %s: a kind has one CRD manifest, name it once (or the same path)", k.ManifestPos, ManifestMarker, k.Manifest, k.Kind, merged.ManifestPos, merged.Manifest)
+				}
+				merged.Manifest, merged.ManifestPos = k.Manifest, k.ManifestPos
+			}
 			if k.storageMarked {
 				if merged.StorageVersion != "" {
 					return fmt.Errorf("kind %s of group %s has +storageversion in both %s and %s: mark exactly one", k.Kind, g.FullName, merged.StorageVersion, v.Name)
@@ -758,3 +774,13 @@ func isObject(ts *ast.TypeSpec) bool {
 	}
 	return has["TypeMeta"] && has["ObjectMeta"]
 }
+
+// Validate checks a printer column as +printcolumn's is checked: its type
+// and JSONPath (a CRD manifest's additionalPrinterColumns).
+func (c PrintColumn) Validate() error { return c.validate() }
+
+// Validate checks the JSON paths of a scale subresource (a CRD manifest's).
+func (s ScaleSubresource) Validate() error { return s.validate() }
+
+// Validate checks a selectable field's JSON path (a CRD manifest's).
+func (f SelectableField) Validate() error { return project.ValidateFieldPath(f.JSONPath) }

@@ -42,7 +42,7 @@ func init() {
 
 // ownPrefixes are the marker namespaces apiserver-boot owns: anything under
 // them that is not a known marker is a mistake, reported with a suggestion.
-var ownPrefixes = []string{"kubebuilder:", "resource", "subresource", "storageversion", "printcolumn", "selectablefield"}
+var ownPrefixes = []string{"kubebuilder:", "resource", "subresource", "storageversion", "printcolumn", "selectablefield", "crd:"}
 
 // markerName returns the name part of "+name:args=..." or "+name=value".
 func markerName(text string) string {

@@ -59,6 +59,12 @@ type SubresourceRequest struct{}
 // StorageVersion is `+storageversion`: this version is kept in etcd.
 type StorageVersion struct{}
 
+// ManifestMarker is `+crd:manifest=<project-relative path>` on a kind: the
+// CustomResourceDefinition manifest its schema, printer columns, names,
+// selectable fields and subresources are read from, where it is not at
+// kubebuilder's path config/crd/bases/<group>_<plural>.yaml.
+const ManifestMarker = "crd:manifest"
+
 // versionPriority is `+versionPriority=<n>` in a version's doc.go: versions
 // sort by it, highest first (discovery's preferred version is the first),
 // before Kubernetes version order; unmarked versions count as 0.
@@ -84,6 +90,7 @@ var Registry = func() *markers.Registry {
 		{"subresource:rest", markers.DescribesType, RESTSubresource{}},
 		{"subresource:request", markers.DescribesType, SubresourceRequest{}},
 		{"storageversion", markers.DescribesType, StorageVersion{}},
+		{ManifestMarker, markers.DescribesType, ""},
 		{"kubebuilder:object:root", markers.DescribesType, false},
 		{"kubebuilder:object:generate", markers.DescribesType, false},
 		{"kubebuilder:object:generate", markers.DescribesPackage, false},

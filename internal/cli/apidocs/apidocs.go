@@ -55,6 +55,15 @@ type Kind struct {
 // generate gives the server, with their descriptions kept: errors in the
 // types or markers name their file:line.
 func Load(api *model.API) ([]Group, error) {
+	// A kind's CRD manifest gives its names, columns and subresources, as
+	// generate serves them.
+	manifests, err := crdschema.LoadManifests(api)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := crdschema.ApplyManifests(api, manifests); err != nil {
+		return nil, err
+	}
 	schemas, _, err := crdschema.GenerateDocumented(api, driver.LoadEnv())
 	if err != nil {
 		return nil, err
