@@ -46,7 +46,8 @@ type Options struct {
 	// ControllerManagerAddress serves its /healthz, /readyz and /metrics.
 	ControllerManagerAddress string
 	Generate                 bool
-	// Watch regenerates, rebuilds and restarts on changes under pkg/apis.
+	// Watch regenerates, rebuilds and restarts on changes under pkg/apis
+	// (and config/crd, where the kinds' CRD manifests are).
 	Watch   bool
 	Timeout time.Duration
 	// AuditPolicy and AuditLog turn on the apiserver's audit log.

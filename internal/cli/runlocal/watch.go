@@ -29,20 +29,26 @@ const debounce = 200 * time.Millisecond
 // restarts them on the same etcd data and kubeconfig.
 func (o *Options) watchAndReload(ctx context.Context, s *localServers) error {
 	out, info, errOut := s.out, s.info, s.con.Err()
-	apis := filepath.Join(s.root, project.APIs())
+	roots := watchedRoots(s.root)
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return fmt.Errorf("--watch: %w", err)
 	}
 	defer w.Close()
-	if err := watchTree(w, apis); err != nil {
-		return fmt.Errorf("--watch: %w", err)
+	for _, dir := range roots {
+		if err := watchTree(w, dir); err != nil {
+			return fmt.Errorf("--watch: %w", err)
+		}
 	}
-	built, err := snapshotSources(apis)
+	built, err := snapshotSources(roots...)
 	if err != nil {
 		return fmt.Errorf("--watch: %w", err)
 	}
-	fmt.Fprintln(info, "Watching pkg/apis: a change regenerates, rebuilds and restarts.")
+	if len(roots) > 1 {
+		fmt.Fprintln(info, "Watching pkg/apis and config/crd: a change regenerates, rebuilds and restarts.")
+	} else {
+		fmt.Fprintln(info, "Watching pkg/apis: a change regenerates, rebuilds and restarts.")
+	}
 	var fire <-chan time.Time
 	var timer *time.Timer
 	for {
@@ -90,7 +96,7 @@ func (o *Options) watchAndReload(ctx context.Context, s *localServers) error {
 			}
 		case <-fire:
 			fire = nil
-			now, err := snapshotSources(apis)
+			now, err := snapshotSources(roots...)
 			if err != nil {
 				fmt.Fprintf(errOut, "warning: reading pkg/apis: %v\n", err)
 				continue
@@ -204,19 +210,48 @@ func watchTree(w *fsnotify.Watcher, dir string) error {
 	})
 }
 
-// isWatchedSource says whether a change to path can change what the
-// apiserver serves: a Go source of the user's (types, hooks, conversions),
-// not a generated file, a test or an editor's temporary file.
-func isWatchedSource(path string) bool {
-	name := filepath.Base(path)
-	return strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go") &&
-		!strings.HasPrefix(name, "zz_generated") && !strings.HasPrefix(name, ".") && !strings.HasPrefix(name, "#")
+// crdManifests is the folder of the kinds' CRD manifests (kubebuilder's
+// config/crd/bases and its siblings): a manifest there is a kind's schema.
+var crdManifests = filepath.Join("config", "crd")
+
+// watchedRoots are the folders --watch follows: pkg/apis, and config/crd
+// when the project has it.
+func watchedRoots(root string) []string {
+	roots := []string{filepath.Join(root, project.APIs())}
+	if fi, err := os.Stat(filepath.Join(root, crdManifests)); err == nil && fi.IsDir() {
+		roots = append(roots, filepath.Join(root, crdManifests))
+	}
+	return roots
 }
 
-// snapshotSources hashes every watched source under dir.
-func snapshotSources(dir string) (map[string][32]byte, error) {
+// isWatchedSource says whether a change to path can change what the
+// apiserver serves: a Go source of the user's (types, hooks, conversions),
+// not a generated file, a test or an editor's temporary file; or a CRD
+// manifest under config/crd.
+func isWatchedSource(path string) bool {
+	name := filepath.Base(path)
+	if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "#") {
+		return false
+	}
+	if ext := filepath.Ext(name); ext == ".yaml" || ext == ".yml" {
+		return strings.Contains(filepath.ToSlash(path), "/"+filepath.ToSlash(crdManifests)+"/")
+	}
+	return strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go") && !strings.HasPrefix(name, "zz_generated")
+}
+
+// snapshotSources hashes every watched source under the folders dirs.
+func snapshotSources(dirs ...string) (map[string][32]byte, error) {
 	files := map[string][32]byte{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	for _, dir := range dirs {
+		if err := snapshotInto(files, dir); err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
+func snapshotInto(files map[string][32]byte, dir string) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if os.IsNotExist(err) {
 				return nil // removed while walking
@@ -237,7 +272,6 @@ func snapshotSources(dir string) (map[string][32]byte, error) {
 		}
 		return nil
 	})
-	return files, err
 }
 
 func hashFile(path string) ([32]byte, bool) {

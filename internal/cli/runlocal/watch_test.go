@@ -13,20 +13,24 @@ import (
 // back as it was.
 func TestWatchSeesOnlyUserSources(t *testing.T) {
 	for path, want := range map[string]bool{
-		"pkg/apis/stable/v1/crontab_types.go":             true,
-		"pkg/apis/stable/v1/crontab_hooks.go":             true,
-		"pkg/apis/stable/v1/crontab_conversion.go":        true,
-		"pkg/apis/stable/v1/zz_generated.deepcopy.go":     false,
-		"pkg/apis/stable/zz_generated.types.go":           false,
-		"pkg/apis/stable/v1/crontab_types_test.go":        false,
-		"pkg/apis/stable/v1/.crontab_types.go.swp":        false,
-		"pkg/apis/stable/v1/crontab_types.go~":            false,
-		"pkg/apis/stable/v1/#crontab_types.go#":           false,
-		"pkg/apis/stable/v1/.#crontab_types.go":           false,
-		"pkg/apis/stable/v1/4913":                         false,
-		"pkg/apis/stable/v1/fieldnumbers.yaml":            false,
-		"pkg/apis/stable/v1/crontab_types.go.tmp.12345":   false,
-		"pkg/apis/stable/v1/crontab_types.go___jb_tmp___": false,
+		"pkg/apis/stable/v1/crontab_types.go":                       true,
+		"pkg/apis/stable/v1/crontab_hooks.go":                       true,
+		"pkg/apis/stable/v1/crontab_conversion.go":                  true,
+		"pkg/apis/stable/v1/zz_generated.deepcopy.go":               false,
+		"pkg/apis/stable/zz_generated.types.go":                     false,
+		"pkg/apis/stable/v1/crontab_types_test.go":                  false,
+		"pkg/apis/stable/v1/.crontab_types.go.swp":                  false,
+		"pkg/apis/stable/v1/crontab_types.go~":                      false,
+		"pkg/apis/stable/v1/#crontab_types.go#":                     false,
+		"pkg/apis/stable/v1/.#crontab_types.go":                     false,
+		"pkg/apis/stable/v1/4913":                                   false,
+		"pkg/apis/stable/v1/fieldnumbers.yaml":                      false,
+		"pkg/apis/stable/v1/crontab_types.go.tmp.12345":             false,
+		"pkg/apis/stable/v1/crontab_types.go___jb_tmp___":           false,
+		"/p/config/crd/bases/stable.example.com_crontabs.yaml":      true,
+		"/p/config/crd/standard/stable.example.com_crontabs.yml":    true,
+		"/p/config/crd/bases/.stable.example.com_crontabs.yaml.swp": false,
+		"/p/config/rbac/role.yaml":                                  false,
 	} {
 		if got := isWatchedSource(path); got != want {
 			t.Errorf("isWatchedSource(%s) = %v, want %v", path, got, want)
@@ -59,6 +63,26 @@ func TestWatchSeesOnlyUserSources(t *testing.T) {
 	write("crontab_hooks.go", "package v1\n")
 	after, _ = snapshotSources(apis)
 	want := []string{"pkg/apis/stable/v1/crontab_hooks.go", "pkg/apis/stable/v1/crontab_types.go"}
+	if got := changedSources(root, before, after); !reflect.DeepEqual(got, want) {
+		t.Errorf("changes seen: %v, want %v", got, want)
+	}
+
+	// A kind's CRD manifest is followed once config/crd exists.
+	if got := watchedRoots(root); len(got) != 1 {
+		t.Errorf("watched without config/crd: %v", got)
+	}
+	bases := filepath.Join(root, "config", "crd", "bases")
+	os.MkdirAll(bases, 0o755)
+	manifest := filepath.Join(bases, "stable.example.com_crontabs.yaml")
+	os.WriteFile(manifest, []byte("kind: CustomResourceDefinition\n"), 0o644)
+	roots := watchedRoots(root)
+	if len(roots) != 2 {
+		t.Fatalf("watched with config/crd: %v", roots)
+	}
+	before, _ = snapshotSources(roots...)
+	os.WriteFile(manifest, []byte("kind: CustomResourceDefinition\nspec: {}\n"), 0o644)
+	after, _ = snapshotSources(roots...)
+	want = []string{"config/crd/bases/stable.example.com_crontabs.yaml"}
 	if got := changedSources(root, before, after); !reflect.DeepEqual(got, want) {
 		t.Errorf("changes seen: %v, want %v", got, want)
 	}
