@@ -25,14 +25,27 @@ import (
 
 // manifestSchema is the schema of a version of a kind as its manifest
 // declares it: metadata as controller-gen writes it (the server validates
-// metadata itself), descriptions dropped unless documented.
+// metadata itself) but for the restrictions of metadata.name and
+// metadata.generateName a CRD may declare, descriptions dropped unless
+// documented.
 func manifestSchema(m *Manifest, version string, documented bool) *apiextensionsv1.JSONSchemaProps {
 	s := m.Version(version).Schema.OpenAPIV3Schema.DeepCopy()
 	if !documented {
 		truncateDescriptions(s)
 	}
-	if _, ok := s.Properties["metadata"]; ok {
-		s.Properties["metadata"] = apiextensionsv1.JSONSchemaProps{Type: "object"}
+	if meta, ok := s.Properties["metadata"]; ok {
+		// The only restrictions of metadata a CRD may declare, which
+		// kube-apiserver enforces: those of name and generateName.
+		kept := apiextensionsv1.JSONSchemaProps{Type: "object"}
+		for _, name := range []string{"name", "generateName"} {
+			if p, ok := meta.Properties[name]; ok {
+				if kept.Properties == nil {
+					kept.Properties = map[string]apiextensionsv1.JSONSchemaProps{}
+				}
+				kept.Properties[name] = p
+			}
+		}
+		s.Properties["metadata"] = kept
 	}
 	return s
 }
@@ -163,6 +176,9 @@ func (c *goCheck) walkObject(ms, gs *apiextensionsv1.JSONSchemaProps, t types.Ty
 			c.m.Pos(c.m.SchemaPath(c.version, append(slices.Clip(keys), "x-kubernetes-preserve-unknown-fields")...)...), where(path), c.kind, c.version, c.pos(holder)))
 	}
 	for _, name := range sortedKeys(ms.Properties) {
+		if path == "" && name == "metadata" {
+			continue // ObjectMeta: the restrictions of name and generateName only
+		}
 		mp := ms.Properties[name]
 		pkeys := append(slices.Clip(keys), "properties", name)
 		ppath := path + "." + name

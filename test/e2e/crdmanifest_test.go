@@ -130,6 +130,8 @@ func manifestSideBySide(t *testing.T, dir, channel, quotaCRD string) {
 	if standard {
 		objects = append(objects, patched(t, quotaBase, quotaValid, true)...)
 		objects = append(objects, patched(t, quotaBase, quotaViolations, false)...)
+		objects = append(objects, sideObject{name: "violation: a name over the patch's maxLength of metadata.name", violation: true,
+			doc: `{"apiVersion":"gateway.networking.k8s.io/v1","kind":"Quota","metadata":{"name":"a-quota-named-too-long"},"spec":{"limit":5}}`})
 	}
 	s.creates(t, objects)
 	t.Logf("%s: %d examples of %s, %d violations", channel, examples, gatewayAPI, len(gatewayViolations)+len(manifestViolations))
@@ -222,11 +224,14 @@ var quotaViolations = []sidePatch{
 }
 
 // quotaManifest is the CRD controller-gen writes for quotaTypes, edited as
-// a kustomize patch edits it: a CEL rule on the spec and a pattern on the
-// tenant, which no marker of the types says.
+// a kustomize patch edits it: a CEL rule on the spec, a pattern on the
+// tenant and a maxLength of metadata.name, which no marker of the types says.
 func quotaManifest(t *testing.T) string {
 	t.Helper()
 	mod := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(mod, "v1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	writeFile(t, filepath.Join(mod, "v1", "doc.go"), []byte("// +groupName=gateway.networking.k8s.io\npackage v1\n"))
 	writeFile(t, filepath.Join(mod, "v1", "quota_types.go"), []byte(quotaTypes))
 	goSum, err := os.ReadFile(filepath.Join(repoRoot, "go.sum"))
@@ -255,10 +260,16 @@ func quotaManifest(t *testing.T) string {
 	if err := yaml.Unmarshal(b, &crd); err != nil {
 		t.Fatal(err)
 	}
+	// The group is a Kubernetes one: kube-apiserver asks for the approval
+	// annotation, as Gateway API's own CRDs carry it.
+	crd["metadata"].(map[string]any)["annotations"].(map[string]any)["api-approved.kubernetes.io"] = "unapproved, test only"
 	version := crd["spec"].(map[string]any)["versions"].([]any)[0].(map[string]any)
-	spec := version["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any)["properties"].(map[string]any)["spec"].(map[string]any)
+	props := version["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any)["properties"].(map[string]any)
+	spec := props["spec"].(map[string]any)
 	spec["x-kubernetes-validations"] = []any{map[string]any{"rule": "!has(self.burst) || self.burst >= self.limit", "message": "burst must be at least the limit"}}
 	spec["properties"].(map[string]any)["tenant"].(map[string]any)["pattern"] = "^[a-z]+$"
+	// The one restriction of metadata a CRD may declare.
+	props["metadata"] = map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string", "maxLength": 20}}}
 	patched, err := yaml.Marshal(crd)
 	if err != nil {
 		t.Fatal(err)

@@ -191,7 +191,11 @@ func serveTypes(t *testing.T, name, types, domain, group, version string, extra 
 	}
 	for n, content := range extra {
 		if strings.Contains(n, "/") { // a path in the project, such as a CRD manifest
-			writeFile(t, filepath.Join(dir, filepath.FromSlash(n)), []byte(content))
+			path := filepath.Join(dir, filepath.FromSlash(n))
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, path, []byte(content))
 			continue
 		}
 		writeFile(t, filepath.Join(dir, "pkg", "apis", group, version, n), []byte(content))
