@@ -292,21 +292,43 @@ func (v *Validator) prune(obj runtime.Object, cv *crVersion) (err error) {
 // its Go type lacks: Strict refuses the patch (a strict decoding error on
 // the field "patch"), Warn (the default) answers with a warning each,
 // Ignore says nothing. The other writes are reported as they are decoded
-// (PruningSerializer), and server-side apply refuses them (the published
-// models are the manifest's). A CRD takes no strategic merge patch; the Go
-// types served here do.
+// (PruningSerializer). A CRD takes no strategic merge patch; the Go types
+// served here do.
+//
+// Server-side apply refuses such a field whatever fieldValidation says, as
+// kube-apiserver's does for a CRD (".spec.x: field not declared in
+// schema"): its type converter reads the published models, which leave out
+// what the manifest does not declare, unless another kind sharing the Go
+// type declares it (openapi's pruning); the applied configuration is
+// checked here too, so that a shared type does not let the field through
+// to be pruned in silence.
 func (v *Validator) unknownPatched(ctx context.Context, u, old *unstructured.Unstructured, cv *crVersion) field.ErrorList {
 	r := RecordFrom(ctx)
-	if !cv.manifest || r == nil || mediaType(r.contentType) != "application/strategic-merge-patch+json" || r.fieldValidation == metav1.FieldValidationIgnore {
+	if !cv.manifest || r == nil {
 		return nil
 	}
-	m, shape, _ := v.sentForm(ctx, u.Object, old.Object, cv)
+	apply := strings.HasPrefix(mediaType(r.contentType), "application/apply-patch")
+	if !apply && (mediaType(r.contentType) != "application/strategic-merge-patch+json" || r.fieldValidation == metav1.FieldValidationIgnore) {
+		return nil
+	}
+	var oldObject map[string]any
+	if old != nil {
+		oldObject = old.Object
+	}
+	m, shape, _ := v.sentForm(ctx, u.Object, oldObject, cv)
 	if shape == sentNone {
 		return nil
 	}
 	paths, _ := pruneUnknown(m, cv.structural, true)
 	if len(paths) == 0 {
 		return nil
+	}
+	if apply {
+		var errs field.ErrorList
+		for _, p := range paths {
+			errs = append(errs, field.Invalid(field.NewPath("patch"), "."+p, "."+p+": field not declared in schema"))
+		}
+		return errs
 	}
 	var errs []error
 	for _, p := range paths {
@@ -393,6 +415,9 @@ func (v *Validator) Validate(ctx context.Context, obj runtime.Object) field.Erro
 	u, err := v.unstructured(obj, cv)
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	if errs := v.unknownPatched(ctx, u, nil, cv); len(errs) > 0 {
+		return errs
 	}
 	v.restoreSent(ctx, u, nil, cv, func(k string) bool { return !v.status || k != "status" })
 	if v.status {

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/endpoints/request"
 )
 
 // beacon is a kind whose Go types hold fields (spec.experimental,
@@ -206,5 +209,55 @@ func TestPruneBeforeStorage(t *testing.T) {
 		if !reflect.DeepEqual(b.Spec, want.Spec) || !reflect.DeepEqual(b.Labels, want.Labels) || b.Name != want.Name {
 			t.Errorf("manifest %v: %+v %+v, want %+v", manifest, b.ObjectMeta, b.Spec, want.Spec)
 		}
+	}
+}
+
+// TestApplyRefusesUndeclaredFields: server-side apply of a field a manifest
+// kind's schema does not declare is refused whatever fieldValidation says,
+// as kube-apiserver refuses it for a CRD (".spec.experimental: field not
+// declared in schema"), when the object is created and when it is updated,
+// also where the published models let it through (a Go type another kind
+// shares); the same apply to a markers kind, and a JSON create (reported by
+// PruningSerializer), are not refused here.
+func TestApplyRefusesUndeclaredFields(t *testing.T) {
+	applied := []byte("apiVersion: example.com/v1\nkind: Beacon\nmetadata:\n  name: b\nspec:\n  mode: on\n  experimental: x\n  lights:\n  - name: one\n    extra: y\n")
+	sent := func(contentType string, body []byte) context.Context {
+		ctx := request.WithRequestInfo(context.Background(), &request.RequestInfo{IsResourceRequest: true, Verb: "patch",
+			APIGroup: "example.com", APIVersion: "v1", Resource: "beacons", Name: "b"})
+		return withRecord(ctx, contentType, body)
+	}
+	validator := func(manifest bool) *Validator {
+		scheme := beaconScheme(t, manifest)
+		s := builders.Schema{OpenAPIV3: beaconMarkers}
+		if manifest {
+			s = builders.Schema{OpenAPIV3: beaconManifest, Manifest: "config/crd/bases/example.com_beacons.yaml"}
+		}
+		v, err := New(scheme, beaconGV.Group, &builders.Resource{Kind: "Beacon", Plural: "beacons", Singular: "beacon",
+			Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": s}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	obj := &beacon{TypeMeta: metav1.TypeMeta{APIVersion: "example.com/v1", Kind: "Beacon"}, ObjectMeta: metav1.ObjectMeta{Name: "b"},
+		Spec: beaconSpec{Mode: "on", Lights: []beaconLight{{Name: "one"}}}}
+	old := obj.DeepCopyObject().(*beacon)
+	old.Spec.Mode = "off"
+
+	v := validator(true)
+	for what, errs := range map[string]field.ErrorList{
+		"create": v.Validate(sent("application/apply-patch+yaml", applied), obj),
+		"update": v.ValidateUpdate(sent("application/apply-patch+yaml", applied), obj, old),
+	} {
+		msgs := errs.ToAggregate()
+		if msgs == nil || !strings.Contains(msgs.Error(), ".spec.experimental: field not declared in schema") || !strings.Contains(msgs.Error(), ".spec.lights[0].extra: field not declared in schema") {
+			t.Errorf("apply (%s) of undeclared fields: %v, want each refused: field not declared in schema", what, msgs)
+		}
+	}
+	if errs := v.Validate(sent("application/json", []byte(`{"apiVersion":"example.com/v1","kind":"Beacon","metadata":{"name":"b"},"spec":{"experimental":"x"}}`)), obj); len(errs) != 0 {
+		t.Errorf("JSON create: %v, want none here (the decoder reports it per fieldValidation)", errs)
+	}
+	if errs := validator(false).Validate(sent("application/apply-patch+yaml", applied), obj); len(errs) != 0 {
+		t.Errorf("apply to a markers kind: %v, want none", errs)
 	}
 }
