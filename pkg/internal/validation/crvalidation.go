@@ -311,6 +311,11 @@ func (v *Validator) unknownPatched(ctx context.Context, u, old *unstructured.Uns
 	if !apply && (mediaType(r.contentType) != "application/strategic-merge-patch+json" || r.fieldValidation == metav1.FieldValidationIgnore) {
 		return nil
 	}
+	if !apply && r.overflow && r.fieldValidation == metav1.FieldValidationStrict {
+		// Not kept, so not checked: refused rather than let an undeclared
+		// field be pruned in silence under Strict.
+		return field.ErrorList{field.Forbidden(field.NewPath("patch"), fmt.Sprintf("a strategic merge patch over %d bytes cannot be checked for fields the kind's CRD manifest does not declare under fieldValidation=Strict: send it as a merge or JSON patch, or with fieldValidation=Warn", maxSentBody))}
+	}
 	var oldObject map[string]any
 	if old != nil {
 		oldObject = old.Object

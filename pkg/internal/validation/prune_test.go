@@ -261,3 +261,26 @@ func TestApplyRefusesUndeclaredFields(t *testing.T) {
 		t.Errorf("apply to a markers kind: %v, want none", errs)
 	}
 }
+
+// TestStrictPatchTooLargeToCheck: a strategic merge patch of a manifest
+// kind whose body was too large to keep cannot be checked for undeclared
+// fields: under Strict it is refused, saying why; under Warn it goes on.
+func TestStrictPatchTooLargeToCheck(t *testing.T) {
+	scheme := beaconScheme(t, true)
+	v, err := New(scheme, beaconGV.Group, &builders.Resource{Kind: "Beacon", Plural: "beacons", Singular: "beacon", Versions: []string{"v1"}, StorageVersion: "v1",
+		Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: beaconManifest, Manifest: "config/crd/bases/example.com_beacons.yaml"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &beacon{TypeMeta: metav1.TypeMeta{APIVersion: "example.com/v1", Kind: "Beacon"}, ObjectMeta: metav1.ObjectMeta{Name: "b", ResourceVersion: "1"}, Spec: beaconSpec{Mode: "on"}}
+	old := obj.DeepCopyObject().(*beacon)
+	for fv, refused := range map[string]bool{"Strict": true, "Warn": false} {
+		ctx := request.WithRequestInfo(context.Background(), &request.RequestInfo{IsResourceRequest: true, Verb: "patch",
+			APIGroup: "example.com", APIVersion: "v1", Resource: "beacons", Name: "b"})
+		ctx = context.WithValue(ctx, recordKey{}, &Record{contentType: "application/strategic-merge-patch+json", overflow: true, fieldValidation: fv})
+		errs := v.ValidateUpdate(ctx, obj, old)
+		if got := len(errs) > 0 && strings.Contains(errs.ToAggregate().Error(), "cannot be checked for fields the kind's CRD manifest does not declare"); got != refused {
+			t.Errorf("fieldValidation=%s: %v, want refused=%v", fv, errs, refused)
+		}
+	}
+}
