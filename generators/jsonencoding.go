@@ -2,14 +2,15 @@ package generators
 
 import (
 	"fmt"
-	gotypes "go/types"
 	"path"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
+	"unicode"
 
 	"k8s.io/gengo/v2/generator"
+	"k8s.io/gengo/v2/types"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
@@ -51,7 +52,7 @@ func (jsonEncodings) Packages(api *State) []string { return nil }
 // absentField is a top-level field of a kind left out at its zero value.
 type absentField struct {
 	Name, JSON, Type string
-	goType           gotypes.Type
+	goType           *types.Type
 }
 
 // absentKind is a kind that gets a MarshalJSON.
@@ -70,15 +71,13 @@ func (jsonEncodings) Generate(api *State, c *generator.Context) ([]files.File, e
 			if pkg == nil {
 				continue
 			}
-			var named []*gotypes.Named
+			var kinds []*types.Type
 			for _, k := range v.Kinds {
-				if t := pkg.Types[k.Kind]; t != nil && t.GoType != nil {
-					if n, ok := gotypes.Unalias(t.GoType).(*gotypes.Named); ok {
-						named = append(named, n)
-					}
+				if t := pkg.Types[k.Kind]; t != nil {
+					kinds = append(kinds, t)
 				}
 			}
-			f, err := jsonEncodingOf(api.Header, v.Name, v.Package, named)
+			f, err := jsonEncodingOf(api.Header, v.Name, pkg, kinds)
 			if err != nil {
 				return nil, err
 			}
@@ -91,15 +90,15 @@ func (jsonEncodings) Generate(api *State, c *generator.Context) ([]files.File, e
 	return out, nil
 }
 
-// jsonEncodingOf renders the file for the kinds of package pkgPath (named
-// pkgName), as the universe loaded them (without the generated files); nil
-// when no kind needs a MarshalJSON.
-func jsonEncodingOf(header, pkgName, pkgPath string, kinds []*gotypes.Named) (*files.File, error) {
-	var scope *gotypes.Scope
+// jsonEncodingOf renders the file for the kinds of pkg, as the universe
+// loaded them (without the generated files); nil when no kind needs a
+// MarshalJSON.
+func jsonEncodingOf(header, pkgName string, pkg *types.Package, kinds []*types.Type) (*files.File, error) {
+	pkgPath := pkg.Path
+	// The package's own names, which the file's imports and types must not take.
 	taken := map[string]bool{}
-	if len(kinds) > 0 && kinds[0].Obj().Pkg() != nil {
-		scope = kinds[0].Obj().Pkg().Scope()
-		for _, n := range scope.Names() {
+	for _, m := range []map[string]*types.Type{pkg.Types, pkg.Functions, pkg.Variables, pkg.Constants} {
+		for n := range m {
 			taken[n] = true
 		}
 	}
@@ -116,22 +115,22 @@ func jsonEncodingOf(header, pkgName, pkgPath string, kinds []*gotypes.Named) (*f
 		imports[path] = a
 		return a
 	}
-	qualifier := func(p *gotypes.Package) string {
-		if p.Path() == pkgPath {
-			return ""
+	typeName := func(t *types.Type) string {
+		if t.Name.Package == pkgPath {
+			return t.Name.Name
 		}
-		return alias(p.Path(), project.ImportAlias(p.Path()))
+		return alias(t.Name.Package, project.ImportAlias(t.Name.Package)) + "." + t.Name.Name
 	}
 	var list []absentKind
-	for _, n := range kinds {
-		fields := absentFieldsOf(n)
+	for _, t := range kinds {
+		fields := absentFieldsOf(t)
 		if len(fields) == 0 {
 			continue
 		}
-		k := absentKind{Kind: n.Obj().Name()}
+		k := absentKind{Kind: t.Name.Name}
 		var which []string
 		for _, f := range fields {
-			f.Type = gotypes.TypeString(f.goType, qualifier)
+			f.Type = typeName(f.goType)
 			k.Fields = append(k.Fields, f)
 			which = append(which, f.JSON)
 		}
@@ -173,51 +172,61 @@ func jsonEncodingOf(header, pkgName, pkgPath string, kinds []*gotypes.Named) (*f
 	return &files.File{Content: b}, nil
 }
 
-// absentFieldsOf returns the fields spec and status of kind n that
+// absentFieldsOf returns the fields spec and status of kind t that
 // encoding/json writes at their zero value and a MarshalJSON may leave out:
 // a named struct (not a pointer, map or slice) tagged omitempty and not
 // omitzero (which leaves it out already), whose type does not encode
 // itself. A kind whose type encodes itself (its own MarshalJSON or
 // UnmarshalJSON, declared or from an embedded field) gets none.
-func absentFieldsOf(n *gotypes.Named) []absentField {
-	if n.TypeParams().Len() > 0 || encodesItself(n) {
-		return nil
-	}
-	st, ok := n.Underlying().(*gotypes.Struct)
-	if !ok {
+func absentFieldsOf(t *types.Type) []absentField {
+	if t.Kind != types.Struct || len(t.TypeParams) > 0 || encodesItself(t, map[*types.Type]bool{}) {
 		return nil
 	}
 	var out []absentField
-	for i := range st.NumFields() {
-		f := st.Field(i)
-		if f.Embedded() || !f.Exported() {
+	for _, m := range t.Members {
+		if m.Embedded || m.Name == "" || !unicode.IsUpper([]rune(m.Name)[0]) {
 			continue
 		}
-		name, opts, _ := strings.Cut(reflect.StructTag(st.Tag(i)).Get("json"), ",")
+		name, opts, _ := strings.Cut(reflect.StructTag(m.Tags).Get("json"), ",")
 		o := "," + opts + ","
 		if (name != "spec" && name != "status") || !strings.Contains(o, ",omitempty,") || strings.Contains(o, ",omitzero,") {
 			continue
 		}
-		ft, ok := gotypes.Unalias(f.Type()).(*gotypes.Named)
-		if !ok || ft.TypeParams().Len() > 0 {
+		ft := m.Type
+		if ft.Kind != types.Struct || ft.Name.Package == "" || len(ft.TypeParams) > 0 || encodesItself(ft, map[*types.Type]bool{}) {
 			continue
 		}
-		if _, ok := ft.Underlying().(*gotypes.Struct); !ok || encodesItself(ft) {
-			continue
-		}
-		out = append(out, absentField{Name: f.Name(), JSON: name, goType: ft})
+		out = append(out, absentField{Name: m.Name, JSON: name, goType: ft})
 	}
 	return out
 }
 
 // encodesItself tells whether values of t, or pointers to them, have a
-// method by which encoding/json or apimachinery's converter would encode
-// or decode them instead of their fields.
-func encodesItself(t gotypes.Type) bool {
-	ms := gotypes.NewMethodSet(gotypes.NewPointer(t))
+// method, declared or from an embedded field, by which encoding/json, CBOR
+// or apimachinery's converter would encode or decode them instead of their
+// fields.
+func encodesItself(t *types.Type, seen map[*types.Type]bool) bool {
+	for t != nil && (t.Kind == types.Alias || t.Kind == types.Pointer) {
+		if t.Kind == types.Alias {
+			t = t.Underlying
+		} else {
+			t = t.Elem
+		}
+	}
+	if t == nil || seen[t] {
+		return false
+	}
+	seen[t] = true
 	for _, name := range ownEncodingMethods {
-		if ms.Lookup(nil, name) != nil {
+		if t.Methods[name] != nil {
 			return true
+		}
+	}
+	if t.Kind == types.Struct {
+		for _, m := range t.Members {
+			if m.Embedded && encodesItself(m.Type, seen) {
+				return true
+			}
 		}
 	}
 	return false
