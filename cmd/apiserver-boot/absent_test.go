@@ -16,6 +16,10 @@ type TankSpec struct {
 	// +kubebuilder:default=fast
 	// +optional
 	Mode string ` + "`json:\"mode,omitempty\"`" + `
+	// Written at 0 when left out: the default is put in.
+	// +kubebuilder:default=3
+	// +optional
+	Count int32 ` + "`json:\"count\"`" + `
 }
 
 // TankStatus is the observed state of a Tank.
@@ -34,6 +38,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"k8s.io/client-go/rest"
@@ -111,9 +116,18 @@ func TestAbsentSpecAndStatus(t *testing.T) {
 		t.Errorf("Ready of a Tank without status: %v, want none", v)
 	}
 
+	// A spec sent, even of only zero values and nulls, is validated as
+	// sent (its required list is missing), as on the CRD.
+	for _, spec := range []string{` + "`" + `{}` + "`" + `, ` + "`" + `{"levels":null}` + "`" + `, ` + "`" + `{"levels":null,"mode":""}` + "`" + `} {
+		refused := do("POST", base, asJSON, asJSON, ` + "`" + `{"apiVersion":"tanks.example.com/v1","kind":"Tank","metadata":{"name":"e"},"spec":` + "`" + `+spec+` + "`" + `}` + "`" + `, 422)
+		if msg, _ := refused["message"].(string); !strings.Contains(msg, "spec.levels: Required value") {
+			t.Errorf("spec %s: %s, want spec.levels: Required value", spec, msg)
+		}
+	}
+
 	// A spec sent gets its defaults.
 	sent := do("POST", base, asJSON, asJSON, ` + "`" + `{"apiVersion":"tanks.example.com/v1","kind":"Tank","metadata":{"name":"b"},"spec":{"levels":["x"]}}` + "`" + `, 201)
-	if spec, _ := sent["spec"].(map[string]any); spec["mode"] != "fast" {
+	if spec, _ := sent["spec"].(map[string]any); spec["mode"] != "fast" || spec["count"] != float64(3) {
 		t.Errorf("the sent spec is not defaulted: %v", sent["spec"])
 	}
 	absent("the Tank created with a spec", sent, "status")
@@ -133,7 +147,7 @@ func TestAbsentSpecAndStatus(t *testing.T) {
 	// Server-side apply, with a spec and without.
 	applied := do("PATCH", base+"/c?fieldManager=tester", "application/apply-patch+yaml", asJSON,
 		"apiVersion: tanks.example.com/v1\nkind: Tank\nmetadata:\n  name: c\nspec:\n  levels: [deep]\n", 201)
-	if spec, _ := applied["spec"].(map[string]any); spec["mode"] != "fast" || len(spec["levels"].([]any)) != 1 {
+	if spec, _ := applied["spec"].(map[string]any); spec["mode"] != "fast" || spec["count"] != float64(3) || len(spec["levels"].([]any)) != 1 {
 		t.Errorf("the applied spec: %v", applied["spec"])
 	}
 	absent("the applied Tank", applied, "status")

@@ -101,7 +101,10 @@ func absentFields(t reflect.Type, s *structuralschema.Structural) (required, def
 		default:
 			return
 		}
-		if seen[t] || reflect.PointerTo(t).Implements(jsonMarshaler) || t.Implements(jsonMarshaler) {
+		// A type with its own encoding is not looked into; but for the
+		// kind itself, whose MarshalJSON (zz_generated.json.go) only leaves
+		// out a zero spec and status.
+		if seen[t] || !top && (reflect.PointerTo(t).Implements(jsonMarshaler) || t.Implements(jsonMarshaler)) {
 			return
 		}
 		seen[t] = true
