@@ -449,8 +449,8 @@ func dropped(v any) bool {
 }
 
 // mayHoldZero tells whether a JSON document may hold a value an omitempty
-// encoding drops: false, a zero number, "", {} or [] (an object of such
-// values holds one). It may say so wrongly (an empty key), never the other
+// encoding drops: false, a zero number, "", {}, [] or null (an object of
+// such values holds one). It may say so wrongly (an empty key), never the other
 // way.
 func mayHoldZero(b []byte) bool {
 	for i := 0; i < len(b); i++ {
@@ -474,6 +474,10 @@ func mayHoldZero(b []byte) bool {
 			}
 		case c == 'f':
 			return true // false: the only bare word with an f
+		case c == 'n':
+			// null, the only bare word with an n: a spec or status of
+			// nulls and zero values is left out of the encoding whole.
+			return true
 		case c == '-' || c >= '0' && c <= '9':
 			zero := true
 			for ; i < len(b); i++ {
