@@ -157,15 +157,33 @@ func TestAbsentSpecAndStatus(t *testing.T) {
 	bare := do("PATCH", base+"/d?fieldManager=tester", "application/apply-patch+yaml", asJSON,
 		"apiVersion: tanks.example.com/v1\nkind: Tank\nmetadata:\n  name: d\n  labels: {app: tank}\n", 201)
 	absent("a Tank applied without spec", bare, "spec", "status")
+
+	// Watch events: d, as its ADDED event of a watch's start.
+	resp, err := client.Get(base + "?watch=1&timeoutSeconds=2&fieldSelector=metadata.name%3Dd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var event struct {
+		Type   string         ` + "`json:\"type\"`" + `
+		Object map[string]any ` + "`json:\"object\"`" + `
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&event); err != nil || event.Type != "ADDED" {
+		t.Fatalf("watch: %v %+v", err, event)
+	}
+	absent("the watched Tank", event.Object, "spec", "status")
 }
 `
 
 // TestAbsentSpecAndStatusServed: a generated project serves a kind whose
 // spec and status are structs tagged omitempty as kube-apiserver serves
-// the CRD of the same types. A create without them returns and stores
-// neither (nor lists them), and the printer column of the status is empty.
-// A spec default is applied only when the spec is sent. A /status write
-// shows its status; server-side apply works, with and without a spec.
+// the CRD of the same types. A create without them returns, stores, lists
+// and watches neither, and the printer column of the status is empty
+// (kubectl's <none>). A spec sent of only zero values and nulls is
+// validated as sent (its required list missing); a spec sent gets its
+// defaults (of omitempty fields and of fields without omitempty), an absent
+// one none. A /status write shows its status; server-side apply works, with
+// and without a spec.
 func TestAbsentSpecAndStatusServed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a generated project")
