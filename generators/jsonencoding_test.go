@@ -60,7 +60,16 @@ type Own struct {
 	Spec              TankSpec ` + "`json:\"spec,omitempty\"`" + `
 }
 
-func (o *Own) UnmarshalJSON(b []byte) error { return nil }
+func (o *Own) MarshalJSON() ([]byte, error) { return []byte("{}"), nil }
+
+// Decodes decodes itself: left as it is too.
+type Decodes struct {
+	metav1.TypeMeta   ` + "`json:\",inline\"`" + `
+	metav1.ObjectMeta ` + "`json:\"metadata,omitempty\"`" + `
+	Spec              TankSpec ` + "`json:\"spec,omitempty\"`" + `
+}
+
+func (d *Decodes) UnmarshalJSON(b []byte) error { return nil }
 
 // Coded brings its MarshalJSON to the kinds that embed it.
 type Coded struct{ X int }
@@ -251,7 +260,7 @@ func TestJSONEncodingGenerated(t *testing.T) {
 		t.Fatal(err)
 	}
 	var kinds []*model.Kind
-	for _, k := range []string{"Tank", "Own", "Embeds", "Mixed", "Zeroed", "Partial", "Foreign"} {
+	for _, k := range []string{"Tank", "Own", "Decodes", "Embeds", "Mixed", "Zeroed", "Partial", "Foreign"} {
 		kinds = append(kinds, &model.Kind{KindDescriptor: project.KindDescriptor{Kind: k}})
 	}
 	api := &State{API: &model.API{Root: root, Header: "// Header.\n", Groups: []*model.Group{{Name: "tanks", Versions: []*model.Version{
