@@ -339,9 +339,15 @@ func (s sideBySide) resources(t *testing.T) {
 		}
 		var rows []string
 		for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
-			f := strings.Fields(l)
-			// NAME SHORTNAMES APIVERSION NAMESPACED KIND VERBS CATEGORIES: keep all but VERBS.
-			rows = append(rows, strings.Join(append(f[:len(f)-2:len(f)-2], f[len(f)-1]), " "))
+			// NAME SHORTNAMES APIVERSION NAMESPACED KIND VERBS CATEGORIES
+			// (the empty columns left out): keep all but VERBS.
+			var f []string
+			for _, c := range strings.Fields(l) {
+				if !isVerbs(c) {
+					f = append(f, c)
+				}
+			}
+			rows = append(rows, strings.Join(f, " "))
 		}
 		sort.Strings(rows)
 		return strings.Join(rows, "\n")
@@ -349,6 +355,19 @@ func (s sideBySide) resources(t *testing.T) {
 	if a, b := list(s.ours), list(s.theirs); a != b {
 		t.Errorf("api-resources differ:\nours:\n%s\ntheirs:\n%s", a, b)
 	}
+}
+
+// isVerbs tells whether a column of kubectl api-resources -o wide is the
+// VERBS column: a comma-separated list of the verbs a resource has.
+func isVerbs(column string) bool {
+	for _, v := range strings.Split(column, ",") {
+		switch v {
+		case "create", "delete", "deletecollection", "get", "list", "patch", "update", "watch":
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // columns creates the base object of each kind on both and compares the
