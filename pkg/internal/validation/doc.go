@@ -72,7 +72,11 @@
 //   - server-side apply refuses such a field, as kube-apiserver does for the
 //     CRD (".spec.x: field not declared in schema"): the published models,
 //     which its type converter reads, are the manifest's
-//     (pkg/internal/openapi);
+//     (pkg/internal/openapi), and where a Go type another kind shares keeps
+//     a field published, the validation refuses it from the applied
+//     configuration (unknownPatched);
+//   - a strategic merge patch too large to keep (over maxSentBody) cannot
+//     be checked: under Strict it is refused, saying so;
 //   - last, before the object is stored (the strategy's Canonicalize calls
 //     Validator.Prune): what a hook set that the storage version's manifest
 //     does not declare.
