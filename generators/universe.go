@@ -60,13 +60,15 @@ func loadUniverse(api *State) (*generator.Context, error) {
 		return nil, err
 	}
 	rewriteObjectMarkers(c.Universe, api.apiPackages())
-	settlePatchTags(c.Universe, api.apiPackages())
 	tagClients(c.Universe, api)
 	// Types of other packages that API types refer to (core/v1, resource...)
 	// need OpenAPI definitions too: add their packages as inputs.
-	if _, err := c.LoadPackages(referencedPackages(c.Universe, api.apiPackages())...); err != nil {
+	refs := referencedPackages(c.Universe, api.apiPackages())
+	if _, err := c.LoadPackages(refs...); err != nil {
 		return nil, err
 	}
+	// openapi-gen reads the patch tags of those packages' types too.
+	settlePatchTags(c.Universe, append(api.apiPackages(), refs...))
 	return c, nil
 }
 
