@@ -62,6 +62,13 @@ var beaconGV = schema.GroupVersion{Group: "example.com", Version: "v1"}
 // manifest's) or from the markers.
 func beaconScheme(t *testing.T, manifest bool) *runtime.Scheme {
 	t.Helper()
+	scheme, _ := beaconValidator(t, manifest)
+	return scheme
+}
+
+// beaconValidator is beaconScheme with the beacon's Validator.
+func beaconValidator(t *testing.T, manifest bool) (*runtime.Scheme, *Validator) {
+	t.Helper()
 	scheme := runtime.NewScheme()
 	scheme.AddKnownTypeWithName(beaconGV.WithKind("Beacon"), &beacon{})
 	scheme.AddKnownTypeWithName(schema.GroupVersion{Group: beaconGV.Group, Version: runtime.APIVersionInternal}.WithKind("Beacon"), &beacon{})
@@ -70,7 +77,7 @@ func beaconScheme(t *testing.T, manifest bool) *runtime.Scheme {
 	if manifest {
 		s = builders.Schema{OpenAPIV3: beaconManifest, Manifest: "config/crd/bases/example.com_beacons.yaml"}
 	}
-	_, err := New(scheme, beaconGV.Group, &builders.Resource{Kind: "Beacon", Plural: "beacons", Singular: "beacon",
+	v, err := New(scheme, beaconGV.Group, &builders.Resource{Kind: "Beacon", Plural: "beacons", Singular: "beacon",
 		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": s}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +86,7 @@ func beaconScheme(t *testing.T, manifest bool) *runtime.Scheme {
 		registerManifestSchema(beaconGV.WithKind("Beacon"), nil, false)
 		schemaDefaults.Delete(reflect.TypeOf(&beacon{}))
 	})
-	return scheme
+	return scheme, v
 }
 
 func fullBeacon() *beacon {
@@ -227,16 +234,7 @@ func TestApplyRefusesUndeclaredFields(t *testing.T) {
 		return withRecord(ctx, contentType, body)
 	}
 	validator := func(manifest bool) *Validator {
-		scheme := beaconScheme(t, manifest)
-		s := builders.Schema{OpenAPIV3: beaconMarkers}
-		if manifest {
-			s = builders.Schema{OpenAPIV3: beaconManifest, Manifest: "config/crd/bases/example.com_beacons.yaml"}
-		}
-		v, err := New(scheme, beaconGV.Group, &builders.Resource{Kind: "Beacon", Plural: "beacons", Singular: "beacon",
-			Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": s}}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, v := beaconValidator(t, manifest)
 		return v
 	}
 	obj := &beacon{TypeMeta: metav1.TypeMeta{APIVersion: "example.com/v1", Kind: "Beacon"}, ObjectMeta: metav1.ObjectMeta{Name: "b"},
@@ -266,12 +264,7 @@ func TestApplyRefusesUndeclaredFields(t *testing.T) {
 // kind whose body was too large to keep cannot be checked for undeclared
 // fields: under Strict it is refused, saying why; under Warn it goes on.
 func TestStrictPatchTooLargeToCheck(t *testing.T) {
-	scheme := beaconScheme(t, true)
-	v, err := New(scheme, beaconGV.Group, &builders.Resource{Kind: "Beacon", Plural: "beacons", Singular: "beacon", Versions: []string{"v1"}, StorageVersion: "v1",
-		Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: beaconManifest, Manifest: "config/crd/bases/example.com_beacons.yaml"}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, v := beaconValidator(t, true)
 	obj := &beacon{TypeMeta: metav1.TypeMeta{APIVersion: "example.com/v1", Kind: "Beacon"}, ObjectMeta: metav1.ObjectMeta{Name: "b", ResourceVersion: "1"}, Spec: beaconSpec{Mode: "on"}}
 	old := obj.DeepCopyObject().(*beacon)
 	for fv, refused := range map[string]bool{"Strict": true, "Warn": false} {
