@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"go/token"
 	"go/types"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -175,7 +175,7 @@ func (c *goCheck) walkObject(ms, gs *apiextensionsv1.JSONSchemaProps, t types.Ty
 		c.errs = append(c.errs, fmt.Sprintf("%s: %s of %s %s keeps unknown fields in the manifest, and the Go type %s only its fields: the others would be lost in storage; mark the Go type +kubebuilder:pruning:PreserveUnknownFields and give it a field that holds them (runtime.RawExtension), or remove x-kubernetes-preserve-unknown-fields",
 			c.m.Pos(c.m.SchemaPath(c.version, append(slices.Clip(keys), "x-kubernetes-preserve-unknown-fields")...)...), where(path), c.kind, c.version, c.pos(holder)))
 	}
-	for _, name := range sortedKeys(ms.Properties) {
+	for _, name := range slices.Sorted(maps.Keys(ms.Properties)) {
 		if path == "" && name == "metadata" {
 			continue // ObjectMeta: the restrictions of name and generateName only
 		}
@@ -199,7 +199,7 @@ func (c *goCheck) walkObject(ms, gs *apiextensionsv1.JSONSchemaProps, t types.Ty
 				c.m.Pos(c.m.SchemaPath(c.version, pkeys...)...), ppath, c.kind, c.version, c.pos(holder)))
 		}
 	}
-	for _, name := range sortedKeys(gs.Properties) {
+	for _, name := range slices.Sorted(maps.Keys(gs.Properties)) {
 		if _, ok := ms.Properties[name]; !ok && !(path == "" && (name == "apiVersion" || name == "kind")) {
 			c.diff(path+"."+name, "not in the manifest: pruned")
 		}
@@ -253,7 +253,7 @@ func compatible(mType, goType string) bool {
 func shallowDiff(a, b *apiextensionsv1.JSONSchemaProps) []string {
 	ja, jb := shallowJSON(a), shallowJSON(b)
 	var out []string
-	for _, k := range sortedKeys(union(ja, jb)) {
+	for _, k := range slices.Sorted(maps.Keys(union(ja, jb))) {
 		if !reflect.DeepEqual(ja[k], jb[k]) {
 			out = append(out, k)
 		}
@@ -281,15 +281,6 @@ func union(a, b map[string]any) map[string]any {
 	for k := range b {
 		out[k] = nil
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 
