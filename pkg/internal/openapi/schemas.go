@@ -60,7 +60,10 @@ type merger struct {
 }
 
 // pruning removes from the published definitions the properties that no
-// kind declares. A definition is shared by every kind whose Go types use
+// kind declares. It shapes what is published (kubectl explain, server-side
+// apply's first check); what is stored is pruned by each kind's own schema
+// (pkg/internal/validation), and apply is checked against it too. A
+// definition a kind reaches at two places is read at the first only. A definition is shared by every kind whose Go types use
 // its type: a property one kind's manifest leaves out stays published
 // while another kind (its manifest, or its markers, which declare every
 // field of the Go type) declares it.

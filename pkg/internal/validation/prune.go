@@ -60,6 +60,9 @@ var (
 // registerManifestSchema makes PruningSerializer prune the objects of gvk by
 // s when the kind's schema is its manifest's (manifest), and no longer
 // otherwise (a server started again with the kind's schema from markers).
+// Like the schema defaults (defaults.go), the registry is the process's: a
+// process serves one generated apiserver, whose kinds are registered once
+// when it starts (tests start servers one after another).
 func registerManifestSchema(gvk schema.GroupVersionKind, s *structuralschema.Structural, manifest bool) {
 	if manifest {
 		if _, loaded := manifestSchemas.Swap(gvk, s); !loaded {
