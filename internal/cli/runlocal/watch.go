@@ -30,20 +30,11 @@ const debounce = 200 * time.Millisecond
 func (o *Options) watchAndReload(ctx context.Context, s *localServers) error {
 	out, info, errOut := s.out, s.info, s.con.Err()
 	roots := watchedRoots(s.root)
-	w, err := fsnotify.NewWatcher()
+	w, built, err := watchSources(roots)
 	if err != nil {
 		return fmt.Errorf("--watch: %w", err)
 	}
 	defer w.Close()
-	for _, dir := range roots {
-		if err := watchTree(w, dir); err != nil {
-			return fmt.Errorf("--watch: %w", err)
-		}
-	}
-	built, err := snapshotSources(roots...)
-	if err != nil {
-		return fmt.Errorf("--watch: %w", err)
-	}
 	if len(roots) > 1 {
 		fmt.Fprintln(info, "Watching pkg/apis and config/crd: a change regenerates, rebuilds and restarts.")
 	} else {
@@ -192,6 +183,27 @@ func (s *localServers) stillServing() string {
 		return "Nothing is running (it exited); save a fix to retry."
 	}
 	return "The running apiserver keeps serving the previous build; save a fix to retry."
+}
+
+// watchSources watches every folder under roots, and hashes the sources
+// there as they are now.
+func watchSources(roots []string) (*fsnotify.Watcher, map[string][32]byte, error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, dir := range roots {
+		if err := watchTree(w, dir); err != nil {
+			w.Close()
+			return nil, nil, err
+		}
+	}
+	built, err := snapshotSources(roots...)
+	if err != nil {
+		w.Close()
+		return nil, nil, err
+	}
+	return w, built, nil
 }
 
 // watchTree watches dir and every folder under it.
