@@ -62,7 +62,7 @@ type UniverseGenerator interface {
 // The generators, in the order they run: registered here and nowhere else.
 var (
 	sourceGenerators   = []SourceGenerator{internalTypes{}, registration{}, openAPIDefinitions{}, controllerWiring{}}
-	universeGenerators = []UniverseGenerator{deepcopy{}, jsonEncodings{}, conversion{}, defaulter{}, validations{}, modelNames{}, openAPI{}, schemas{}, samples{}, protobufMethods{}, compatibility{},
+	universeGenerators = []UniverseGenerator{deepcopy{}, conversion{}, defaulter{}, validations{}, modelNames{}, openAPI{}, schemas{}, samples{}, protobufMethods{}, compatibility{},
 		applyConfigurations{}, clientset{}, listers{}, informers{}}
 )
 

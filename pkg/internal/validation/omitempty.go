@@ -15,9 +15,7 @@ import (
 // required fields, enums, rules) and defaulted as an empty object, where
 // kube-apiserver sees a custom resource without it. The object's own
 // fields (spec, status) stay: an empty spec gets its defaults, as `spec: {}`
-// does in a custom resource (a kind's generated MarshalJSON, in
-// zz_generated.json.go, leaves out a zero spec and status itself: a
-// custom resource has none until a client writes one).
+// does in a custom resource.
 func dropEmptyStructs(u any, v reflect.Value) { dropEmpty(u, v, 0) }
 
 func dropEmpty(u any, v reflect.Value, depth int) {
@@ -103,10 +101,7 @@ func absentFields(t reflect.Type, s *structuralschema.Structural) (required, def
 		default:
 			return
 		}
-		// A type with its own encoding is not looked into; but for the
-		// kind itself, whose MarshalJSON (zz_generated.json.go) only leaves
-		// out a zero spec and status.
-		if seen[t] || !top && (reflect.PointerTo(t).Implements(jsonMarshaler) || t.Implements(jsonMarshaler)) {
+		if seen[t] || reflect.PointerTo(t).Implements(jsonMarshaler) || t.Implements(jsonMarshaler) {
 			return
 		}
 		seen[t] = true

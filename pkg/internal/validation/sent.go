@@ -286,9 +286,6 @@ func (w restorer) missing(u map[string]any, k string, sv any, s *structuralschem
 		return false
 	}
 	if s != nil {
-		// As kube-apiserver decodes a custom resource: nulls the schema
-		// does not allow are dropped, then defaults fill what is absent.
-		structuraldefaulting.PruneNonNullableNullsWithoutDefaults(sv, s)
 		structuraldefaulting.Default(sv, s)
 	}
 	u[k] = sv
@@ -417,9 +414,8 @@ func property(s *structuralschema.Structural, k string) *structuralschema.Struct
 
 // dropped tells whether a JSON value is one an omitempty encoding of the Go
 // types leaves out: false, 0, "", an empty list, or an object of such values
-// and nulls (an empty struct). A null alone is not restored: kube-apiserver
-// drops it where the schema does not allow it, and a merge patch's null
-// deletes.
+// (an empty struct). A null is not restored: kube-apiserver drops it where
+// the schema does not allow it, and a merge patch's null deletes.
 func dropped(v any) bool {
 	switch v := v.(type) {
 	case bool:
@@ -435,11 +431,8 @@ func dropped(v any) bool {
 	case []any:
 		return len(v) == 0
 	case map[string]any:
-		// A null in an object is dropped too: the Go field holds nil,
-		// left out with omitempty (a spec or status of only zero values
-		// and nulls is left out whole: zz_generated.json.go).
 		for _, e := range v {
-			if e != nil && !dropped(e) {
+			if !dropped(e) {
 				return false
 			}
 		}
@@ -449,8 +442,8 @@ func dropped(v any) bool {
 }
 
 // mayHoldZero tells whether a JSON document may hold a value an omitempty
-// encoding drops: false, a zero number, "", {}, [] or null (an object of
-// such values holds one). It may say so wrongly (an empty key), never the other
+// encoding drops: false, a zero number, "", {} or [] (an object of such
+// values holds one). It may say so wrongly (an empty key), never the other
 // way.
 func mayHoldZero(b []byte) bool {
 	for i := 0; i < len(b); i++ {
@@ -474,10 +467,6 @@ func mayHoldZero(b []byte) bool {
 			}
 		case c == 'f':
 			return true // false: the only bare word with an f
-		case c == 'n':
-			// null, the only bare word with an n: a spec or status of
-			// nulls and zero values is left out of the encoding whole.
-			return true
 		case c == '-' || c >= '0' && c <= '9':
 			zero := true
 			for ; i < len(b); i++ {

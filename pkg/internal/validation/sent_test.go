@@ -407,8 +407,8 @@ func BenchmarkSchemaValidationCreate(b *testing.B) {
 
 func TestMayHoldZero(t *testing.T) {
 	for doc, want := range map[string]bool{
-		`{"a":1,"b":"x","c":[1,2],"d":{"e":true},"g":-12.5e-3}`: false, `{"a":1,"f":null}`: true,
-		`{"s":"with 0 and false and {} inside \" \\"}`: false,
+		`{"a":1,"b":"x","c":[1,2],"d":{"e":true},"f":null,"g":-12.5e-3}`: false,
+		`{"s":"with 0 and false and {} inside \" \\"}`:                   false,
 		`{"a":0}`: true, `{"a":-0.0}`: true, `{"a":0e5}`: true, `{"a":10}`: false, `{"a":1.05}`: false,
 		`{"a":""}`: true, `{"a":false}`: true, `{"a":{ }}`: true, `{"a":[]}`: true, `{"a":{"b":[ ]}}`: true,
 	} {
