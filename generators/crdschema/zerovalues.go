@@ -310,10 +310,6 @@ func zeroValueWarning(pos token.Position, kind, path, owner string, f *types.Var
 	zero := zeroText(shape)
 	var stored, fix string
 	switch {
-	case shape == zeroStruct && omit == "omitempty" && (path == "spec" || path == "status"):
-		// zz_generated.json.go leaves a kind's zero spec and status out.
-		stored = "{} sent and the field left out are both stored as the zero struct and read back without the field"
-		fix = "make it a pointer (*" + typ + ")"
 	case shape == zeroStruct && omit == "omitempty":
 		stored = "{} sent and the field left out are both stored as the zero struct and read back as {}"
 		fix = "make it a pointer (*" + typ + ")"
