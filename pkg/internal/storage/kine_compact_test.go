@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	kineserver "github.com/k3s-io/kine/pkg/server"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apiserver/pkg/storage/etcd3"
@@ -141,5 +142,31 @@ func compactionSeen(t *testing.T, endpoint string) {
 	}
 	if events[0].Kv.ModRevision != floor || events[1].PrevKv == nil || string(events[1].PrevKv.Value) != "1" {
 		t.Fatalf("watch from the compacted revision %d: events %v, want the create at %d and the update with its previous value", floor, events, floor)
+	}
+}
+
+// TestWithoutCompactedPrev: events at or below the floor lose their
+// previous value (etcd reads it at the compacted revision before them),
+// creates and later events keep theirs, and the batch it was given, which
+// kine shares between the watches of one poll, is left as it was.
+func TestWithoutCompactedPrev(t *testing.T) {
+	prev := &kineserver.KeyValue{Key: "/a", ModRevision: 3}
+	update := &kineserver.Event{KV: &kineserver.KeyValue{Key: "/a", ModRevision: 5}, PrevKV: prev}
+	create := &kineserver.Event{Create: true, KV: &kineserver.KeyValue{Key: "/b", ModRevision: 5}, PrevKV: &kineserver.KeyValue{}}
+	later := &kineserver.Event{KV: &kineserver.KeyValue{Key: "/a", ModRevision: 6}, PrevKV: &kineserver.KeyValue{Key: "/a", ModRevision: 5}}
+	shared := kineserver.EventBatch{CurrentRev: 6, Events: []*kineserver.Event{update, create, later}}
+
+	got := withoutCompactedPrev(shared, 5)
+	if got.Events[0].PrevKV != nil || got.Events[0].KV != update.KV {
+		t.Errorf("update at the floor: previous value %v, want none (and the same value)", got.Events[0].PrevKV)
+	}
+	if got.Events[1] != create || got.Events[2] != later {
+		t.Errorf("a create at the floor and an update above it changed: %v", got.Events)
+	}
+	if shared.Events[0] != update || update.PrevKV != prev {
+		t.Errorf("the shared batch changed: %v, previous value %v", shared.Events, update.PrevKV)
+	}
+	if got := withoutCompactedPrev(shared, 4); got.Events[0] != update {
+		t.Errorf("floor below every event: %v changed", got.Events)
 	}
 }
