@@ -52,9 +52,9 @@ type SQL struct {
 	// the credentials, before anything starts.
 	ConnectTimeout time.Duration
 	// CompactMinRetain is how many of the latest revisions kine keeps
-	// through a compaction (kine's default, 1000; not a flag): reads and
-	// watches at a compacted revision among them succeed where etcd answers
-	// 410 Gone.
+	// through a compaction (kine's default, 1000; not a flag). Reads and
+	// watches below the apiserver's compaction are refused all the same, as
+	// etcd refuses them (compactFloor).
 	CompactMinRetain int64
 	// Replicas is --datastore-replicas: how many apiserver processes share
 	// the database (build config sets it to the Deployment's replicas).
@@ -349,7 +349,9 @@ func (o *SQL) serveKine(ctx context.Context) (*kine, error) {
 	)
 	// kine's defaults: progress notifications every 5s, and the etcd version
 	// k8s.io/apiserver checks for RequestWatchProgress.
-	kineserver.New(checkedCreates{backend}, "unix", 5*time.Second, "3.6.11").Register(g)
+	// Reads and watches below the apiserver's compaction answer as etcd's
+	// do (compactFloor); creates are read back (checkedCreates).
+	kineserver.New(newCompactFloor(checkedCreates{backend}), "unix", 5*time.Second, "3.6.11").Register(g)
 	sock := filepath.Join(dir, "kine.sock")
 	l, err := (&net.ListenConfig{}).Listen(bctx, "unix", sock)
 	if err == nil {

@@ -62,25 +62,14 @@ type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
-// retention is why the tests of compaction fail with kine's default
-// CompactMinRetain.
-const retention = "kine keeps the latest 1000 revisions through a compaction (CompactMinRetain, as the apiserver runs it): " +
-	"a list, continue token or watch at a compacted revision among them is served instead of answered 410 Gone (Expired); " +
-	"Run runs it again with CompactMinRetain 0 (…/CompactMinRetain0), where it passes"
-
 // Skips are the suite's tests that fail on kine for a limitation of kine,
 // with the reason; docs/storage.md lists them. Run skips them unless
-// KINESTORAGE_NO_SKIP is set.
-var Skips = map[string]string{
-	"List":                         retention,
-	"CompactRevision":              retention,
-	"ListInconsistentContinuation": retention,
-	"WatchFromZero":                retention,
-}
-
-// retentionDependent are the Skips that pass when kine keeps no revisions
-// through a compaction.
-var retentionDependent = map[string]bool{"List": true, "CompactRevision": true, "ListInconsistentContinuation": true, "WatchFromZero": true}
+// KINESTORAGE_NO_SKIP is set. None today: the four of compaction (List,
+// CompactRevision, ListInconsistentContinuation, WatchFromZero), once
+// skipped because kine keeps the latest 1000 revisions through a
+// compaction, pass since the apiserver's kine answers below its compaction
+// as etcd does (storage's compactFloor).
+var Skips = map[string]string{}
 
 // Env is one test's store and what its checks need.
 type Env struct {
@@ -102,12 +91,9 @@ type Store interface {
 // the suite's example Pods on it, as k8s.io/apiserver's etcd3 tests do
 // (testSetup): a prefix transformer and a short lease reuse.
 func NewEnv(t *testing.T, endpoint string) *Env {
-	return newEnv(t, endpoint, backend.NewSQL().CompactMinRetain)
-}
-
-func newEnv(t *testing.T, endpoint string, compactMinRetain int64) *Env {
 	t.Helper()
-	o := backend.SQL{Endpoint: endpoint, ConnectTimeout: 10 * time.Second, CompactMinRetain: compactMinRetain}
+	o := backend.NewSQL()
+	o.Endpoint = endpoint
 	etcd, stop, err := backend.Open(context.Background(), backend.Backend{SQL: &o})
 	if err != nil {
 		t.Fatal(err)
@@ -396,24 +382,17 @@ var Tests = []Test{
 // Run runs every test of Tests, each on a fresh database whose endpoint
 // newEndpoint gives (sqlite://… in a temporary folder, or a new Postgres or
 // MySQL database), with kine configured as the apiserver configures it,
-// skipping the ones in Skips; those of compaction run again with kine
-// keeping no revisions through a compaction (Name/CompactMinRetain0).
+// skipping the ones in Skips.
 func Run(t *testing.T, newEndpoint func(t *testing.T) string) {
 	for _, tc := range Tests {
 		t.Run(tc.Name, func(t *testing.T) {
-			run := func(t *testing.T, retain int64) {
-				for name, on := range tc.Gates {
-					featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, name, on)
-				}
-				tc.Run(t, newEnv(t, newEndpoint(t), retain))
-			}
-			if retentionDependent[tc.Name] {
-				t.Run("CompactMinRetain0", func(t *testing.T) { run(t, 0) })
-			}
 			if why, ok := Skips[tc.Name]; ok && !noSkip() {
 				t.Skip(why)
 			}
-			run(t, backend.NewSQL().CompactMinRetain)
+			for name, on := range tc.Gates {
+				featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, name, on)
+			}
+			tc.Run(t, NewEnv(t, newEndpoint(t)))
 		})
 	}
 }
