@@ -5,6 +5,7 @@ package faults
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,114 +17,194 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/testing/testpg"
 	"github.com/apiserver-boot/apiserver-boot/test/harness"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 )
 
 // TestSoak (make soak; not in CI): SOAK_CLIENTS clients (32) doing mixed
 // CRUD and SOAK_WATCHES watches (8) on two replicas for SOAK_DURATION (10
-// minutes), sampling each replica's RSS and goroutines every 10 s. No
-// request may get a 5xx, and neither RSS nor goroutines may grow: the last
-// quarter's average stays within 20% of the second quarter's (the first is
-// warm-up).
+// minutes), on the three-member etcd and then on one PostgreSQL through
+// kine (`-run TestSoak/etcd` or `TestSoak/postgres` for one), sampling each
+// replica's RSS and goroutines every 10 s. No request may get a 5xx, every
+// watch must see every write after its start exactly once and in order
+// (soakWatch), and neither RSS nor goroutines may grow: the last quarter's
+// average stays within 20% of the second quarter's (the first is warm-up).
 func TestSoak(t *testing.T) {
-	duration := envDuration(t, "SOAK_DURATION", 10*time.Minute)
-	clients := envInt(t, "SOAK_CLIENTS", 32)
-	watches := envInt(t, "SOAK_WATCHES", 8)
+	s := soak{duration: envDuration(t, "SOAK_DURATION", 10*time.Minute), clients: envInt(t, "SOAK_CLIENTS", 32), watches: envInt(t, "SOAK_WATCHES", 8)}
 	if os.Getenv("SOAK") == "" {
 		t.Skip("the soak runs with make soak (SOAK=1)")
 	}
-	etcd := etcdCluster(t, etcdBin, 3)
-	if !harness.WaitUntil(time.Minute, func() bool { ok, _, leader, _ := status(etcd[0]); return ok && leader != 0 }) {
-		t.Fatal("etcd cluster not formed")
-	}
-	state := t.TempDir()
-	replicas := []*replica{startReplica(t, "a", apiserverBin, state, onEtcd(etcd)), startReplica(t, "b", apiserverBin, state, onEtcd(etcd))}
+	t.Run("etcd", func(t *testing.T) {
+		etcd := etcdCluster(t, etcdBin, 3)
+		if !harness.WaitUntil(time.Minute, func() bool { ok, _, leader, _ := status(etcd[0]); return ok && leader != 0 }) {
+			t.Fatal("etcd cluster not formed")
+		}
+		s.run(t, "soak", "on the three-member etcd", onEtcd(etcd))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		pg := testpg.Start(t)
+		s.run(t, "soak-postgres", "on one PostgreSQL through kine (`--datastore-endpoint`; internal/testing/testpg)", []string{"--datastore-endpoint", pg.URL})
+	})
+}
 
-	var ops, server5xx, other atomic.Int64
-	var firstErr atomic.Value
-	ctx, cancel := context.WithTimeout(context.Background(), duration)
-	defer cancel()
-	var wg sync.WaitGroup
-	record := func(err error) {
+// soak is one soak's load.
+type soak struct {
+	duration         time.Duration
+	clients, watches int
+}
+
+// soakLoad counts the clients' requests and records the resourceVersion
+// of each acknowledged write.
+type soakLoad struct {
+	ops, server5xx, other atomic.Int64
+	firstErr              atomic.Value
+	ctx                   context.Context
+
+	mu    sync.Mutex
+	acked []int64
+}
+
+func (l *soakLoad) record(err error) {
+	if err == nil {
+		l.ops.Add(1)
+		return
+	}
+	if l.ctx.Err() != nil {
+		return // the end of the run
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) && status.Status().Code >= 500 {
+		l.server5xx.Add(1)
+	} else {
+		l.other.Add(1)
+	}
+	l.firstErr.CompareAndSwap(nil, err.Error())
+}
+
+func (l *soakLoad) ack(rv string) {
+	n, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil {
+		return
+	}
+	l.mu.Lock()
+	l.acked = append(l.acked, n)
+	l.mu.Unlock()
+}
+
+// client creates, gets, updates, lists and deletes Tasks through r until
+// the run ends.
+func (l *soakLoad) client(r *replica, i int) {
+	client := tasksOf(r)
+	for n := 0; l.ctx.Err() == nil && n < 1_000_000; n++ {
+		name := fmt.Sprintf("soak-%d-%d", i, n)
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "ops.example.com/v1", "kind": "Task", "metadata": map[string]any{"name": name}}}
+		created, err := client.Create(l.ctx, obj, metav1.CreateOptions{})
+		l.record(err)
+		if err != nil {
+			continue
+		}
+		l.ack(created.GetResourceVersion())
+		_, err = client.Get(l.ctx, name, metav1.GetOptions{})
+		l.record(err)
+		created.SetLabels(map[string]string{"round": strconv.Itoa(n)})
+		updated, err := client.Update(l.ctx, created, metav1.UpdateOptions{})
+		l.record(err)
 		if err == nil {
-			ops.Add(1)
-			return
+			l.ack(updated.GetResourceVersion())
 		}
-		if ctx.Err() != nil {
-			return // the end of the run
+		_, err = client.List(l.ctx, metav1.ListOptions{Limit: 50})
+		l.record(err)
+		rv, err := deleteTask(l.ctx, r, name)
+		l.record(err)
+		if err == nil {
+			l.ack(rv)
 		}
-		var status apierrors.APIStatus
-		if errors.As(err, &status) && status.Status().Code >= 500 {
-			server5xx.Add(1)
-		} else {
-			other.Add(1)
-		}
-		firstErr.CompareAndSwap(nil, err.Error())
 	}
-	for i := range clients {
-		r := replicas[i%len(replicas)]
-		client := dynamic.NewForConfigOrDie(r.config).Resource(tasks).Namespace("default")
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := 0; ctx.Err() == nil && n < 1_000_000; n++ {
-				name := fmt.Sprintf("soak-%d-%d", i, n)
-				obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "ops.example.com/v1", "kind": "Task", "metadata": map[string]any{"name": name}}}
-				created, err := client.Create(ctx, obj, metav1.CreateOptions{})
-				record(err)
-				if err != nil {
-					continue
-				}
-				_, err = client.Get(ctx, name, metav1.GetOptions{})
-				record(err)
-				created.SetLabels(map[string]string{"round": strconv.Itoa(n)})
-				_, err = client.Update(ctx, created, metav1.UpdateOptions{})
-				record(err)
-				_, err = client.List(ctx, metav1.ListOptions{Limit: 50})
-				record(err)
-				record(client.Delete(ctx, name, metav1.DeleteOptions{}))
-			}
-		}()
-	}
-	var events atomic.Int64
-	for i := range watches {
-		client := dynamic.NewForConfigOrDie(replicas[i%len(replicas)].config).Resource(tasks).Namespace("default")
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				w, err := client.Watch(ctx, metav1.ListOptions{})
-				if err != nil {
-					record(err)
-					time.Sleep(time.Second)
-					continue
-				}
-				for range w.ResultChan() {
-					events.Add(1)
-				}
-			}
-		}()
-	}
+}
 
-	type sample struct {
-		at         time.Duration
-		rss        []int64 // kB per replica
-		goroutines []int64
+// deleteTask deletes a Task through r's REST client, which (unlike the
+// dynamic client's Delete) returns the deleted object, whose
+// resourceVersion is the delete's revision.
+func deleteTask(ctx context.Context, r *replica, name string) (string, error) {
+	rc, err := rest.UnversionedRESTClientFor(restConfigFor(r))
+	if err != nil {
+		return "", err
 	}
+	body, err := rc.Delete().AbsPath("/apis/ops.example.com/v1/namespaces/default/tasks", name).Do(ctx).Raw()
+	if err != nil {
+		return "", err
+	}
+	var deleted metav1.PartialObjectMetadata
+	if err := json.Unmarshal(body, &deleted); err != nil {
+		return "", fmt.Errorf("delete %s: %w: %s", name, err, body)
+	}
+	return deleted.ResourceVersion, nil
+}
+
+func restConfigFor(r *replica) *rest.Config {
+	cfg := rest.CopyConfig(r.config)
+	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	return cfg
+}
+
+// run is one soak on two replicas started with the storage flags, and
+// writes its section of docs/reliability.md.
+func (s soak) run(t *testing.T, section, on string, storage []string) {
+	state := t.TempDir()
+	replicas := []*replica{startReplica(t, "a", apiserverBin, state, storage), startReplica(t, "b", apiserverBin, state, storage)}
+	ctx, cancel := context.WithTimeout(context.Background(), s.duration)
+	defer cancel()
+	l := &soakLoad{ctx: ctx}
+	var wg sync.WaitGroup
+	for i := range s.clients {
+		wg.Go(func() { l.client(replicas[i%len(replicas)], i) })
+	}
+	var watches []*soakWatch
+	for i := range s.watches {
+		// The watches start spread over the first minute.
+		w := startSoakWatch(t, replicas[i%len(replicas)], time.Duration(i)*min(time.Minute, s.duration/4)/time.Duration(s.watches))
+		watches = append(watches, w)
+	}
+	samples := sampleReplicas(t, ctx, replicas)
+	wg.Wait()
+	exactness := checkSoakWatches(t, watches, l.acked)
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Soak%s\n\n`make soak`: %d clients (create, get, update, list of 50, delete) and %d watches on two replicas for %s, %s; RSS and goroutines of each replica sampled every 10 s (the first quarter is warm-up).\n\n", map[bool]string{true: ", on PostgreSQL"}[section != "soak"], s.clients, s.watches, s.duration, on)
+	fmt.Fprintf(&b, "Requests answered: %d (%.0f/s); 5xx: %d; other errors: %d.\n\n", l.ops.Load(), float64(l.ops.Load())/s.duration.Seconds(), l.server5xx.Load(), l.other.Load())
+	fmt.Fprintf(&b, "Watches: %s.\n\n", exactness)
+	growth(t, &b, samples, replicas)
+	if l.server5xx.Load() > 0 {
+		t.Errorf("%d requests got a 5xx (first error: %v)", l.server5xx.Load(), l.firstErr.Load())
+	}
+	t.Log("\n" + b.String())
+	writeSection(t, section, b.String())
+}
+
+// sample is one reading of each replica's RSS and goroutines.
+type sample struct {
+	at         time.Duration
+	rss        []int64 // kB per replica
+	goroutines []int64
+}
+
+// sampleReplicas reads each replica's RSS and goroutines every 10 s until
+// ctx ends.
+func sampleReplicas(t *testing.T, ctx context.Context, replicas []*replica) []sample {
 	var samples []sample
 	startedAt := time.Now()
 	tick := time.NewTicker(10 * time.Second)
 	defer tick.Stop()
-sampling:
 	for {
 		select {
 		case <-ctx.Done():
-			break sampling
+			return samples
 		case <-tick.C:
 			s := sample{at: time.Since(startedAt)}
 			for _, r := range replicas {
@@ -133,8 +214,11 @@ sampling:
 			samples = append(samples, s)
 		}
 	}
-	wg.Wait()
+}
 
+// growth writes the table of each replica's RSS and goroutines in the
+// second and the last quarter of the run, and fails t where either grew.
+func growth(t *testing.T, b *strings.Builder, samples []sample, replicas []*replica) {
 	quarter := len(samples) / 4
 	if quarter == 0 {
 		t.Fatalf("%d samples: run longer (SOAK_DURATION)", len(samples))
@@ -148,14 +232,11 @@ sampling:
 	}
 	rss := func(s sample) []int64 { return s.rss }
 	gor := func(s sample) []int64 { return s.goroutines }
-	var b strings.Builder
-	fmt.Fprintf(&b, "## Soak\n\n`make soak`: %d clients (create, get, update, list of 50, delete) and %d watches on two replicas for %s, on the three-member etcd; RSS and goroutines of each replica sampled every 10 s (the first quarter is warm-up).\n\n", clients, watches, duration)
-	fmt.Fprintf(&b, "Requests answered: %d (%.0f/s); watch events: %d; 5xx: %d; other errors: %d.\n\n", ops.Load(), float64(ops.Load())/duration.Seconds(), events.Load(), server5xx.Load(), other.Load())
 	b.WriteString("| replica | RSS, 2nd quarter | RSS, last quarter | goroutines, 2nd quarter | goroutines, last quarter |\n| --- | --- | --- | --- | --- |\n")
 	for i, r := range replicas {
 		r2, r4 := avg(quarter, 2*quarter, i, rss), avg(len(samples)-quarter, len(samples), i, rss)
 		g2, g4 := avg(quarter, 2*quarter, i, gor), avg(len(samples)-quarter, len(samples), i, gor)
-		fmt.Fprintf(&b, "| %s | %.0f MiB | %.0f MiB | %.0f | %.0f |\n", r.name, r2/1024, r4/1024, g2, g4)
+		fmt.Fprintf(b, "| %s | %.0f MiB | %.0f MiB | %.0f | %.0f |\n", r.name, r2/1024, r4/1024, g2, g4)
 		if r4 > 1.2*r2 {
 			t.Errorf("replica %s: RSS grew from %.0f to %.0f MiB", r.name, r2/1024, r4/1024)
 		}
@@ -163,11 +244,6 @@ sampling:
 			t.Errorf("replica %s: goroutines grew from %.0f to %.0f", r.name, g2, g4)
 		}
 	}
-	if server5xx.Load() > 0 {
-		t.Errorf("%d requests got a 5xx (first error: %v)", server5xx.Load(), firstErr.Load())
-	}
-	t.Log("\n" + b.String())
-	writeSection(t, "soak", b.String())
 }
 
 // rssKB is a process's resident set size (VmRSS, kB).
