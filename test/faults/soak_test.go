@@ -4,12 +4,16 @@ package faults
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,6 +72,7 @@ type soakLoad struct {
 
 	mu    sync.Mutex
 	acked []int64
+	kinds map[string]int // errors per kind (HTTP status and reason, or the client's error type)
 }
 
 func (l *soakLoad) record(err error) {
@@ -78,13 +83,44 @@ func (l *soakLoad) record(err error) {
 	if l.ctx.Err() != nil {
 		return // the end of the run
 	}
+	kind := fmt.Sprintf("client: %T", err)
 	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		kind = fmt.Sprintf("%d %s", status.Status().Code, status.Status().Reason)
+	}
 	if errors.As(err, &status) && status.Status().Code >= 500 {
 		l.server5xx.Add(1)
 	} else {
 		l.other.Add(1)
 	}
 	l.firstErr.CompareAndSwap(nil, err.Error())
+	l.mu.Lock()
+	l.kinds[kind]++
+	l.mu.Unlock()
+}
+
+// errorKinds is "N KIND, ..." for the errors of the run, most first.
+func (l *soakLoad) errorKinds() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	kinds := slices.SortedFunc(maps.Keys(l.kinds), func(a, b string) int { return cmp.Compare(l.kinds[b], l.kinds[a]) })
+	var out []string
+	for _, k := range kinds {
+		out = append(out, fmt.Sprintf("%d %s", l.kinds[k], k))
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
+}
+
+// loadAvg is the machine's load average (1, 5, 15 min).
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "?"
 }
 
 func (l *soakLoad) ack(rv string) {
@@ -160,7 +196,8 @@ func (s soak) run(t *testing.T, section, on string, storage []string) {
 	replicas := []*replica{startReplica(t, "a", apiserverBin, state, storage), startReplica(t, "b", apiserverBin, state, storage)}
 	ctx, cancel := context.WithTimeout(context.Background(), s.duration)
 	defer cancel()
-	l := &soakLoad{ctx: ctx}
+	l := &soakLoad{ctx: ctx, kinds: map[string]int{}}
+	loadBefore := loadAvg()
 	var wg sync.WaitGroup
 	for i := range s.clients {
 		wg.Go(func() { l.client(replicas[i%len(replicas)], i) })
@@ -177,7 +214,7 @@ func (s soak) run(t *testing.T, section, on string, storage []string) {
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Soak%s\n\n`make soak`: %d clients (create, get, update, list of 50, delete) and %d watches on two replicas for %s, %s; RSS and goroutines of each replica sampled every 10 s (the first quarter is warm-up).\n\n", map[bool]string{true: ", on PostgreSQL"}[section != "soak"], s.clients, s.watches, s.duration, on)
-	fmt.Fprintf(&b, "Requests answered: %d (%.0f/s); 5xx: %d; other errors: %d.\n\n", l.ops.Load(), float64(l.ops.Load())/s.duration.Seconds(), l.server5xx.Load(), l.other.Load())
+	fmt.Fprintf(&b, "Requests answered: %d (%.0f/s); 5xx: %d; other errors: %d (by kind: %s). Load average (1, 5, 15 min) at the start: %s, at the end: %s (%d CPUs).\n\n", l.ops.Load(), float64(l.ops.Load())/s.duration.Seconds(), l.server5xx.Load(), l.other.Load(), l.errorKinds(), loadBefore, loadAvg(), runtime.NumCPU())
 	fmt.Fprintf(&b, "Watches: %s.\n\n", exactness)
 	growth(t, &b, samples, replicas)
 	if l.server5xx.Load() > 0 {
