@@ -59,7 +59,7 @@ func (d delegated) ApplyTo(c *genericapiserver.RecommendedConfig) error {
 		return err
 	}
 	// The front proxy's certificate is verified once, not on every request.
-	if rh := c.Authentication.RequestHeaderConfig; rh != nil && c.Authentication.Authenticator != nil {
+	if rh := c.Authentication.RequestHeaderConfig; rh != nil && rh.CAContentProvider != nil && c.Authentication.Authenticator != nil {
 		c.Authentication.Authenticator = newFrontProxyAuthenticator(rh, c.Authentication.Authenticator, clock.RealClock{})
 	}
 	if err := o.Authorization.ApplyTo(&c.Authorization); err != nil {
