@@ -604,7 +604,7 @@ const perLevel = 1000
 
 // namespaces every server of item 4 writes to (kube-apiserver needs them).
 func benchNamespaces() []string {
-	ns := []string{"warmup", "prof", "listed"}
+	ns := []string{"warmup", "prof", "listed", "watched"}
 	for _, size := range []string{"1k", "10k", "100k"} {
 		ns = append(ns, "at-"+size, "fill-"+size)
 	}
@@ -859,6 +859,9 @@ func (b *bench) aggregatedPairing(p *servingProject, etcdURL string) error {
 	}
 	b.cpuRow(pr, cpu, []string{"generated apiserver", "kube-apiserver proxying"}, "kube-apiserver")
 	if err := b.listRows(pr, false); err != nil {
+		return err
+	}
+	if err := b.watchRow(pr); err != nil {
 		return err
 	}
 	if err := b.typedRows(p, pr); err != nil {

@@ -49,9 +49,13 @@ func newCommand(p Project) *cobra.Command {
 }
 
 // Main runs the apiserver command (flags from os.Args, stopped by SIGTERM
-// or SIGINT) and returns the process exit code: 0, or 1 after printing the
-// error.
+// or SIGINT), with the garbage collector's defaults of tuneGC, and returns
+// the process exit code: 0, or 1 after printing the error.
 func Main(p Project) int {
+	if err := tuneGC(); err != nil {
+		// The defaults of the collector still apply, without a memory limit.
+		fmt.Fprintln(os.Stderr, "warning: the container's memory limit was not read (set GOMEMLIMIT to give one):", err)
+	}
 	ctx := genericapiserver.SetupSignalContext()
 	cmd := newCommand(p)
 	cmd.SetContext(ctx)

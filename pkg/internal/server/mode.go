@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/kube-openapi/pkg/common"
+	"k8s.io/utils/clock"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/standalone"
 )
@@ -49,12 +50,17 @@ func (delegated) Install(*genericapiserver.GenericAPIServer, standalone.Served) 
 
 // ApplyTo configures what an aggregated apiserver takes from the
 // kube-apiserver, in the order k8s.io/apiserver's RecommendedOptions does:
-// authentication, authorization, the core API client and its informers,
-// priority and fairness, then admission (which needs all of them).
+// authentication (with frontProxyAuthenticator in front of it),
+// authorization, the core API client and its informers, priority and
+// fairness, then admission (which needs all of them).
 func (d delegated) ApplyTo(c *genericapiserver.RecommendedConfig) error {
 	o := d.o
 	if err := o.Authentication.ApplyTo(&c.Authentication, c.SecureServing, c.OpenAPIConfig); err != nil {
 		return err
+	}
+	// The front proxy's certificate is verified once, not on every request.
+	if rh := c.Authentication.RequestHeaderConfig; rh != nil && rh.CAContentProvider != nil && c.Authentication.Authenticator != nil {
+		c.Authentication.Authenticator = newFrontProxyAuthenticator(rh, c.Authentication.Authenticator, clock.RealClock{})
 	}
 	if err := o.Authorization.ApplyTo(&c.Authorization); err != nil {
 		return err
