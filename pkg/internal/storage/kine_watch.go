@@ -90,8 +90,10 @@ type revisionFeed struct {
 	interval time.Duration
 	kick     chan struct{}
 
-	settleMu sync.Mutex
-	settled  atomic.Int64
+	settleMu   sync.Mutex
+	settled    atomic.Int64
+	settleRuns atomic.Int64 // settle runs begun
+	settledRun int64        // the last run that ended settled (settleMu)
 
 	mu        sync.Mutex // delivered and subs change together
 	delivered atomic.Int64
@@ -222,10 +224,17 @@ func holes(after int64, ids []int64) []int64 {
 
 // settle raises the settled revision to the highest id visible now, once
 // every id below it is a row, and returns it. One settle runs at a time;
-// the others wait and then settle what was written meanwhile.
+// a caller that waited for the lock takes the result of a run that began
+// after it arrived (that run saw every write committed before the caller
+// came), and otherwise runs one itself.
 func (f *revisionFeed) settle(ctx context.Context) (int64, error) {
+	arrived := f.settleRuns.Load()
 	f.settleMu.Lock()
 	defer f.settleMu.Unlock()
+	if f.settledRun > arrived {
+		return f.settled.Load(), nil
+	}
+	run := f.settleRuns.Add(1)
 	for {
 		from := f.settled.Load()
 		ids, err := f.ids(ctx, from)
@@ -241,6 +250,7 @@ func (f *revisionFeed) settle(ctx context.Context) (int64, error) {
 			f.settled.Store(ids[len(ids)-1])
 		}
 		if len(ids) < feedIDBatch {
+			f.settledRun = run
 			return f.settled.Load(), nil
 		}
 	}
@@ -591,4 +601,21 @@ func (f *revisionFeed) history(ctx context.Context, from, to, compact int64) ([]
 		}
 	}
 	return withoutGaps(events), nil
+}
+
+// Create, Update and Delete wake the poll loop, as kine's own writes wake
+// its own: a watch sees a write through this process at once.
+func (f *revisionFeed) Create(ctx context.Context, key string, value []byte, lease int64) (int64, error) {
+	defer f.poke()
+	return f.Backend.Create(ctx, key, value, lease)
+}
+
+func (f *revisionFeed) Update(ctx context.Context, key string, value []byte, revision, lease int64) (int64, *kineserver.KeyValue, bool, error) {
+	defer f.poke()
+	return f.Backend.Update(ctx, key, value, revision, lease)
+}
+
+func (f *revisionFeed) Delete(ctx context.Context, key string, revision int64) (int64, *kineserver.KeyValue, bool, error) {
+	defer f.poke()
+	return f.Backend.Delete(ctx, key, revision)
 }
