@@ -241,8 +241,18 @@ func (f *revisionFeed) settle(ctx context.Context) (int64, error) {
 		if err != nil {
 			return from, err
 		}
-		if missing := holes(from, ids); len(missing) > 0 {
-			if err := f.fillHoles(ctx, missing); err != nil {
+		if len(holes(from, ids)) > 0 {
+			// Most holes are inserts that commit within milliseconds:
+			// read again after holeGrace, and fill what is still missing.
+			select {
+			case <-time.After(holeGrace):
+			case <-ctx.Done():
+				return from, ctx.Err()
+			}
+			if ids, err = f.ids(ctx, from); err != nil {
+				return from, err
+			}
+			if err := f.fillHoles(ctx, holes(from, ids)); err != nil {
 				return from, err
 			}
 		}
@@ -259,10 +269,8 @@ func (f *revisionFeed) settle(ctx context.Context) (int64, error) {
 // fillHoles waits until each id of missing is a row: the ids whose insert
 // is still open wait for it (see fill).
 func (f *revisionFeed) fillHoles(ctx context.Context, missing []int64) error {
-	select {
-	case <-time.After(holeGrace):
-	case <-ctx.Done():
-		return ctx.Err()
+	if len(missing) == 0 {
+		return nil
 	}
 	compact, err := f.compactRevision(ctx)
 	if err != nil {
