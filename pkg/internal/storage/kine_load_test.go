@@ -22,8 +22,8 @@ import (
 // TestKineWatchUnderLoad: writers whose transactions stay open for random
 // short times (raw inserts as kine makes them, some rolled back, and kine's
 // own creates through the etcd API, held open by a trigger on PostgreSQL),
-// several kine instances on one database (replicas), and observers started
-// at random moments on random replicas: informers (a LIST at revision 0,
+// several kine instances on one database (replicas; one more started while
+// the writes go on), and observers started at random moments on them: informers (a LIST at revision 0,
 // then a watch from the revision after it) and watches from revision 0.
 // When the writes are over, every observer must account for every row
 // committed, from the database itself: an informer lists each row up to its
@@ -81,8 +81,7 @@ type observer struct {
 func underLoad(t *testing.T, s loadSetup) {
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
-	var clients []*clientv3.Client
-	for i := 0; i < s.replicas; i++ {
+	replica := func() *clientv3.Client {
 		o := SQL{Endpoint: s.endpoint, ConnectTimeout: 5 * time.Second, CompactMinRetain: 1000, Replicas: s.replicas}
 		k, err := o.startKine(ctx)
 		if err != nil {
@@ -94,8 +93,13 @@ func underLoad(t *testing.T, s loadSetup) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
-		clients = append(clients, c)
+		return c
 	}
+	var clients []*clientv3.Client // the writers'
+	for i := 0; i < s.replicas; i++ {
+		clients = append(clients, replica())
+	}
+	observed := append([]*clientv3.Client(nil), clients...)
 	if s.hold != nil {
 		if err := s.hold(ctx); err != nil {
 			t.Fatal(err)
@@ -139,15 +143,23 @@ func underLoad(t *testing.T, s loadSetup) {
 	}
 	for i := 0; i < 24; i++ {
 		time.Sleep(time.Duration(rand.IntN(80)) * time.Millisecond)
+		if i == 8 && s.replicas > 1 {
+			// A replica started during the writes.
+			observed = append(observed, replica())
+		}
 		o := &observer{name: fmt.Sprintf("informer %d", i)}
 		if i%3 == 2 {
 			o.name = fmt.Sprintf("watch from 0 %d", i)
 		}
 		observers = append(observers, o)
+		c := observed[i%len(observed)]
+		if i > 8 && i%2 == 0 {
+			c = observed[len(observed)-1]
+		}
 		obsWG.Add(1)
 		go func() {
 			defer obsWG.Done()
-			o.run(watchCtx, clients[i%len(clients)], i%3 != 2)
+			o.run(watchCtx, c, i%3 != 2)
 		}()
 	}
 	writeWG.Wait()
