@@ -78,6 +78,9 @@ const (
 	// it is ended (its client watches again from its last revision), as
 	// kine's broadcaster ends a slow watch.
 	feedSubBuffer = 1000
+	// deliveredWait bounds how long the current revision or a watch's start
+	// waits for the poll loop to pass on rows already settled.
+	deliveredWait = 5 * time.Second
 )
 
 // revisionFeed wraps kine's backend: watches, the current revision and
@@ -95,9 +98,10 @@ type revisionFeed struct {
 	settleRuns atomic.Int64 // settle runs begun
 	settledRun int64        // the last run that ended settled (settleMu)
 
-	mu        sync.Mutex // delivered and subs change together
+	mu        sync.Mutex // delivered, subs and advanced change together
 	delivered atomic.Int64
 	subs      map[chan kineserver.EventBatch]struct{}
+	advanced  chan struct{} // closed when delivered rises
 }
 
 // newRevisionFeed opens its own handle on the database of endpoint (the
@@ -105,6 +109,16 @@ type revisionFeed struct {
 // to the highest one (waiting for transactions that hold one), and starts
 // its poll loop, which ends with bctx (counted in wg).
 func newRevisionFeed(ctx, bctx context.Context, wg *sync.WaitGroup, b kineserver.Backend, endpoint string, interval time.Duration) (*revisionFeed, error) {
+	f, err := openRevisionFeed(ctx, b, endpoint, interval)
+	if err != nil {
+		return nil, err
+	}
+	f.start(bctx, wg)
+	return f, nil
+}
+
+// openRevisionFeed is newRevisionFeed without the poll loop.
+func openRevisionFeed(ctx context.Context, b kineserver.Backend, endpoint string, interval time.Duration) (*revisionFeed, error) {
 	db, rebind, err := openFeedDB(endpoint)
 	if err != nil {
 		return nil, err
@@ -112,7 +126,7 @@ func newRevisionFeed(ctx, bctx context.Context, wg *sync.WaitGroup, b kineserver
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(2)
 	f := &revisionFeed{Backend: b, db: db, rebind: rebind, interval: interval,
-		kick: make(chan struct{}, 1), subs: map[chan kineserver.EventBatch]struct{}{}}
+		kick: make(chan struct{}, 1), subs: map[chan kineserver.EventBatch]struct{}{}, advanced: make(chan struct{})}
 	compact, err := f.compactRevision(ctx)
 	if err == nil {
 		f.settled.Store(compact)
@@ -125,13 +139,18 @@ func newRevisionFeed(ctx, bctx context.Context, wg *sync.WaitGroup, b kineserver
 		db.Close()
 		return nil, fmt.Errorf("reading the revisions of kine's table: %w", err)
 	}
+	return f, nil
+}
+
+// start runs the poll loop until bctx ends (counted in wg), and then
+// closes the database handle.
+func (f *revisionFeed) start(bctx context.Context, wg *sync.WaitGroup) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		defer db.Close()
+		defer f.db.Close()
 		f.poll(bctx)
 	}()
-	return f, nil
 }
 
 // openFeedDB opens the database kine opens for endpoint (kine's defaults:
@@ -390,9 +409,12 @@ func (f *revisionFeed) Count(ctx context.Context, key, end string, revision int6
 
 // CurrentRevision is the delivered revision: every watch has been sent the
 // rows up to it, so kine's watch server may confirm it (progress
-// notifications) to a watch that has seen them.
+// notifications) to a watch that has seen them. It first waits for the
+// poll loop to deliver the settled revision, which reads at revision 0
+// may have answered: a progress notification below a revision a client
+// has listed at would take its watch cache back.
 func (f *revisionFeed) CurrentRevision(ctx context.Context) (int64, error) {
-	return f.delivered.Load(), nil
+	return f.deliveredAtLeast(ctx, f.settled.Load()), nil
 }
 
 // mysqlConfig is kine's MySQL DSN with its default database.
@@ -461,6 +483,32 @@ func (f *revisionFeed) broadcast(batch kineserver.EventBatch) {
 		}
 	}
 	f.delivered.Store(batch.CurrentRev)
+	close(f.advanced)
+	f.advanced = make(chan struct{})
+}
+
+// deliveredAtLeast waits until the poll loop has delivered rev (settled
+// already: only rows are left to read), for at most deliveredWait, and
+// returns the delivered revision.
+func (f *revisionFeed) deliveredAtLeast(ctx context.Context, rev int64) int64 {
+	timeout := time.NewTimer(deliveredWait)
+	defer timeout.Stop()
+	for {
+		f.mu.Lock()
+		d, advanced := f.delivered.Load(), f.advanced
+		f.mu.Unlock()
+		if d >= rev {
+			return d
+		}
+		f.poke()
+		select {
+		case <-advanced:
+		case <-timeout.C:
+			return d
+		case <-ctx.Done():
+			return d
+		}
+	}
 }
 
 func (f *revisionFeed) subscribe() (chan kineserver.EventBatch, int64) {
@@ -545,6 +593,11 @@ func (f *revisionFeed) rows(ctx context.Context, from, to int64, limit int) ([]*
 // Watch does (CompactRevision set).
 func (f *revisionFeed) Watch(ctx context.Context, revision int64) kineserver.WatchResult {
 	ctx, cancel := context.WithCancel(ctx)
+	if settled := f.settled.Load(); revision > 0 && revision-1 <= settled {
+		// A watch from after a list's revision starts no lower than it
+		// (its first answer says where it is).
+		f.deliveredAtLeast(ctx, revision-1)
+	}
 	sub, delivered := f.subscribe()
 	result := make(chan kineserver.EventBatch, 100)
 	errc := make(chan error, 1)
