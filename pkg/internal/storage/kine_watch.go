@@ -442,7 +442,13 @@ func (f *revisionFeed) poll(ctx context.Context) {
 		case <-tick.C:
 		case <-f.kick:
 		}
-		rev, err := f.settle(ctx)
+		// What is settled already goes first: settling further may wait
+		// for an open transaction.
+		err := f.deliver(ctx, f.settled.Load())
+		var rev int64
+		if err == nil {
+			rev, err = f.settle(ctx)
+		}
 		if err == nil {
 			err = f.deliver(ctx, rev)
 		}
