@@ -351,7 +351,15 @@ func (o *SQL) serveKine(ctx context.Context) (*kine, error) {
 	// k8s.io/apiserver checks for RequestWatchProgress.
 	// Reads and watches below the apiserver's compaction answer as etcd's
 	// do (compactFloor); creates are read back (checkedCreates).
-	kineserver.New(newCompactFloor(checkedCreates{backend}), "unix", 5*time.Second, "3.6.11").Register(g)
+	// Watches, the current revision and reads at revision 0 are
+	// revisionFeed's (kine_watch.go): none misses a write whose transaction
+	// commits after a later revision's.
+	feed, err := newRevisionFeed(ctx, bctx, wg, checkedCreates{backend}, o.Endpoint, cfg.PollInterval)
+	if err != nil {
+		cleanup()
+		return nil, o.datastoreError("starting kine: %v", err)
+	}
+	kineserver.New(newCompactFloor(feed), "unix", 5*time.Second, "3.6.11").Register(g)
 	sock := filepath.Join(dir, "kine.sock")
 	l, err := (&net.ListenConfig{}).Listen(bctx, "unix", sock)
 	if err == nil {
