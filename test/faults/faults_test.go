@@ -534,7 +534,7 @@ func writeSection(t *testing.T, name, text string) {
 		doc = doc[:i] + section + doc[j+len(end):]
 	} else if name == "faults" {
 		doc = section + doc
-	} else if k := strings.Index(doc, "<!-- /faults -->\n"); k >= 0 && name != "soak" {
+	} else if k := strings.Index(doc, "<!-- /faults -->\n"); k >= 0 && !strings.HasPrefix(name, "soak") {
 		k += len("<!-- /faults -->\n") // another fault scenario's: after the fault tier's
 		doc = doc[:k] + "\n" + section + doc[k:]
 	} else {
