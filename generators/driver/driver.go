@@ -114,6 +114,21 @@ func servePackagesDriver(patterns []string) (*packages.DriverResponse, error) {
 	if parsed {
 		mode |= packages.NeedCompiledGoFiles | packages.NeedModule
 	}
+	// The module cache and GOROOT, asked of the go command while go list
+	// runs: only a load that parses needs them.
+	type rootsResult struct {
+		roots []string
+		err   error
+	}
+	immutableCh := make(chan rootsResult, 1)
+	if parsed && len(req.Overlay) == 0 {
+		go func() {
+			r, err := immutableRoots(env)
+			immutableCh <- rootsResult{r, err}
+		}()
+	} else {
+		close(immutableCh)
+	}
 	roots, err := packages.Load(&packages.Config{
 		Mode: mode,
 		Env:  env, BuildFlags: req.BuildFlags, Tests: req.Tests, Overlay: req.Overlay,
@@ -127,10 +142,11 @@ func servePackagesDriver(patterns []string) (*packages.DriverResponse, error) {
 	}
 	packages.Visit(roots, nil, func(p *packages.Package) { resp.Packages = append(resp.Packages, p) })
 
-	immutable, err := immutableRoots(env)
-	if err != nil {
-		return nil, err
+	ir := <-immutableCh
+	if ir.err != nil {
+		return nil, ir.err
 	}
+	immutable := ir.roots
 	// Blank the dependencies' bodies, on every core.
 	work := make(chan *packages.Package)
 	var wg sync.WaitGroup
