@@ -3,6 +3,7 @@
 package driver
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -14,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -106,47 +108,82 @@ func servePackagesDriver(patterns []string) (*packages.DriverResponse, error) {
 			arch = v
 		}
 	}
-	// The go list part of the request; type-checking is the caller's.
-	mode := req.Mode & (packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedImports | packages.NeedDeps | packages.NeedModule)
 	// Compiled files asked for are to be parsed (controller-tools' loader
 	// parses them itself, asking for no syntax): they are copies too.
 	parsed := req.Mode&(packages.NeedSyntax|packages.NeedTypes|packages.NeedTypesInfo|packages.NeedCompiledGoFiles) != 0
-	if parsed {
-		mode |= packages.NeedCompiledGoFiles | packages.NeedModule
-	}
 	// The module cache and GOROOT, asked of the go command while go list
 	// runs: only a load that parses needs them.
-	type rootsResult struct {
-		roots []string
-		err   error
-	}
-	immutableCh := make(chan rootsResult, 1)
+	immutable := func() ([]string, error) { return nil, nil }
 	if parsed && len(req.Overlay) == 0 {
-		go func() {
-			r, err := immutableRoots(env)
-			immutableCh <- rootsResult{r, err}
-		}()
-	} else {
-		close(immutableCh)
+		immutable = sync.OnceValues(func() ([]string, error) { return immutableRoots(env) })
+		go immutable()
 	}
-	roots, err := packages.Load(&packages.Config{
-		Mode: mode,
-		Env:  env, BuildFlags: req.BuildFlags, Tests: req.Tests, Overlay: req.Overlay,
-	}, patterns...)
+	l := &driverLoad{req: &req, env: env, patterns: patterns, cacheDir: cacheDir, parsed: parsed, immutable: immutable}
+	// go list -compiled costs the build's cache keys and cgo's processing,
+	// and only packages with cgo files have compiled files other than their
+	// Go files. So go list is asked for the Go files first; if a package
+	// the load keeps has cgo files, it is asked again for compiled files.
+	pkgs, cgo, err := l.run(false)
+	if err == nil && parsed && cgo {
+		pkgs, _, err = l.run(true)
+	}
 	if err != nil {
 		return nil, err
 	}
-	resp := &packages.DriverResponse{Compiler: "gc", Arch: arch}
+	pkgs.Arch = arch
+	return pkgs, nil
+}
+
+// driverLoad is one request to the packages driver.
+type driverLoad struct {
+	req       *packages.DriverRequest
+	env       []string
+	patterns  []string
+	cacheDir  string
+	parsed    bool
+	immutable func() ([]string, error)
+}
+
+// run asks go list for the packages (their compiled files if compiled, else
+// their Go files as the files to parse), blanks the bodies of the immutable
+// ones and drops what only bodies imported. It tells whether a package of
+// the answer has cgo files.
+func (l *driverLoad) run(compiled bool) (*packages.DriverResponse, bool, error) {
+	// The go list part of the request; type-checking is the caller's.
+	mode := l.req.Mode & (packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedImports | packages.NeedDeps | packages.NeedModule)
+	if l.parsed {
+		mode |= packages.NeedModule
+		if compiled {
+			mode |= packages.NeedCompiledGoFiles
+		} else {
+			// go/packages then gives the Go files (cgo's included) as compiled files.
+			mode = mode&^packages.NeedCompiledGoFiles | packages.NeedFiles
+		}
+	}
+	roots, err := packages.Load(&packages.Config{
+		Mode: mode,
+		Env:  l.env, BuildFlags: l.req.BuildFlags, Tests: l.req.Tests, Overlay: l.req.Overlay,
+	}, l.patterns...)
+	if err != nil {
+		return nil, false, err
+	}
+	resp := &packages.DriverResponse{Compiler: "gc"}
 	for _, p := range roots {
 		resp.Roots = append(resp.Roots, p.ID)
 	}
-	packages.Visit(roots, nil, func(p *packages.Package) { resp.Packages = append(resp.Packages, p) })
+	packages.Visit(roots, nil, func(p *packages.Package) {
+		if l.parsed && !compiled && p.PkgPath != "unsafe" {
+			// What go list -compiled gives a package without cgo files
+			// (go/packages drops the field when it was not asked for).
+			p.CompiledGoFiles = slices.Clone(p.GoFiles)
+		}
+		resp.Packages = append(resp.Packages, p)
+	})
 
-	ir := <-immutableCh
-	if ir.err != nil {
-		return nil, ir.err
+	immutable, err := l.immutable()
+	if err != nil {
+		return nil, false, err
 	}
-	immutable := ir.roots
 	// Blank the dependencies' bodies, on every core.
 	work := make(chan *packages.Package)
 	var wg sync.WaitGroup
@@ -155,7 +192,7 @@ func servePackagesDriver(patterns []string) (*packages.DriverResponse, error) {
 		go func() {
 			defer wg.Done()
 			for p := range work {
-				blankBodies(cacheDir, p)
+				blankBodies(l.cacheDir, p)
 			}
 		}()
 	}
@@ -163,15 +200,42 @@ func servePackagesDriver(patterns []string) (*packages.DriverResponse, error) {
 		// Only trees that never change under a path (the module cache and
 		// GOROOT) are blanked; the main module, replaced local folders and
 		// vendor/ are read as they are.
-		if parsed && len(req.Overlay) == 0 && (p.Module == nil || !p.Module.Main) && underAny(p.GoFiles, immutable) {
+		if l.parsed && len(l.req.Overlay) == 0 && (p.Module == nil || !p.Module.Main) && underAny(p.GoFiles, immutable) {
 			work <- p
 		}
 	}
 	close(work)
 	wg.Wait()
 	resp.Packages = nil
-	packages.Visit(roots, nil, func(p *packages.Package) { resp.Packages = append(resp.Packages, p) })
-	return resp, nil
+	cgo := false
+	packages.Visit(roots, nil, func(p *packages.Package) {
+		resp.Packages = append(resp.Packages, p)
+		cgo = cgo || !compiled && usesCgo(p.GoFiles)
+	})
+	if !l.parsed {
+		// Nothing is parsed: no file stands for another.
+		cgo = false
+	}
+	return resp, cgo, nil
+}
+
+// usesCgo tells whether one of the Go files imports "C" (or cannot be
+// read: then the compiled files are asked for, as they always were).
+func usesCgo(files []string) bool {
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			return true
+		}
+		if !bytes.Contains(src, []byte(`"C"`)) {
+			continue
+		}
+		imports := map[string]bool{}
+		if err := importsOf(f, imports); err != nil || imports["C"] {
+			return true
+		}
+	}
+	return false
 }
 
 // blankBodies points the compiled files of p at copies without function
