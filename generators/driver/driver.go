@@ -11,6 +11,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -184,7 +185,28 @@ func (l *driverLoad) run(compiled bool) (*packages.DriverResponse, bool, error) 
 	if err != nil {
 		return nil, false, err
 	}
-	// Blank the dependencies' bodies, on every core.
+	blanked, blankedCgo := l.blankAll(resp.Packages, immutable)
+	resp.Packages = nil
+	cgo := false
+	packages.Visit(roots, nil, func(p *packages.Package) {
+		resp.Packages = append(resp.Packages, p)
+		if !compiled && !cgo {
+			// A blanked package's cgo is known; the others' files are read.
+			cgo = blankedCgo[p] || !blanked[p] && usesCgo(p.GoFiles)
+		}
+	})
+	if !l.parsed {
+		// Nothing is parsed: no file stands for another.
+		cgo = false
+	}
+	return resp, cgo, nil
+}
+
+// blankAll blanks the bodies of the packages from immutable trees, on every
+// core, and tells which it blanked and which of those use cgo.
+func (l *driverLoad) blankAll(pkgs []*packages.Package, immutable []string) (blanked, blankedCgo map[*packages.Package]bool) {
+	var mu sync.Mutex
+	blanked, blankedCgo = map[*packages.Package]bool{}, map[*packages.Package]bool{}
 	work := make(chan *packages.Package)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
@@ -192,11 +214,14 @@ func (l *driverLoad) run(compiled bool) (*packages.DriverResponse, bool, error) 
 		go func() {
 			defer wg.Done()
 			for p := range work {
-				blankBodies(l.cacheDir, p)
+				cgo := blankBodies(l.cacheDir, p)
+				mu.Lock()
+				blanked[p], blankedCgo[p] = true, cgo
+				mu.Unlock()
 			}
 		}()
 	}
-	for _, p := range resp.Packages {
+	for _, p := range pkgs {
 		// Only trees that never change under a path (the module cache and
 		// GOROOT) are blanked; the main module, replaced local folders and
 		// vendor/ are read as they are.
@@ -206,17 +231,7 @@ func (l *driverLoad) run(compiled bool) (*packages.DriverResponse, bool, error) 
 	}
 	close(work)
 	wg.Wait()
-	resp.Packages = nil
-	cgo := false
-	packages.Visit(roots, nil, func(p *packages.Package) {
-		resp.Packages = append(resp.Packages, p)
-		cgo = cgo || !compiled && usesCgo(p.GoFiles)
-	})
-	if !l.parsed {
-		// Nothing is parsed: no file stands for another.
-		cgo = false
-	}
-	return resp, cgo, nil
+	return blanked, blankedCgo
 }
 
 // usesCgo tells whether one of the Go files imports "C" (or cannot be
@@ -240,18 +255,29 @@ func usesCgo(files []string) bool {
 
 // blankBodies points the compiled files of p at copies without function
 // bodies, and drops the imports only function bodies used (they are then
-// not loaded at all).
-func blankBodies(cacheDir string, p *packages.Package) {
+// not loaded at all). It tells whether p's Go files use cgo.
+func blankBodies(cacheDir string, p *packages.Package) (cgo bool) {
 	names := map[string]string{}
 	for path, imp := range p.Imports {
 		names[path] = imp.Name
 	}
-	kept := map[string]bool{}
-	for i, f := range p.CompiledGoFiles {
+	files := slices.Clone(p.CompiledGoFiles)
+	for i, f := range files {
 		p.CompiledGoFiles[i] = bodylessCopy(cacheDir, f, names)
-		if err := importsOf(p.CompiledGoFiles[i], kept); err != nil {
-			kept = nil // keep every import
-			break
+	}
+	kept, cgo, ok := readImportsRecord(cacheDir, p.CompiledGoFiles)
+	if !ok {
+		kept = map[string]bool{}
+		for i, f := range p.CompiledGoFiles {
+			if err := importsOf(f, kept); err != nil {
+				kept = nil // keep every import, and read the files after it as they are
+				copy(p.CompiledGoFiles[i+1:], files[i+1:])
+				break
+			}
+		}
+		cgo = usesCgo(p.GoFiles)
+		if kept != nil {
+			writeImportsRecord(cacheDir, p.CompiledGoFiles, kept, cgo)
 		}
 	}
 	for path := range p.Imports {
@@ -259,6 +285,61 @@ func blankBodies(cacheDir string, p *packages.Package) {
 			delete(p.Imports, path)
 		}
 	}
+	return cgo
+}
+
+// A package's imports record keeps what blankBodies read from its bodyless
+// copies (the imports they kept; whether its Go files use cgo), so that a
+// load reads one small file per package instead of parsing every copy's
+// imports. Keyed by the copies' paths, which change with any file's path,
+// size or modification time.
+func importsRecordPath(cacheDir string, copies []string) (string, bool) {
+	for _, c := range copies {
+		if !strings.HasPrefix(c, cacheDir+string(filepath.Separator)) {
+			return "", false // a file read as it is: not immutable
+		}
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "imports\x00%d\x00%s", bodylessVersion, strings.Join(copies, "\x00")))
+	key := hex.EncodeToString(sum[:16])
+	return filepath.Join(cacheDir, key[:2], key, "imports"), len(copies) > 0
+}
+
+func readImportsRecord(cacheDir string, copies []string) (kept map[string]bool, cgo, ok bool) {
+	path, ok := importsRecordPath(cacheDir, copies)
+	if !ok {
+		return nil, false, false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false, false
+	}
+	lines := strings.Split(string(b), "\n")
+	if len(lines) < 2 || lines[len(lines)-1] != "" || (lines[0] != "cgo" && lines[0] != "no cgo") {
+		return nil, false, false
+	}
+	touch(filepath.Dir(path))
+	kept = map[string]bool{}
+	for _, l := range lines[1 : len(lines)-1] {
+		kept[l] = true
+	}
+	return kept, lines[0] == "cgo", true
+}
+
+func writeImportsRecord(cacheDir string, copies []string, kept map[string]bool, cgo bool) {
+	path, ok := importsRecordPath(cacheDir, copies)
+	if !ok {
+		return
+	}
+	var b strings.Builder
+	if cgo {
+		b.WriteString("cgo\n")
+	} else {
+		b.WriteString("no cgo\n")
+	}
+	for _, imp := range slices.Sorted(maps.Keys(kept)) {
+		b.WriteString(imp + "\n")
+	}
+	_ = files.WriteAtomic(path, []byte(b.String()), 0o600)
 }
 
 // immutableRoots are the module cache and GOROOT of the go command the load uses.

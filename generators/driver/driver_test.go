@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -360,5 +361,46 @@ func TestPackagesDriverCompiledFilesOnlyForCgo(t *testing.T) {
 	a := loaded["example.com/app"]
 	if a == nil || len(a.CompiledGoFiles) <= len(a.GoFiles) && !strings.Contains(strings.Join(a.CompiledGoFiles, " "), "go-build") {
 		t.Fatalf("the cgo package's compiled files are not cgo's output: %+v", a)
+	}
+}
+
+// TestImportsRecord: what the driver read of a package's bodyless copies
+// (the imports they keep, whether it uses cgo) is kept beside them, and a
+// later load reads that record instead of parsing every copy.
+func TestImportsRecord(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	xdg := t.TempDir()
+	env := append(os.Environ(), "GOPACKAGESDRIVER="+exe, packagesDriverEnv+"=1", "XDG_CACHE_HOME="+xdg)
+	cacheDir := filepath.Join(xdg, "apiserver-boot", "bodyless-go")
+	_, loaded := declarations(t, &packages.Config{Mode: loadMode, Env: env}, metav1...)
+	meta := loaded[metav1[0]]
+	path, ok := importsRecordPath(cacheDir, meta.CompiledGoFiles)
+	if !ok {
+		t.Fatalf("meta/v1's files %v are not copies in %s", meta.CompiledGoFiles, cacheDir)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no imports record for meta/v1: %v", err)
+	}
+	imports := keys(meta.Imports)
+	slices.Sort(imports)
+	if want := "no cgo\n" + strings.Join(imports, "\n") + "\n"; string(b) != want {
+		t.Fatalf("meta/v1's record:\n%s\nwant:\n%s", b, want)
+	}
+	// The record is what the next load goes by: one import left out of it
+	// is left out of the package.
+	dropped := imports[0]
+	if err := os.WriteFile(path, []byte("no cgo\n"+strings.Join(imports[1:], "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	roots, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedImports, Env: env}, metav1[0])
+	if err != nil || len(roots) != 1 {
+		t.Fatalf("load: %v %v", roots, err)
+	}
+	if _, ok := roots[0].Imports[dropped]; ok || len(roots[0].Imports) != len(imports)-1 {
+		t.Errorf("after the record left out %s, meta/v1 imports %v", dropped, keys(roots[0].Imports))
 	}
 }
