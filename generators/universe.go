@@ -5,6 +5,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/apiserver-boot/apiserver-boot/generators/driver"
@@ -116,14 +117,46 @@ func contextFor(base *generator.Context, nameSystems namer.NameSystems, defaultS
 	for name, n := range nameSystems {
 		c.Namers[name] = n
 		if name == defaultSystem {
-			orderer := namer.Orderer{Namer: n}
-			c.Order = orderer.OrderUniverse(c.Universe)
+			c.Order = orderUniverse(n, c.Universe)
 		}
 	}
 	c.Inputs = inputs
 	out := &memoryFiles{}
 	c.FileTypes = map[string]generator.FileType{generator.GoFileType: out}
 	return &c, out
+}
+
+// orderUniverse is namer.Orderer.OrderUniverse with each name computed
+// once: the orderer asks the namer for both names of every comparison, a
+// map lookup each (most of the cost of the sort, done for every generator).
+// The same types, in the same starting order, sorted by the same names
+// with the same algorithm: the same order.
+func orderUniverse(n namer.Namer, u types.Universe) []*types.Type {
+	var list namedTypes
+	for _, p := range u {
+		for _, all := range [][]*types.Type{slices.Collect(maps.Values(p.Types)), slices.Collect(maps.Values(p.Functions)), slices.Collect(maps.Values(p.Variables)), slices.Collect(maps.Values(p.Constants))} {
+			list.types = append(list.types, all...)
+		}
+	}
+	list.names = make([]string, len(list.types))
+	for i, t := range list.types {
+		list.names[i] = n.Name(t)
+	}
+	sort.Sort(list)
+	return list.types
+}
+
+// namedTypes sorts types by names computed beforehand.
+type namedTypes struct {
+	types []*types.Type
+	names []string
+}
+
+func (l namedTypes) Len() int           { return len(l.types) }
+func (l namedTypes) Less(i, j int) bool { return l.names[i] < l.names[j] }
+func (l namedTypes) Swap(i, j int) {
+	l.types[i], l.types[j] = l.types[j], l.types[i]
+	l.names[i], l.names[j] = l.names[j], l.names[i]
 }
 
 // rewriteObjectMarkers gives deepcopy-gen controller-gen's object markers in

@@ -15,6 +15,7 @@ import (
 	defaultergen "k8s.io/code-generator/cmd/defaulter-gen/generators"
 	"k8s.io/gengo/v2"
 	"k8s.io/gengo/v2/generator"
+	"k8s.io/gengo/v2/types"
 	openapiargs "k8s.io/kube-openapi/cmd/openapi-gen/args"
 	openapigen "k8s.io/kube-openapi/pkg/generators"
 
@@ -139,6 +140,15 @@ func (openAPI) Generate(api *State, base *generator.Context) ([]files.File, erro
 		return nil, err
 	}
 	c, out := contextFor(base, openapigen.NameSystems(), openapigen.DefaultNameSystem(), base.Inputs)
+	c.Universe = enumConstantsOnly(base.Universe)
+	// A package openapi-gen adds to its universe is the shared one's too.
+	defer func() {
+		for path, pkg := range c.Universe {
+			if _, ok := base.Universe[path]; !ok {
+				base.Universe[path] = pkg
+			}
+		}
+	}()
 	targets := openapigen.GetOpenAPITargets(c, args, boilerplate)
 	for name := range c.FileTypes {
 		if name != generator.GoFileType {
@@ -146,4 +156,37 @@ func (openAPI) Generate(api *State, base *generator.Context) ([]files.File, erro
 		}
 	}
 	return execute("openapi", c, out, targets)
+}
+
+// enumConstantsOnly is the universe as openapi-gen reads it, with the
+// constants that are no enum's value left out. openapi-gen looks for every
+// enum and its values across the whole universe again for each type it
+// writes (parseEnums, called from newOpenAPITypeWriter): every constant of
+// every loaded package (syscall's thousands among them) each time. An
+// enum is an alias of string whose comment has +enum, and its values are
+// the constants of that type (kube-openapi's isEnumType), so the constants
+// kept are exactly those it would use. Everything else (the packages'
+// types, functions, variables, comments) is shared with u.
+func enumConstantsOnly(u types.Universe) types.Universe {
+	stringType := u.Type(types.Name{Name: "string"})
+	enums := map[types.Name]bool{}
+	for _, p := range u {
+		for _, t := range p.Types {
+			if t.Kind == types.Alias && t.Underlying == stringType && gengo.ExtractCommentTags("+", t.CommentLines)["enum"] != nil {
+				enums[t.Name] = true
+			}
+		}
+	}
+	out := make(types.Universe, len(u))
+	for path, p := range u {
+		cp := *p
+		cp.Constants = map[string]*types.Type{}
+		for name, c := range p.Constants {
+			if c.Underlying != nil && enums[c.Underlying.Name] {
+				cp.Constants[name] = c
+			}
+		}
+		out[path] = &cp
+	}
+	return out
 }

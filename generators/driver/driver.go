@@ -3,6 +3,7 @@
 package driver
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,10 +11,12 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -106,32 +109,104 @@ func servePackagesDriver(patterns []string) (*packages.DriverResponse, error) {
 			arch = v
 		}
 	}
-	// The go list part of the request; type-checking is the caller's.
-	mode := req.Mode & (packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedImports | packages.NeedDeps | packages.NeedModule)
 	// Compiled files asked for are to be parsed (controller-tools' loader
 	// parses them itself, asking for no syntax): they are copies too.
 	parsed := req.Mode&(packages.NeedSyntax|packages.NeedTypes|packages.NeedTypesInfo|packages.NeedCompiledGoFiles) != 0
-	if parsed {
-		mode |= packages.NeedCompiledGoFiles | packages.NeedModule
+	// The module cache and GOROOT, asked of the go command while go list
+	// runs: only a load that parses needs them.
+	immutable := func() ([]string, error) { return nil, nil }
+	if parsed && len(req.Overlay) == 0 {
+		immutable = sync.OnceValues(func() ([]string, error) { return immutableRoots(env) })
+		go immutable()
+	}
+	l := &driverLoad{req: &req, env: env, patterns: patterns, cacheDir: cacheDir, parsed: parsed, immutable: immutable}
+	// go list -compiled costs the build's cache keys and cgo's processing,
+	// and only packages with cgo files have compiled files other than their
+	// Go files. So go list is asked for the Go files first; if a package
+	// the load keeps has cgo files, it is asked again for compiled files.
+	pkgs, cgo, err := l.run(false)
+	if err == nil && parsed && cgo {
+		pkgs, _, err = l.run(true)
+	}
+	if err != nil {
+		return nil, err
+	}
+	pkgs.Arch = arch
+	return pkgs, nil
+}
+
+// driverLoad is one request to the packages driver.
+type driverLoad struct {
+	req       *packages.DriverRequest
+	env       []string
+	patterns  []string
+	cacheDir  string
+	parsed    bool
+	immutable func() ([]string, error)
+}
+
+// run asks go list for the packages (their compiled files if compiled, else
+// their Go files as the files to parse), blanks the bodies of the immutable
+// ones and drops what only bodies imported. It tells whether a package of
+// the answer has cgo files.
+func (l *driverLoad) run(compiled bool) (*packages.DriverResponse, bool, error) {
+	// The go list part of the request; type-checking is the caller's.
+	mode := l.req.Mode & (packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedImports | packages.NeedDeps | packages.NeedModule)
+	if l.parsed {
+		mode |= packages.NeedModule
+		if compiled {
+			mode |= packages.NeedCompiledGoFiles
+		} else {
+			// go/packages then gives the Go files (cgo's included) as compiled files.
+			mode = mode&^packages.NeedCompiledGoFiles | packages.NeedFiles
+		}
 	}
 	roots, err := packages.Load(&packages.Config{
 		Mode: mode,
-		Env:  env, BuildFlags: req.BuildFlags, Tests: req.Tests, Overlay: req.Overlay,
-	}, patterns...)
+		Env:  l.env, BuildFlags: l.req.BuildFlags, Tests: l.req.Tests, Overlay: l.req.Overlay,
+	}, l.patterns...)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	resp := &packages.DriverResponse{Compiler: "gc", Arch: arch}
+	resp := &packages.DriverResponse{Compiler: "gc"}
 	for _, p := range roots {
 		resp.Roots = append(resp.Roots, p.ID)
 	}
-	packages.Visit(roots, nil, func(p *packages.Package) { resp.Packages = append(resp.Packages, p) })
+	packages.Visit(roots, nil, func(p *packages.Package) {
+		if l.parsed && !compiled && p.PkgPath != "unsafe" {
+			// What go list -compiled gives a package without cgo files
+			// (go/packages drops the field when it was not asked for).
+			p.CompiledGoFiles = slices.Clone(p.GoFiles)
+		}
+		resp.Packages = append(resp.Packages, p)
+	})
 
-	immutable, err := immutableRoots(env)
+	immutable, err := l.immutable()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	// Blank the dependencies' bodies, on every core.
+	blanked, blankedCgo := l.blankAll(resp.Packages, immutable)
+	resp.Packages = nil
+	cgo := false
+	packages.Visit(roots, nil, func(p *packages.Package) {
+		resp.Packages = append(resp.Packages, p)
+		if !compiled && !cgo {
+			// A blanked package's cgo is known; the others' files are read.
+			cgo = blankedCgo[p] || !blanked[p] && usesCgo(p.GoFiles)
+		}
+	})
+	if !l.parsed {
+		// Nothing is parsed: no file stands for another.
+		cgo = false
+	}
+	return resp, cgo, nil
+}
+
+// blankAll blanks the bodies of the packages from immutable trees, on every
+// core, and tells which it blanked and which of those use cgo.
+func (l *driverLoad) blankAll(pkgs []*packages.Package, immutable []string) (blanked, blankedCgo map[*packages.Package]bool) {
+	var mu sync.Mutex
+	blanked, blankedCgo = map[*packages.Package]bool{}, map[*packages.Package]bool{}
 	work := make(chan *packages.Package)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
@@ -139,39 +214,70 @@ func servePackagesDriver(patterns []string) (*packages.DriverResponse, error) {
 		go func() {
 			defer wg.Done()
 			for p := range work {
-				blankBodies(cacheDir, p)
+				cgo := blankBodies(l.cacheDir, p)
+				mu.Lock()
+				blanked[p], blankedCgo[p] = true, cgo
+				mu.Unlock()
 			}
 		}()
 	}
-	for _, p := range resp.Packages {
+	for _, p := range pkgs {
 		// Only trees that never change under a path (the module cache and
 		// GOROOT) are blanked; the main module, replaced local folders and
 		// vendor/ are read as they are.
-		if parsed && len(req.Overlay) == 0 && (p.Module == nil || !p.Module.Main) && underAny(p.GoFiles, immutable) {
+		if l.parsed && len(l.req.Overlay) == 0 && (p.Module == nil || !p.Module.Main) && underAny(p.GoFiles, immutable) {
 			work <- p
 		}
 	}
 	close(work)
 	wg.Wait()
-	resp.Packages = nil
-	packages.Visit(roots, nil, func(p *packages.Package) { resp.Packages = append(resp.Packages, p) })
-	return resp, nil
+	return blanked, blankedCgo
+}
+
+// usesCgo tells whether one of the Go files imports "C" (or cannot be
+// read: then the compiled files are asked for, as they always were).
+func usesCgo(files []string) bool {
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			return true
+		}
+		if !bytes.Contains(src, []byte(`"C"`)) {
+			continue
+		}
+		imports := map[string]bool{}
+		if err := importsOf(f, imports); err != nil || imports["C"] {
+			return true
+		}
+	}
+	return false
 }
 
 // blankBodies points the compiled files of p at copies without function
 // bodies, and drops the imports only function bodies used (they are then
-// not loaded at all).
-func blankBodies(cacheDir string, p *packages.Package) {
+// not loaded at all). It tells whether p's Go files use cgo.
+func blankBodies(cacheDir string, p *packages.Package) (cgo bool) {
 	names := map[string]string{}
 	for path, imp := range p.Imports {
 		names[path] = imp.Name
 	}
-	kept := map[string]bool{}
-	for i, f := range p.CompiledGoFiles {
+	files := slices.Clone(p.CompiledGoFiles)
+	for i, f := range files {
 		p.CompiledGoFiles[i] = bodylessCopy(cacheDir, f, names)
-		if err := importsOf(p.CompiledGoFiles[i], kept); err != nil {
-			kept = nil // keep every import
-			break
+	}
+	kept, cgo, ok := readImportsRecord(cacheDir, p.CompiledGoFiles)
+	if !ok {
+		kept = map[string]bool{}
+		for i, f := range p.CompiledGoFiles {
+			if err := importsOf(f, kept); err != nil {
+				kept = nil // keep every import, and read the files after it as they are
+				copy(p.CompiledGoFiles[i+1:], files[i+1:])
+				break
+			}
+		}
+		cgo = usesCgo(p.GoFiles)
+		if kept != nil {
+			writeImportsRecord(cacheDir, p.CompiledGoFiles, kept, cgo)
 		}
 	}
 	for path := range p.Imports {
@@ -179,6 +285,61 @@ func blankBodies(cacheDir string, p *packages.Package) {
 			delete(p.Imports, path)
 		}
 	}
+	return cgo
+}
+
+// A package's imports record keeps what blankBodies read from its bodyless
+// copies (the imports they kept; whether its Go files use cgo), so that a
+// load reads one small file per package instead of parsing every copy's
+// imports. Keyed by the copies' paths, which change with any file's path,
+// size or modification time.
+func importsRecordPath(cacheDir string, copies []string) (string, bool) {
+	for _, c := range copies {
+		if !strings.HasPrefix(c, cacheDir+string(filepath.Separator)) {
+			return "", false // a file read as it is: not immutable
+		}
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "imports\x00%d\x00%s", bodylessVersion, strings.Join(copies, "\x00")))
+	key := hex.EncodeToString(sum[:16])
+	return filepath.Join(cacheDir, key[:2], key, "imports"), len(copies) > 0
+}
+
+func readImportsRecord(cacheDir string, copies []string) (kept map[string]bool, cgo, ok bool) {
+	path, ok := importsRecordPath(cacheDir, copies)
+	if !ok {
+		return nil, false, false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false, false
+	}
+	lines := strings.Split(string(b), "\n")
+	if len(lines) < 2 || lines[len(lines)-1] != "" || (lines[0] != "cgo" && lines[0] != "no cgo") {
+		return nil, false, false
+	}
+	touch(filepath.Dir(path))
+	kept = map[string]bool{}
+	for _, l := range lines[1 : len(lines)-1] {
+		kept[l] = true
+	}
+	return kept, lines[0] == "cgo", true
+}
+
+func writeImportsRecord(cacheDir string, copies []string, kept map[string]bool, cgo bool) {
+	path, ok := importsRecordPath(cacheDir, copies)
+	if !ok {
+		return
+	}
+	var b strings.Builder
+	if cgo {
+		b.WriteString("cgo\n")
+	} else {
+		b.WriteString("no cgo\n")
+	}
+	for _, imp := range slices.Sorted(maps.Keys(kept)) {
+		b.WriteString(imp + "\n")
+	}
+	_ = files.WriteAtomic(path, []byte(b.String()), 0o600)
 }
 
 // immutableRoots are the module cache and GOROOT of the go command the load uses.

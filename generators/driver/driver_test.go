@@ -7,7 +7,9 @@ import (
 	"go/token"
 	"go/types"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -295,5 +297,110 @@ func TestPruneCache(t *testing.T) {
 	pruneCache(dir, now.Add(time.Hour))
 	if _, err := os.Stat(recent); err != nil {
 		t.Errorf("pruned again within a day: %v", err)
+	}
+}
+
+// goListLog puts on PATH a go command that records the arguments of every
+// run (in the returned file) and runs the real one.
+func goListLog(t *testing.T) (path, log string) {
+	t.Helper()
+	real, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	bin := t.TempDir()
+	log = filepath.Join(bin, "go.log")
+	script := "#!/bin/sh\necho \"$*\" >> " + log + "\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "go"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin + string(os.PathListSeparator) + os.Getenv("PATH"), log
+}
+
+// TestPackagesDriverCompiledFilesOnlyForCgo: go list -compiled (the build's
+// cache keys, cgo's processing) is asked for only when a package the load
+// keeps has cgo files; without them the Go files are the compiled files, and
+// the load is what it was (TestPackagesDriver compares the declarations).
+// With a cgo package, its compiled files are cgo's output, as before.
+func TestPackagesDriverCompiledFilesOnlyForCgo(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, log := goListLog(t)
+	env := append(os.Environ(), "PATH="+path, "GOPACKAGESDRIVER="+exe, packagesDriverEnv+"=1", "XDG_CACHE_HOME="+t.TempDir())
+	lists := func() (compiled, plain int) {
+		b, _ := os.ReadFile(log)
+		os.Remove(log)
+		for _, l := range strings.Split(string(b), "\n") {
+			compiled += strings.Count(l, "list") * strings.Count(l, "-compiled=true")
+			plain += strings.Count(l, "list") * strings.Count(l, "-compiled=false")
+		}
+		return compiled, plain
+	}
+	_, loaded := declarations(t, &packages.Config{Mode: loadMode, Env: env}, metav1...)
+	if compiled, plain := lists(); compiled != 0 || plain == 0 {
+		t.Errorf("loading meta/v1 ran go list -compiled=true %d times, -compiled=false %d times; want only -compiled=false", compiled, plain)
+	}
+	if meta := loaded[metav1[0]]; meta == nil || len(meta.CompiledGoFiles) != len(meta.GoFiles) || len(meta.Syntax) != len(meta.GoFiles) {
+		t.Fatalf("meta/v1 not loaded from its Go files: %+v", meta)
+	}
+
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("no C compiler for the cgo package")
+	}
+	app := t.TempDir()
+	os.WriteFile(filepath.Join(app, "go.mod"), []byte("module example.com/app\n\ngo 1.22\n"), 0o644)
+	os.WriteFile(filepath.Join(app, "app.go"), []byte("package app\n\n// Size is a C int's.\nvar Size = size\n"), 0o644)
+	os.WriteFile(filepath.Join(app, "c.go"), []byte("package app\n\n// #define N 4\nimport \"C\"\n\nconst size = C.N\n"), 0o644)
+	cfg := &packages.Config{Mode: loadMode, Dir: app, Env: append(env, "CGO_ENABLED=1")}
+	_, loaded = declarations(t, cfg, "example.com/app")
+	if compiled, _ := lists(); compiled == 0 {
+		t.Errorf("a cgo package was loaded without go list -compiled=true")
+	}
+	a := loaded["example.com/app"]
+	if a == nil || len(a.CompiledGoFiles) <= len(a.GoFiles) && !strings.Contains(strings.Join(a.CompiledGoFiles, " "), "go-build") {
+		t.Fatalf("the cgo package's compiled files are not cgo's output: %+v", a)
+	}
+}
+
+// TestImportsRecord: what the driver read of a package's bodyless copies
+// (the imports they keep, whether it uses cgo) is kept beside them, and a
+// later load reads that record instead of parsing every copy.
+func TestImportsRecord(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	xdg := t.TempDir()
+	env := append(os.Environ(), "GOPACKAGESDRIVER="+exe, packagesDriverEnv+"=1", "XDG_CACHE_HOME="+xdg)
+	cacheDir := filepath.Join(xdg, "apiserver-boot", "bodyless-go")
+	_, loaded := declarations(t, &packages.Config{Mode: loadMode, Env: env}, metav1...)
+	meta := loaded[metav1[0]]
+	path, ok := importsRecordPath(cacheDir, meta.CompiledGoFiles)
+	if !ok {
+		t.Fatalf("meta/v1's files %v are not copies in %s", meta.CompiledGoFiles, cacheDir)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no imports record for meta/v1: %v", err)
+	}
+	imports := keys(meta.Imports)
+	slices.Sort(imports)
+	if want := "no cgo\n" + strings.Join(imports, "\n") + "\n"; string(b) != want {
+		t.Fatalf("meta/v1's record:\n%s\nwant:\n%s", b, want)
+	}
+	// The record is what the next load goes by: one import left out of it
+	// is left out of the package.
+	dropped := imports[0]
+	if err := os.WriteFile(path, []byte("no cgo\n"+strings.Join(imports[1:], "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	roots, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedImports, Env: env}, metav1[0])
+	if err != nil || len(roots) != 1 {
+		t.Fatalf("load: %v %v", roots, err)
+	}
+	if _, ok := roots[0].Imports[dropped]; ok || len(roots[0].Imports) != len(imports)-1 {
+		t.Errorf("after the record left out %s, meta/v1 imports %v", dropped, keys(roots[0].Imports))
 	}
 }
