@@ -88,15 +88,23 @@ const (
 type revisionFeed struct {
 	kineserver.Backend
 
-	db       *sql.DB
-	rebind   func(string) string
-	interval time.Duration
-	kick     chan struct{}
+	db          *sql.DB
+	rebind      func(string) string
+	interval    time.Duration
+	kick        chan struct{} // wakes the settle loop
+	kickDeliver chan struct{} // wakes the delivery loop
 
-	settleMu   sync.Mutex
+	// settling is held (a token in it) by the one settle run at a time; a
+	// channel, not a mutex, so that a read waiting for it gives up with
+	// its context.
+	settling   chan struct{}
 	settled    atomic.Int64
 	settleRuns atomic.Int64 // settle runs begun
-	settledRun int64        // the last run that ended settled (settleMu)
+	settledRun int64        // the last run that ended settled (settling)
+	// promised is the highest revision a read at revision 0 answered or a
+	// watch started at: the current revision (progress notifications) may
+	// not be below it.
+	promised atomic.Int64
 
 	mu        sync.Mutex // delivered, subs and advanced change together
 	delivered atomic.Int64
@@ -126,7 +134,7 @@ func openRevisionFeed(ctx context.Context, b kineserver.Backend, endpoint string
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(2)
 	f := &revisionFeed{Backend: b, db: db, rebind: rebind, interval: interval,
-		kick: make(chan struct{}, 1), subs: map[chan kineserver.EventBatch]struct{}{}, advanced: make(chan struct{})}
+		kick: make(chan struct{}, 1), kickDeliver: make(chan struct{}, 1), settling: make(chan struct{}, 1), subs: map[chan kineserver.EventBatch]struct{}{}, advanced: make(chan struct{})}
 	compact, err := f.compactRevision(ctx)
 	if err == nil {
 		f.settled.Store(compact)
@@ -248,8 +256,12 @@ func holes(after int64, ids []int64) []int64 {
 // came), and otherwise runs one itself.
 func (f *revisionFeed) settle(ctx context.Context) (int64, error) {
 	arrived := f.settleRuns.Load()
-	f.settleMu.Lock()
-	defer f.settleMu.Unlock()
+	select {
+	case f.settling <- struct{}{}:
+	case <-ctx.Done():
+		return f.settled.Load(), fmt.Errorf("waiting for the SQL revisions to settle (an insert's transaction is still open): %w", ctx.Err())
+	}
+	defer func() { <-f.settling }()
 	if f.settledRun > arrived {
 		return f.settled.Load(), nil
 	}
@@ -280,6 +292,7 @@ func (f *revisionFeed) settle(ctx context.Context) (int64, error) {
 		}
 		if len(ids) < feedIDBatch {
 			f.settledRun = run
+			f.pokeDelivery()
 			return f.settled.Load(), nil
 		}
 	}
@@ -341,15 +354,31 @@ func (f *revisionFeed) readRevision(ctx context.Context, revision int64) (int64,
 	if err != nil {
 		return 0, err
 	}
+	f.promise(rev)
 	if rev > f.delivered.Load() {
 		f.poke()
 	}
 	return rev, nil
 }
 
+// promise raises the promised revision to rev.
+func (f *revisionFeed) promise(rev int64) {
+	for p := f.promised.Load(); p < rev && !f.promised.CompareAndSwap(p, rev); p = f.promised.Load() {
+	}
+}
+
+// poke wakes the settle loop and the delivery loop.
 func (f *revisionFeed) poke() {
 	select {
 	case f.kick <- struct{}{}:
+	default:
+	}
+	f.pokeDelivery()
+}
+
+func (f *revisionFeed) pokeDelivery() {
+	select {
+	case f.kickDeliver <- struct{}{}:
 	default:
 	}
 }
@@ -410,11 +439,17 @@ func (f *revisionFeed) Count(ctx context.Context, key, end string, revision int6
 // CurrentRevision is the delivered revision: every watch has been sent the
 // rows up to it, so kine's watch server may confirm it (progress
 // notifications) to a watch that has seen them. It first waits for the
-// poll loop to deliver the settled revision, which reads at revision 0
-// may have answered: a progress notification below a revision a client
-// has listed at would take its watch cache back.
+// delivery loop to deliver the promised revision, which a read at revision
+// 0 answered or a watch started at (settled rows: only reading them is
+// left): a progress notification below it would take a watch cache back.
+// If that takes longer than deliveredWait it is an error, and kine's watch
+// server sends no progress notification this time.
 func (f *revisionFeed) CurrentRevision(ctx context.Context) (int64, error) {
-	return f.deliveredAtLeast(ctx, f.settled.Load()), nil
+	want := f.promised.Load()
+	if d := f.deliveredAtLeast(ctx, want); d < want {
+		return 0, fmt.Errorf("the watches have been sent revision %d, not yet %d", d, want)
+	}
+	return f.delivered.Load(), nil
 }
 
 // mysqlConfig is kine's MySQL DSN with its default database.
@@ -429,12 +464,20 @@ func mysqlConfig(dsn string) (string, error) {
 	return cfg.FormatDSN(), nil
 }
 
-// poll passes the settled rows to the watches, in id order, every interval
-// and when a read has settled a revision not yet delivered.
+// poll settles the table every interval and when a write of this process
+// or a read asks (kick), and passes what is settled to the watches, in id
+// order. Delivery runs apart from settling, which may wait for an open
+// transaction: rows a read's settle run settled meanwhile are delivered at
+// once.
 func (f *revisionFeed) poll(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f.deliveryLoop(ctx)
+	}()
+	defer func() { <-done }()
 	tick := time.NewTicker(f.interval)
 	defer tick.Stop()
-	defer f.closeSubs()
 	for {
 		select {
 		case <-ctx.Done():
@@ -442,18 +485,31 @@ func (f *revisionFeed) poll(ctx context.Context) {
 		case <-tick.C:
 		case <-f.kick:
 		}
-		// What is settled already goes first: settling further may wait
-		// for an open transaction.
-		err := f.deliver(ctx, f.settled.Load())
-		var rev int64
-		if err == nil {
-			rev, err = f.settle(ctx)
-		}
-		if err == nil {
-			err = f.deliver(ctx, rev)
-		}
+		f.pokeDelivery() // what is settled already goes first
+		_, err := f.settle(ctx)
 		if err != nil && ctx.Err() == nil {
 			logrus.Warnf("Reading kine's table for watches: %v (retried in %s)", err, f.interval)
+		}
+		f.pokeDelivery()
+	}
+}
+
+// deliveryLoop delivers the settled revision whenever woken (a settle run
+// of the poll loop or of a read ended, a write, a wait for delivery), and
+// every interval.
+func (f *revisionFeed) deliveryLoop(ctx context.Context) {
+	defer f.closeSubs()
+	tick := time.NewTicker(f.interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-f.kickDeliver:
+		case <-tick.C:
+		}
+		if err := f.deliver(ctx, f.settled.Load()); err != nil && ctx.Err() == nil {
+			logrus.Warnf("Reading kine's table for watches: %v", err)
 		}
 	}
 }
@@ -506,7 +562,7 @@ func (f *revisionFeed) deliveredAtLeast(ctx context.Context, rev int64) int64 {
 		if d >= rev {
 			return d
 		}
-		f.poke()
+		f.pokeDelivery()
 		select {
 		case <-advanced:
 		case <-timeout.C:
@@ -599,20 +655,26 @@ func (f *revisionFeed) rows(ctx context.Context, from, to int64, limit int) ([]*
 // Watch does (CompactRevision set).
 func (f *revisionFeed) Watch(ctx context.Context, revision int64) kineserver.WatchResult {
 	ctx, cancel := context.WithCancel(ctx)
-	if settled := f.settled.Load(); revision > 0 && revision-1 <= settled {
-		// A watch from after a list's revision starts no lower than it
-		// (its first answer says where it is).
-		f.deliveredAtLeast(ctx, revision-1)
-	}
 	sub, delivered := f.subscribe()
 	result := make(chan kineserver.EventBatch, 100)
 	errc := make(chan error, 1)
-	wr := kineserver.WatchResult{CurrentRevision: delivered, Eventc: result, Errorc: errc}
 	after := delivered
 	if revision > 0 {
 		after = revision - 1
 	}
-	first := kineserver.EventBatch{CurrentRev: delivered}
+	// Where the watch says it is: the delivered revision, or the one
+	// before its start where that is higher and settled (the revision of
+	// a list it follows, whose rows only wait to be read), never lower:
+	// kine's watch server would take a revision it sends after a higher
+	// one for a progress notification going back.
+	start := delivered
+	if after > delivered && after <= f.settled.Load() {
+		start = after
+		f.promise(start)
+		f.pokeDelivery()
+	}
+	wr := kineserver.WatchResult{CurrentRevision: start, Eventc: result, Errorc: errc}
+	first := kineserver.EventBatch{CurrentRev: start}
 	if after < delivered {
 		compact, err := f.compactRevision(ctx)
 		if err == nil && after < compact {
@@ -631,28 +693,36 @@ func (f *revisionFeed) Watch(ctx context.Context, revision int64) kineserver.Wat
 		}
 	}
 	result <- first
-	from := max(after, delivered)
-	go func() {
-		defer cancel()
-		defer close(result)
-		defer f.unsubscribe(sub)
-		for {
+	go f.follow(ctx, cancel, sub, result, max(after, delivered), start)
+	return wr
+}
+
+// follow passes the batches of sub after from to result until ctx ends or
+// sub is closed; a batch at or below the revision sent last (sent) holds
+// nothing the watch is owed and is left out.
+func (f *revisionFeed) follow(ctx context.Context, cancel context.CancelFunc, sub chan kineserver.EventBatch, result chan<- kineserver.EventBatch, from, sent int64) {
+	defer cancel()
+	defer close(result)
+	defer f.unsubscribe(sub)
+	for {
+		select {
+		case batch, ok := <-sub:
+			if !ok {
+				return
+			}
+			if batch.CurrentRev <= sent {
+				continue
+			}
+			sent = batch.CurrentRev
 			select {
-			case batch, ok := <-sub:
-				if !ok {
-					return
-				}
-				select {
-				case result <- batch.After(from):
-				case <-ctx.Done():
-					return
-				}
+			case result <- batch.After(from):
 			case <-ctx.Done():
 				return
 			}
+		case <-ctx.Done():
+			return
 		}
-	}()
-	return wr
+	}
 }
 
 // history is the events after from up to to, without previous values
