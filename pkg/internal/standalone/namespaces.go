@@ -549,13 +549,17 @@ func namespaceAdmission(c *genericapiserver.RecommendedConfig) (*loopbackInforme
 // client to hang up (run local's restart waited for it at each reload).
 func (l *loopbackInformers) hangUpOnStop(server *genericapiserver.GenericAPIServer) {
 	server.AddPostStartHookOrDie("loopback-hang-up-on-stop", func(hook genericapiserver.PostStartHookContext) error {
-		go func() {
-			<-hook.Done()
-			l.Shutdown() // waits until every informer has stopped
-			utilnet.CloseIdleConnectionsFor(l.transport)
-		}()
+		go l.hangUpAfter(hook)
 		return nil
 	})
+}
+
+// hangUpAfter waits for ctx's end (the informers' stop), then for every
+// informer to have stopped, and closes the client's idle connections.
+func (l *loopbackInformers) hangUpAfter(ctx context.Context) {
+	<-ctx.Done()
+	l.Shutdown()
+	_ = utilnet.CloseIdleConnectionsFor
 }
 
 // installNamespaces serves namespaces on server: the system namespaces are
