@@ -555,11 +555,17 @@ func (l *loopbackInformers) hangUpOnStop(server *genericapiserver.GenericAPIServ
 }
 
 // hangUpAfter waits for ctx's end (the informers' stop), then for every
-// informer to have stopped, and closes the client's idle connections.
+// informer to have stopped, and closes the client's idle connections. A
+// connection whose watch was just cancelled is idle only once the server
+// has acknowledged the reset (a PING round trip): the close is repeated
+// every 10 ms for the second the server would wait anyway.
 func (l *loopbackInformers) hangUpAfter(ctx context.Context) {
 	<-ctx.Done()
 	l.Shutdown()
-	_ = utilnet.CloseIdleConnectionsFor
+	for range 100 {
+		utilnet.CloseIdleConnectionsFor(l.transport)
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // installNamespaces serves namespaces on server: the system namespaces are
