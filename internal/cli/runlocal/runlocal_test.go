@@ -85,3 +85,15 @@ func TestDatastoreEndpoint(t *testing.T) {
 		t.Errorf("both given: %v", err)
 	}
 }
+
+// TestDevBuildArgs: run local's builds link without DWARF unless GOFLAGS
+// gives its own -ldflags (an argument would replace it).
+func TestDevBuildArgs(t *testing.T) {
+	pkgs := []string{"./cmd/apiserver"}
+	if got, want := devBuildArgs("", "bin", pkgs), []string{"-o", "bin/", "-ldflags=-w", "./cmd/apiserver"}; !slices.Equal(got, want) {
+		t.Errorf("devBuildArgs = %q, want %q", got, want)
+	}
+	if got, want := devBuildArgs("-mod=mod -ldflags=-X=main.v=1", "bin/.next", pkgs), []string{"-o", "bin/.next/", "./cmd/apiserver"}; !slices.Equal(got, want) {
+		t.Errorf("with GOFLAGS' -ldflags: devBuildArgs = %q, want %q", got, want)
+	}
+}

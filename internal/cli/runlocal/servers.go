@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -95,7 +97,7 @@ func buildBinariesInto(ctx context.Context, con *progress.Console, root, dir str
 		step = "Building bin/apiserver and bin/controller-manager"
 	}
 	fmt.Fprintln(con.Info(), step+"...")
-	d, n, err := gobuild.Run(ctx, con, step, root, nil, append([]string{"-o", dir + "/"}, pkgs...)...)
+	d, n, err := gobuild.Run(ctx, con, step, root, nil, devBuildArgs(os.Getenv("GOFLAGS"), dir, pkgs)...)
 	if err != nil {
 		return 0, fmt.Errorf("building the project: %w", err)
 	}
@@ -103,13 +105,39 @@ func buildBinariesInto(ctx context.Context, con *progress.Console, root, dir str
 	return d, nil
 }
 
-// waitReady waits for the kubeconfig the apiserver writes, then for /readyz through it.
+// devBuildArgs are go build's arguments for run local's binaries into dir:
+// linked without DWARF (-ldflags=-w), which a rebuild after a one-field
+// edit spends about a third of its link on, and which only a debugger
+// reads: stack traces, panics and profiles use the symbol and line tables,
+// which stay. Not for build container (its own go build). GOFLAGS with its
+// own -ldflags is left to choose (a -ldflags argument would replace it).
+func devBuildArgs(goflags, dir string, pkgs []string) []string {
+	args := []string{"-o", dir + "/"}
+	if !strings.Contains(goflags, "-ldflags") {
+		args = append(args, "-ldflags=-w")
+	}
+	return append(args, pkgs...)
+}
+
+// readyPoll is how often waitReady asks the starting apiserver: every
+// poll not answered yet is time the edit loop waits for nothing.
+const readyPoll = 50 * time.Millisecond
+
+// waitReady waits for the kubeconfig the apiserver writes, then for /readyz
+// through it. Its connection is closed once answered: an idle connection
+// left open would hold up the apiserver's stop for a second (HTTP/2's
+// GOAWAY waits that long for a client to hang up).
 func waitReady(ctx context.Context, kubeconfig string, c *child, timeout time.Duration) error {
 	deadline := time.After(timeout)
-	tick := time.NewTicker(200 * time.Millisecond)
+	tick := time.NewTicker(readyPoll)
 	defer tick.Stop()
 	var client *http.Client
 	var host string
+	defer func() {
+		if client != nil {
+			utilnet.CloseIdleConnectionsFor(client.Transport)
+		}
+	}()
 	for {
 		select {
 		case <-ctx.Done():
@@ -143,6 +171,7 @@ func waitReady(ctx context.Context, kubeconfig string, c *child, timeout time.Du
 		if err != nil {
 			// A kubeconfig of an earlier start (run local --watch keeps it)
 			// is read again until the new apiserver has rewritten it.
+			utilnet.CloseIdleConnectionsFor(client.Transport)
 			client = nil
 			continue
 		}

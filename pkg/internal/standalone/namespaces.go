@@ -3,6 +3,7 @@ package standalone
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -34,6 +36,7 @@ import (
 	"k8s.io/apiserver/pkg/storage/names"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	restclient "k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -504,11 +507,23 @@ func (f *namespaceFinalizer) sync(ctx context.Context, name string) error {
 	return nil
 }
 
+// loopbackInformers are the informers of a standalone server's namespaces,
+// through a client of the server itself (its loopback), and that client's
+// transport.
+type loopbackInformers struct {
+	informers.SharedInformerFactory
+	transport http.RoundTripper
+}
+
 // namespaceAdmission wires namespaces into a standalone server's config:
 // a client and informers of the server itself (its loopback), and
 // NamespaceLifecycle admission with them.
-func namespaceAdmission(c *genericapiserver.RecommendedConfig) (informers.SharedInformerFactory, error) {
-	client, err := kubernetes.NewForConfig(c.LoopbackClientConfig)
+func namespaceAdmission(c *genericapiserver.RecommendedConfig) (*loopbackInformers, error) {
+	httpClient, err := restclient.HTTPClientFor(c.LoopbackClientConfig)
+	if err != nil {
+		return nil, err
+	}
+	client, err := kubernetes.NewForConfigAndClient(c.LoopbackClientConfig, httpClient)
 	if err != nil {
 		return nil, err
 	}
@@ -524,7 +539,33 @@ func namespaceAdmission(c *genericapiserver.RecommendedConfig) (informers.Shared
 	}
 	c.SharedInformerFactory = factory
 	c.AdmissionControl = admission.NewChainHandler(plugin)
-	return factory, nil
+	return &loopbackInformers{SharedInformerFactory: factory, transport: httpClient.Transport}, nil
+}
+
+// hangUpOnStop makes the server's stop close the loopback client's
+// connection once the informers' watches have ended (the informers stop
+// with the HTTP server). Left open, the idle connection holds the stop of
+// the HTTP server for a second: HTTP/2's GOAWAY waits that long for a
+// client to hang up (run local's restart waited for it at each reload).
+func (l *loopbackInformers) hangUpOnStop(server *genericapiserver.GenericAPIServer) {
+	server.AddPostStartHookOrDie("loopback-hang-up-on-stop", func(hook genericapiserver.PostStartHookContext) error {
+		go l.hangUpAfter(hook)
+		return nil
+	})
+}
+
+// hangUpAfter waits for ctx's end (the informers' stop), then for every
+// informer to have stopped, and closes the client's idle connections. A
+// connection whose watch was just cancelled is idle only once the server
+// has acknowledged the reset (a PING round trip): the close is repeated
+// every 10 ms for the second the server would wait anyway.
+func (l *loopbackInformers) hangUpAfter(ctx context.Context) {
+	<-ctx.Done()
+	l.Shutdown()
+	for range 100 {
+		utilnet.CloseIdleConnectionsFor(l.transport)
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // installNamespaces serves namespaces on server: the system namespaces are

@@ -19,7 +19,6 @@ import (
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
-	"k8s.io/client-go/informers"
 	"k8s.io/kube-openapi/pkg/common"
 )
 
@@ -36,7 +35,7 @@ type Mode struct {
 	Features *genericoptions.FeatureOptions
 
 	token     string
-	informers informers.SharedInformerFactory
+	informers *loopbackInformers
 }
 
 // Served is what the server made of its configuration, which Install needs.
@@ -106,6 +105,7 @@ func (m *Mode) Install(server *genericapiserver.GenericAPIServer, s Served) erro
 	if err := installNamespaces(server, s.Scheme, s.Codecs, s.RESTOptions, m.informers, s.Namespaced); err != nil {
 		return err
 	}
+	m.informers.hangUpOnStop(server)
 	if m.WriteKubeconfig != "" {
 		server.AddPostStartHookOrDie("write-kubeconfig", func(genericapiserver.PostStartHookContext) error {
 			ca, err := caFromChain(s.CertFile)
