@@ -21,17 +21,7 @@ import (
 // DWARF), the apiserver's quick stop and the generate cache must change
 // nothing the server serves, validates, defaults or publishes.
 func TestReloadServesAsFreshRunLocal(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "reloaded")
-	os.MkdirAll(dir, 0o755)
-	for _, step := range [][]string{
-		{"go", "mod", "init", "example.com/reloaded"},
-		{cli, "init", "repo", "--domain", "example.com"},
-		{cli, "create", "group", "version", "resource", "--group", "toys", "--version", "v1", "--kind", "Widget"},
-	} {
-		if out, err := harness.Sh(dir, step[0], step[1:]...); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-	}
+	dir := widgetProject(t, "reloaded")
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	port := fmt.Sprint(harness.FreePort(t))
 	p := harness.Start(t, dir, cli, "run", "local", "--watch", "--controller-manager=false", "--secure-port", port)

@@ -21,17 +21,7 @@ import (
 // data is kept), and the kubeconfig is the same. A syntax error is printed
 // and the running apiserver keeps serving; fixing it reloads again.
 func TestRunLocalWatch(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "watched")
-	os.MkdirAll(dir, 0o755)
-	for _, step := range [][]string{
-		{"go", "mod", "init", "example.com/watched"},
-		{cli, "init", "repo", "--domain", "example.com"},
-		{cli, "create", "group", "version", "resource", "--group", "toys", "--version", "v1", "--kind", "Widget"},
-	} {
-		if out, err := harness.Sh(dir, step[0], step[1:]...); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-	}
+	dir := widgetProject(t, "watched")
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	k := func(stdin string, args ...string) result { return kubectlWith(kubeconfig, stdin, args...) }
 	mustK := func(stdin string, args ...string) string {
@@ -181,4 +171,22 @@ func TestRunLocalWatch(t *testing.T) {
 			t.Errorf("left running after Ctrl-C: %s %s", e.Name(), exe)
 		}
 	}
+}
+
+// widgetProject is a new project in a folder name of its own (module
+// example.com/NAME): init repo, then kind Widget of toys/v1.
+func widgetProject(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	os.MkdirAll(dir, 0o755)
+	for _, step := range [][]string{
+		{"go", "mod", "init", "example.com/" + name},
+		{cli, "init", "repo", "--domain", "example.com"},
+		{cli, "create", "group", "version", "resource", "--group", "toys", "--version", "v1", "--kind", "Widget"},
+	} {
+		if out, err := harness.Sh(dir, step[0], step[1:]...); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+	}
+	return dir
 }

@@ -35,17 +35,7 @@ func compactionSeen(t *testing.T, endpoint string) {
 		o := NewSQL()
 		o.Endpoint = endpoint
 		o.Replicas = 2
-		k, err := o.startKine(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(k.Stop)
-		c, err := clientv3.New(clientv3.Config{Endpoints: []string{k.Endpoint}, DialTimeout: 5 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
+		return kineClient(t, ctx, o)
 	}
 	a, b := client(), client()
 
@@ -169,4 +159,21 @@ func TestWithoutCompactedPrev(t *testing.T) {
 	if got := withoutCompactedPrev(shared, 4); got.Events[0] != update {
 		t.Errorf("floor below every event: %v changed", got.Events)
 	}
+}
+
+// kineClient starts kine as o configures it, stopped on t's cleanup, and
+// returns an etcd client of it.
+func kineClient(t *testing.T, ctx context.Context, o SQL) *clientv3.Client {
+	t.Helper()
+	k, err := o.startKine(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Stop)
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{k.Endpoint}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }

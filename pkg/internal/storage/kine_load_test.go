@@ -82,18 +82,7 @@ func underLoad(t *testing.T, s loadSetup) {
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 	replica := func() *clientv3.Client {
-		o := SQL{Endpoint: s.endpoint, ConnectTimeout: 5 * time.Second, CompactMinRetain: 1000, Replicas: s.replicas}
-		k, err := o.startKine(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(k.Stop)
-		c, err := clientv3.New(clientv3.Config{Endpoints: []string{k.Endpoint}, DialTimeout: 5 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
+		return kineClient(t, ctx, SQL{Endpoint: s.endpoint, ConnectTimeout: 5 * time.Second, CompactMinRetain: 1000, Replicas: s.replicas})
 	}
 	var clients []*clientv3.Client // the writers'
 	for i := 0; i < s.replicas; i++ {
