@@ -118,7 +118,6 @@ func Run(ctx context.Context, p Project, o *Options) error {
 	if err != nil {
 		return err
 	}
-	holdStackFloor(ctx) // requests' goroutines start with larger stacks (stack.go)
 	return server.PrepareRun().RunWithContext(ctx)
 }
 
