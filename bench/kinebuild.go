@@ -43,7 +43,7 @@ func (b *bench) kineBuild(p *servingProject) error {
 	// builds find every package in the build cache and link.
 	for i := -1; i < b.runs; i++ {
 		for _, kine := range []bool{true, false} {
-			args := []string{"build", "-o", bins[kine]}
+			args := []string{"build", "-o", bins[kine], "-ldflags=-w"} // as run local links
 			if !kine {
 				args = append(args, "-overlay", overlay)
 			}
@@ -80,7 +80,7 @@ func (b *bench) kineBuild(p *servingProject) error {
 	with, without := median(took[true]), median(took[false])
 	b.add(row{Item: "10", Measure: "storage: go build of the generated apiserver, warm build cache, with kine", Value: secs(with),
 		Ref: secs(without) + " (without kine)", Ratio: fmt.Sprintf("%.2fx", ratio(with, without))})
-	b.note("10", "builds: `go build -o BIN ./cmd/apiserver` in the serving project (the environment's CGO_ENABLED and GOFLAGS, as run local builds), with kine as generated and without it through `-overlay` (pkg/internal/storage/kine.go reduced to its options and flags, the other kine_*.go files left out); `go version -m` shows github.com/k3s-io/kine in the first binary only. Runs alternate after one untimed round, so both find every package compiled and the time is mostly the link (the output removed before each build, which go build would otherwise leave as up to date): with kine %s, without %s. What kine adds to a first build with an empty cache (its packages, pgx, the MySQL driver, modernc.org/sqlite and modernc.org/libc) is not measured here: docs/storage.md gives a measurement by hand", millis(took[true]), millis(took[false]))
+	b.note("10", "builds: `go build -o BIN -ldflags=-w ./cmd/apiserver` in the serving project (the environment's CGO_ENABLED and GOFLAGS, and without DWARF, as run local builds), with kine as generated and without it through `-overlay` (pkg/internal/storage/kine.go reduced to its options and flags, the other kine_*.go files left out); `go version -m` shows github.com/k3s-io/kine in the first binary only. Runs alternate after one untimed round, so both find every package compiled and the time is mostly the link (the output removed before each build, which go build would otherwise leave as up to date): with kine %s, without %s. What kine adds to a first build with an empty cache (its packages, pgx, the MySQL driver, modernc.org/sqlite and modernc.org/libc) is not measured here: docs/storage.md gives a measurement by hand", millis(took[true]), millis(took[false]))
 	return nil
 }
 

@@ -3,6 +3,7 @@ package runlocal
 import (
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -95,5 +96,22 @@ func TestDevBuildArgs(t *testing.T) {
 	}
 	if got, want := devBuildArgs("-mod=mod -ldflags=-X=main.v=1", "bin/.next", pkgs), []string{"-o", "bin/.next/", "./cmd/apiserver"}; !slices.Equal(got, want) {
 		t.Errorf("with GOFLAGS' -ldflags: devBuildArgs = %q, want %q", got, want)
+	}
+}
+
+// TestGoflagsStoredByGoEnv: GOFLAGS stored with `go env -w` (not in the
+// environment) counts, so that its -ldflags is not replaced.
+func TestGoflagsStoredByGoEnv(t *testing.T) {
+	t.Setenv("GOENV", filepath.Join(t.TempDir(), "env"))
+	t.Setenv("GOFLAGS", "")
+	if out, err := exec.Command("go", "env", "-w", "GOFLAGS=-ldflags=-X=main.v=1").CombinedOutput(); err != nil {
+		t.Fatalf("go env -w: %v\n%s", err, out)
+	}
+	got := goflags(t.Context(), t.TempDir())
+	if got != "-ldflags=-X=main.v=1" {
+		t.Fatalf("goflags = %q, want the stored -ldflags", got)
+	}
+	if args := devBuildArgs(got, "bin", []string{"./cmd/apiserver"}); slices.Contains(args, "-ldflags=-w") {
+		t.Errorf("devBuildArgs replaces the stored -ldflags: %q", args)
 	}
 }

@@ -97,7 +97,7 @@ func buildBinariesInto(ctx context.Context, con *progress.Console, root, dir str
 		step = "Building bin/apiserver and bin/controller-manager"
 	}
 	fmt.Fprintln(con.Info(), step+"...")
-	d, n, err := gobuild.Run(ctx, con, step, root, nil, devBuildArgs(os.Getenv("GOFLAGS"), dir, pkgs)...)
+	d, n, err := gobuild.Run(ctx, con, step, root, nil, devBuildArgs(goflags(ctx, root), dir, pkgs)...)
 	if err != nil {
 		return 0, fmt.Errorf("building the project: %w", err)
 	}
@@ -117,6 +117,18 @@ func devBuildArgs(goflags, dir string, pkgs []string) []string {
 		args = append(args, "-ldflags=-w")
 	}
 	return append(args, pkgs...)
+}
+
+// goflags is the GOFLAGS go build will use in root: the environment's, or
+// what `go env -w GOFLAGS=…` stored (go env prints either).
+func goflags(ctx context.Context, root string) string {
+	cmd := exec.CommandContext(ctx, "go", "env", "GOFLAGS")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return os.Getenv("GOFLAGS")
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // readyPoll is how often waitReady asks the starting apiserver: every
