@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -27,8 +26,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 )
 
 // TestSoak (make soak; not in CI): SOAK_CLIENTS clients (32) doing mixed
@@ -72,7 +69,10 @@ type soakLoad struct {
 
 	mu    sync.Mutex
 	acked []int64
-	kinds map[string]int // errors per kind (HTTP status and reason, or the client's error type)
+	// deleted is the creation revision of each object whose delete was
+	// acknowledged (a delete's answer is a Status, without its revision).
+	deleted map[string]int64
+	kinds   map[string]int // errors per kind (HTTP status and reason, or the client's error type)
 }
 
 func (l *soakLoad) record(err error) {
@@ -156,37 +156,26 @@ func (l *soakLoad) client(r *replica, i int) {
 		}
 		_, err = client.List(l.ctx, metav1.ListOptions{Limit: 50})
 		l.record(err)
-		rv, err := deleteTask(l.ctx, r, name)
+		err = client.Delete(l.ctx, name, metav1.DeleteOptions{})
 		l.record(err)
 		if err == nil {
-			l.ack(rv)
+			l.mu.Lock()
+			l.deleted[name], _ = strconv.ParseInt(created.GetResourceVersion(), 10, 64)
+			l.mu.Unlock()
 		}
 	}
 }
 
-// deleteTask deletes a Task through r's REST client, which (unlike the
-// dynamic client's Delete) returns the deleted object, whose
-// resourceVersion is the delete's revision.
-func deleteTask(ctx context.Context, r *replica, name string) (string, error) {
-	rc, err := rest.UnversionedRESTClientFor(restConfigFor(r))
+// end creates one more Task through r once the clients have stopped: its
+// revision is above every acknowledged write's, deletes included, so the
+// watches are waited for up to it.
+func (l *soakLoad) end(t *testing.T, r *replica) {
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "ops.example.com/v1", "kind": "Task", "metadata": map[string]any{"name": "soak-end"}}}
+	created, err := tasksOf(r).Create(context.Background(), obj, metav1.CreateOptions{})
 	if err != nil {
-		return "", err
+		t.Fatalf("the last create, after the clients: %v", err)
 	}
-	body, err := rc.Delete().AbsPath("/apis/ops.example.com/v1/namespaces/default/tasks", name).Do(ctx).Raw()
-	if err != nil {
-		return "", err
-	}
-	var deleted metav1.PartialObjectMetadata
-	if err := json.Unmarshal(body, &deleted); err != nil {
-		return "", fmt.Errorf("delete %s: %w: %s", name, err, body)
-	}
-	return deleted.ResourceVersion, nil
-}
-
-func restConfigFor(r *replica) *rest.Config {
-	cfg := rest.CopyConfig(r.config)
-	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
-	return cfg
+	l.ack(created.GetResourceVersion())
 }
 
 // run is one soak on two replicas started with the storage flags, and
@@ -196,7 +185,7 @@ func (s soak) run(t *testing.T, section, on string, storage []string) {
 	replicas := []*replica{startReplica(t, "a", apiserverBin, state, storage), startReplica(t, "b", apiserverBin, state, storage)}
 	ctx, cancel := context.WithTimeout(context.Background(), s.duration)
 	defer cancel()
-	l := &soakLoad{ctx: ctx, kinds: map[string]int{}}
+	l := &soakLoad{ctx: ctx, kinds: map[string]int{}, deleted: map[string]int64{}}
 	loadBefore := loadAvg()
 	var wg sync.WaitGroup
 	for i := range s.clients {
@@ -210,7 +199,8 @@ func (s soak) run(t *testing.T, section, on string, storage []string) {
 	}
 	samples := sampleReplicas(t, ctx, replicas)
 	wg.Wait()
-	exactness := checkSoakWatches(t, watches, l.acked)
+	l.end(t, replicas[0])
+	exactness := checkSoakWatches(t, watches, l.acked, l.deleted)
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Soak%s\n\n`make soak`: %d clients (create, get, update, list of 50, delete) and %d watches on two replicas for %s, %s; RSS and goroutines of each replica sampled every 10 s (the first quarter is warm-up).\n\n", map[bool]string{true: ", on PostgreSQL"}[section != "soak"], s.clients, s.watches, s.duration, on)
