@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"os"
 	"runtime"
 	"slices"
@@ -83,7 +84,7 @@ func (l *soakLoad) record(err error) {
 	if l.ctx.Err() != nil {
 		return // the end of the run
 	}
-	kind := fmt.Sprintf("client: %T", err)
+	kind := clientErrorKind(err)
 	var status apierrors.APIStatus
 	if errors.As(err, &status) {
 		kind = fmt.Sprintf("%d %s", status.Status().Code, status.Status().Reason)
@@ -97,6 +98,25 @@ func (l *soakLoad) record(err error) {
 	l.mu.Lock()
 	l.kinds[kind]++
 	l.mu.Unlock()
+}
+
+// clientErrorKind names an error that is not the server's answer: a
+// timeout, a cancellation, a connection failure, or the innermost error's
+// type.
+func clientErrorKind(err error) string {
+	var netErr net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "client: timeout"
+	case errors.Is(err, context.Canceled):
+		return "client: canceled"
+	case errors.As(err, &netErr):
+		return "client: connection"
+	}
+	for errors.Unwrap(err) != nil {
+		err = errors.Unwrap(err)
+	}
+	return fmt.Sprintf("client: %T", err)
 }
 
 // errorKinds is "N KIND, ..." for the errors of the run, most first.
