@@ -3,6 +3,8 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/k3s-io/kine/pkg/drivers"
 	"github.com/k3s-io/kine/pkg/drivers/generic"
 	kineserver "github.com/k3s-io/kine/pkg/server"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/testing/testpg"
 )
@@ -139,4 +142,75 @@ func TestRevisionFeedReadGivesUpWithItsContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-w.Eventc
+}
+
+// TestRevisionFeedOpensATableOfAnEarlierBuild: a table written through
+// kine's backend alone, as builds before revisionFeed wrote it (creates,
+// an update, a delete, and an id a rolled-back insert left unused, which
+// kine had not filled yet), is opened by this build: a LIST at revision 0
+// holds every live key at the table's last revision, and a watch from the
+// first revision gets every write in order, without the unused id.
+func TestRevisionFeedOpensATableOfAnEarlierBuild(t *testing.T) {
+	pg := testpg.Start(t)
+	ctx := t.Context()
+	earlier := SQL{Endpoint: pg.URL, ConnectTimeout: 5 * time.Second}
+	bctx, stop := context.WithCancel(context.Background())
+	wg := &sync.WaitGroup{}
+	cfg := &drivers.Config{Endpoint: pg.URL, ConnectionPoolConfig: generic.ConnectionPoolConfig{MaxIdle: 2},
+		CompactTimeout: 5 * time.Second, CompactMinRetain: 1000, CompactBatchSize: 1000, PollBatchSize: 500, PollInterval: time.Hour}
+	backend, err := earlier.openBackend(ctx, bctx, stop, wg, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("pgx", pg.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var last int64
+	created := map[string]int64{}
+	for _, k := range []string{"/old/a", "/old/b", "/old/c"} {
+		if last, err = backend.Create(ctx, k, []byte("v1"), 0); err != nil {
+			t.Fatal(err)
+		}
+		created[k] = last
+	}
+	holeInsert := holdInsert(t, db, "/old/rolled-back")
+	holeInsert.Rollback()
+	var ok bool
+	if last, _, ok, err = backend.Update(ctx, "/old/a", []byte("v2"), created["/old/a"], 0); err != nil || !ok {
+		t.Fatalf("update: %v, %v", ok, err)
+	}
+	if last, _, ok, err = backend.Delete(ctx, "/old/b", created["/old/b"]); err != nil || !ok {
+		t.Fatalf("delete: %v, %v", ok, err)
+	}
+	stop()
+	wg.Wait()
+
+	c := kineClient(t, ctx, SQL{Endpoint: pg.URL, ConnectTimeout: 5 * time.Second, CompactMinRetain: 1000, Replicas: 1})
+	list, err := c.Get(ctx, "/old/", clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, kv := range list.Kvs {
+		keys = append(keys, fmt.Sprintf("%s=%s", kv.Key, kv.Value))
+	}
+	if want := []string{"/old/a=v2", "/old/c=v1"}; !slices.Equal(keys, want) || list.Header.Revision < last {
+		t.Errorf("list at revision 0: %v at revision %d, want %v at %d or later", keys, list.Header.Revision, want, last)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	var events []string
+	for resp := range c.Watch(wctx, "/old/", clientv3.WithPrefix(), clientv3.WithRev(1)) {
+		for _, e := range resp.Events {
+			events = append(events, fmt.Sprintf("%s %s", e.Type, e.Kv.Key))
+		}
+		if len(events) >= 5 {
+			break
+		}
+	}
+	if want := []string{"PUT /old/a", "PUT /old/b", "PUT /old/c", "PUT /old/a", "DELETE /old/b"}; !slices.Equal(events, want) {
+		t.Errorf("watch from revision 1: %v, want %v", events, want)
+	}
 }
