@@ -473,44 +473,38 @@ func (f *revisionFeed) poll(ctx context.Context) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		f.deliveryLoop(ctx)
+		defer f.closeSubs()
+		// The delivery loop: woken when a settle run of the poll loop or of
+		// a read ended, by a write, by a wait for delivery.
+		every(ctx, f.interval, f.kickDeliver, func() {
+			if err := f.deliver(ctx, f.settled.Load()); err != nil && ctx.Err() == nil {
+				logrus.Warnf("Reading kine's table for watches: %v", err)
+			}
+		})
 	}()
 	defer func() { <-done }()
-	tick := time.NewTicker(f.interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		case <-f.kick:
-		}
+	every(ctx, f.interval, f.kick, func() {
 		f.pokeDelivery() // what is settled already goes first
-		_, err := f.settle(ctx)
-		if err != nil && ctx.Err() == nil {
+		if _, err := f.settle(ctx); err != nil && ctx.Err() == nil {
 			logrus.Warnf("Reading kine's table for watches: %v (retried in %s)", err, f.interval)
 		}
 		f.pokeDelivery()
-	}
+	})
 }
 
-// deliveryLoop delivers the settled revision whenever woken (a settle run
-// of the poll loop or of a read ended, a write, a wait for delivery), and
-// every interval.
-func (f *revisionFeed) deliveryLoop(ctx context.Context) {
-	defer f.closeSubs()
-	tick := time.NewTicker(f.interval)
+// every runs fn every interval and whenever wake is signalled, until ctx
+// ends.
+func every(ctx context.Context, interval time.Duration, wake <-chan struct{}, fn func()) {
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-f.kickDeliver:
 		case <-tick.C:
+		case <-wake:
 		}
-		if err := f.deliver(ctx, f.settled.Load()); err != nil && ctx.Err() == nil {
-			logrus.Warnf("Reading kine's table for watches: %v", err)
-		}
+		fn()
 	}
 }
 
