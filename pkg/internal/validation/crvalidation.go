@@ -54,6 +54,10 @@ type crVersion struct {
 	// goType is the versioned Go type (a strategic merge patch applies by
 	// the patch strategies of its fields).
 	goType reflect.Type
+	// zeros: where its Go type writes a field left out in the type's own
+	// zero form (metav1.Duration's "0s"), which the request's form tells
+	// from a value sent.
+	zeros *zeroForms
 	// parseAll: the kind has fields whose absence or null its encoding
 	// hides, so every body is read (not only those holding a zero value);
 	// fill: it has such fields with a default (defaultAbsent).
@@ -135,7 +139,7 @@ func New(scheme *runtime.Scheme, group string, r *builders.Resource, nameRule fu
 		// The CEL programs of the schema's x-kubernetes-validations are
 		// compiled here, once.
 		main := customresource.NewStrategy(scheme, namespaced, gvk, schemaValidator, statusValidator, structural, statusSpec, scaleSpec, nil)
-		cv := &crVersion{gvk: gvk, structural: structural, main: main, goType: reflect.TypeOf(versioned), manifest: manifest}
+		cv := &crVersion{gvk: gvk, structural: structural, main: main, goType: reflect.TypeOf(versioned), zeros: zeroFormsOf(reflect.TypeOf(versioned)), manifest: manifest}
 		required, defaults := absentFields(cv.goType, structural)
 		cv.parseAll, cv.fill = required || defaults || nullable(structural), defaults
 		if status {
@@ -238,7 +242,7 @@ func (v *Validator) restoreSent(ctx context.Context, u, old *unstructured.Unstru
 	if shape == sentNone {
 		return
 	}
-	restoreSent(u.Object, m, shape, whole, oldObject, cv.structural, keep)
+	restoreSent(u.Object, m, shape, whole, oldObject, cv.structural, cv.zeros, keep)
 }
 
 // Prune removes from obj, an object about to be stored, the fields its
@@ -388,7 +392,7 @@ func (v *Validator) defaultAbsent(ctx context.Context, obj, old runtime.Object, 
 		oldObject = uOld.Object
 	}
 	m, shape, whole := v.sentForm(ctx, u, oldObject, cv)
-	if shape == sentNone || !fillDefaults(u, m, shape, whole, oldObject, cv.structural, keep) {
+	if shape == sentNone || !fillDefaults(u, m, shape, whole, oldObject, cv.structural, cv.zeros, keep) {
 		return nil
 	}
 	if err := jsoncontent.FromMap(u, out); err != nil {

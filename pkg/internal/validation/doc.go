@@ -30,7 +30,8 @@
 //   - /scale: the replicas written at the kind's spec replicas path.
 //
 // The other way round, a field without omitempty is written as its zero
-// value when the client left it out. Where the form is the whole object (a
+// value when the client left it out, and so is a field of a type whose own
+// JSON form writes its zero value as a value (ownZero), omitempty or not. Where the form is the whole object (a
 // body, a patch applied to the stored object, an apply creating it), a
 // field it lacks is absent, and so is one an apply no longer sets (its
 // manager set it before, the stored object held a value): validation sees
@@ -85,13 +86,16 @@
 // has, and is not pruned. A protobuf or CBOR body is pruned when decoded,
 // without a report.
 //
-// Defaults, of either kind of schema, are still applied to the decoded Go
-// object's encoding (applySchemaDefaults), not to the JSON as sent: where a
-// Go type's own JSON form loses a value sent ("Never" read as nil), the
-// object this server stores has lost it too, and every read of it, which
-// defaults the stored encoding, would default it again; defaulting the body
-// before it is decoded would change what a write answers, not what is
-// stored and read back.
+// Defaults, of either kind of schema, are applied to the decoded Go
+// object's encoding (applySchemaDefaults) on every decode, and on a write
+// through the API to what the client's form left out where that encoding
+// writes a value (DefaultAbsent): a field without omitempty, or a type
+// whose own JSON form writes its zero value as a value (ownZero:
+// metav1.Duration's "0s", a duration's "Never"), which is never taken for
+// absent otherwise, so that a "0s" sent is kept as a CRD keeps it. Where a
+// Go type's own JSON form loses a value sent and writes back something
+// else, the object this server stores has lost it too, and every read of
+// it defaults it again.
 //
 // # The order of a write's steps
 //

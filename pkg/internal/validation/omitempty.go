@@ -4,13 +4,17 @@ import (
 	"encoding/json"
 	"reflect"
 	"strings"
+	"sync"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 // dropEmptyStructs removes from u (the unstructured form of the Go object
 // v) the struct fields tagged omitempty that hold their zero value, below
-// the top level. JSON encoding writes a struct even with omitempty, so an
+// the top level, but for those of a type whose own JSON form writes its
+// zero value as a value (ownZero: metav1.Duration's "0s"), which a client
+// sends as such. JSON encoding writes a struct even with omitempty, so an
 // optional struct a client left out would otherwise be validated (its
 // required fields, enums, rules) and defaulted as an empty object, where
 // kube-apiserver sees a custom resource without it. The object's own
@@ -43,8 +47,10 @@ func dropEmpty(u any, v reflect.Value, depth int) {
 				continue
 			}
 			if depth > 0 && fv.Kind() == reflect.Struct && jf.omitEmpty && fv.IsZero() {
-				delete(m, name)
-				continue
+				if _, own := ownZero(fv.Type()); !own {
+					delete(m, name)
+					continue
+				}
 			}
 			if sub, ok := m[name]; ok {
 				dropEmpty(sub, fv, depth+1)
@@ -77,7 +83,9 @@ var jsonMarshaler = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
 // absentFields tells whether objects of Go type t, with schema s, have
 // fields whose absence their JSON encoding hides: a field without omitempty
 // or omitzero that is not a pointer, map, slice or interface is written as
-// its zero value when the client left it out. required: the schema requires
+// its zero value when the client left it out, and so is a field of a type
+// whose own JSON form writes its zero value as a value (ownZero), with
+// omitempty too if it is a struct. required: the schema requires
 // such a field; defaults: it defaults one. The object's metadata is not
 // looked at.
 func absentFields(t reflect.Type, s *structuralschema.Structural) (required, defaults bool) {
@@ -132,8 +140,15 @@ func absentFields(t reflect.Type, s *structuralschema.Structural) (required, def
 			switch f.Type.Kind() {
 			case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface:
 				written = false
+			case reflect.Struct:
+				if reflect.PointerTo(f.Type).Implements(jsonMarshaler) {
+					// Written in its own form, omitempty or not: absent
+					// when that form is a value (metav1.Duration's "0s").
+					_, own := ownZero(f.Type)
+					written = own && !jf.omitZero
+				}
 			}
-			if written && (f.Type.Kind() != reflect.Struct || !reflect.PointerTo(f.Type).Implements(jsonMarshaler)) {
+			if written {
 				defaults = defaults || p.Default.Object != nil
 				for _, r := range req {
 					required = required || r == name
@@ -182,4 +197,141 @@ func jsonFieldOf(f reflect.StructField) (jsonField, bool) {
 		jf.name = f.Name
 	}
 	return jf, true
+}
+
+// ownZeros caches ownZero by type.
+var ownZeros sync.Map // reflect.Type -> ownZeroForm
+
+type ownZeroForm struct {
+	v  any
+	ok bool
+}
+
+// ownZero is, for a type that is not a pointer and has its own JSON
+// encoding (MarshalJSON), the JSON value its zero value is written as, when
+// that is a value a client could send: not null, nor one omitempty leaves
+// out. metav1.Duration writes "0s", resource.Quantity "0", a duration that
+// may be Never often "Never"; metav1.Time writes null. Decoding cannot tell
+// that value sent from the field left out, and a CRD keeps the one sent:
+// so a request's form decides (restorer), never the Go value.
+func ownZero(t reflect.Type) (any, bool) {
+	if t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface || !reflect.PointerTo(t).Implements(jsonMarshaler) {
+		return nil, false
+	}
+	if f, ok := ownZeros.Load(t); ok {
+		return f.(ownZeroForm).v, f.(ownZeroForm).ok
+	}
+	var f ownZeroForm
+	if b, err := json.Marshal(reflect.New(t).Interface()); err == nil && utiljson.Unmarshal(b, &f.v) == nil {
+		f.ok = f.v != nil && !dropped(f.v)
+	}
+	if !f.ok {
+		f.v = nil
+	}
+	ownZeros.Store(t, f)
+	return f.v, f.ok
+}
+
+// zeroForms says where, within the objects of a Go type, a field is written
+// as its type's own zero form (ownZero) when it holds its zero value: by
+// JSON field name, or for every value of a map.
+type zeroForms struct {
+	fields map[string]*zeroField
+	values *zeroField
+}
+
+// zeroField is one field of zeroForms: its own zero form, or the zero forms
+// within it (a struct's fields, a list's items, a map's values).
+type zeroField struct {
+	zero any
+	has  bool
+	in   *zeroForms
+}
+
+// zeroFormsOf is the zeroForms of objects of type t, nil when none of its
+// fields is written in its type's own zero form.
+func zeroFormsOf(t reflect.Type) *zeroForms { return zeroFormsWalk(t, map[reflect.Type]bool{}) }
+
+func zeroFormsWalk(t reflect.Type, seen map[reflect.Type]bool) *zeroForms {
+	t = deref(t)
+	if t == nil {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return zeroFormsWalk(t.Elem(), seen) // the items are walked as objects
+	case reflect.Map:
+		if f := zeroFieldOf(t.Elem(), jsonField{}, seen); f != nil {
+			return &zeroForms{values: f}
+		}
+		return nil
+	case reflect.Struct:
+	default:
+		return nil
+	}
+	if seen[t] || reflect.PointerTo(t).Implements(jsonMarshaler) {
+		return nil
+	}
+	seen[t] = true
+	defer delete(seen, t)
+	z := &zeroForms{fields: map[string]*zeroField{}}
+	var add func(t reflect.Type)
+	add = func(t reflect.Type) {
+		for i := 0; i < t.NumField(); i++ {
+			jf, ok := jsonFieldOf(t.Field(i))
+			if !ok {
+				continue
+			}
+			if jf.inline {
+				if it := deref(t.Field(i).Type); it.Kind() == reflect.Struct && !seen[it] {
+					add(it) // its fields are this object's
+				}
+				continue
+			}
+			if f := zeroFieldOf(t.Field(i).Type, jf, seen); f != nil {
+				z.fields[jf.name] = f
+			}
+		}
+	}
+	add(t)
+	if len(z.fields) == 0 {
+		return nil
+	}
+	return z
+}
+
+// zeroFieldOf is the zeroField of a field of type t tagged jf, nil when
+// nothing in it is written in its own zero form.
+func zeroFieldOf(t reflect.Type, jf jsonField, seen map[reflect.Type]bool) *zeroField {
+	if v, ok := ownZero(t); ok && !jf.omitZero && (t.Kind() == reflect.Struct || !jf.omitEmpty) {
+		return &zeroField{zero: v, has: true}
+	}
+	if in := zeroFormsWalk(t, seen); in != nil {
+		return &zeroField{in: in}
+	}
+	return nil
+}
+
+// at is the zeroField of field (or map key) k.
+func (z *zeroForms) at(k string) *zeroField {
+	if z == nil {
+		return nil
+	}
+	if f, ok := z.fields[k]; ok {
+		return f
+	}
+	return z.values
+}
+
+// within is the zero forms inside the field.
+func (f *zeroField) within() *zeroForms {
+	if f == nil {
+		return nil
+	}
+	return f.in
+}
+
+// isZero tells whether v is the field's own zero form.
+func (f *zeroField) isZero(v any) bool {
+	return f != nil && f.has && reflect.DeepEqual(v, f.zero)
 }

@@ -146,32 +146,33 @@ type restorer struct {
 // that an omitempty encoding drops, each defaulted by its schema, for the
 // top-level fields keep allows; with a whole form (or where an apply removed
 // a field old, the stored object's encoding, held), a field the form lacks
-// and u holds as a zero value is absent: defaulted by its schema, or
-// removed. It reports whether it changed u.
-func restoreSent(u, sent map[string]any, shape sentShape, whole bool, old map[string]any, s *structuralschema.Structural, keep func(field string) bool) bool {
-	return restorer{shape: shape, whole: whole}.top(u, sent, old, s, keep)
+// and u holds as a zero value, or in its type's own zero form (z), is
+// absent: defaulted by its schema, or removed. It reports whether it
+// changed u.
+func restoreSent(u, sent map[string]any, shape sentShape, whole bool, old map[string]any, s *structuralschema.Structural, z *zeroForms, keep func(field string) bool) bool {
+	return restorer{shape: shape, whole: whole}.top(u, sent, old, s, z, keep)
 }
 
 // fillDefaults puts the schema's defaults into the fields of u that the
 // form lacks and u holds as zero values: the fields without omitempty that
-// the client left out. It reports whether it changed u.
-func fillDefaults(u, sent map[string]any, shape sentShape, whole bool, old map[string]any, s *structuralschema.Structural, keep func(field string) bool) bool {
-	return restorer{shape: shape, whole: whole, fill: true}.top(u, sent, old, s, keep)
+// the client left out, and those written in their type's own zero form (z). It reports whether it changed u.
+func fillDefaults(u, sent map[string]any, shape sentShape, whole bool, old map[string]any, s *structuralschema.Structural, z *zeroForms, keep func(field string) bool) bool {
+	return restorer{shape: shape, whole: whole, fill: true}.top(u, sent, old, s, z, keep)
 }
 
 // top walks the object's top-level fields keep allows, but for apiVersion,
 // kind and metadata; unknown fields of the form are not the object's, as
 // kube-apiserver prunes them.
-func (w restorer) top(u, sent, old map[string]any, s *structuralschema.Structural, keep func(field string) bool) bool {
+func (w restorer) top(u, sent, old map[string]any, s *structuralschema.Structural, z *zeroForms, keep func(field string) bool) bool {
 	pruning.Prune(sent, s, true)
-	return w.object(u, sent, old, s, func(k string) bool {
+	return w.object(u, sent, old, s, z, func(k string) bool {
 		return k != "apiVersion" && k != "kind" && k != "metadata" && keep(k)
 	})
 }
 
 // object walks the fields of an object; old is the stored object's value
-// there, on an update by apply.
-func (w restorer) object(u, sent, old map[string]any, s *structuralschema.Structural, keep func(string) bool) bool {
+// there, on an update by apply; z the zero forms of its Go type's fields.
+func (w restorer) object(u, sent, old map[string]any, s *structuralschema.Structural, z *zeroForms, keep func(string) bool) bool {
 	changed := false
 	for k, sv := range sent {
 		if keep != nil && !keep(k) {
@@ -181,13 +182,13 @@ func (w restorer) object(u, sent, old map[string]any, s *structuralschema.Struct
 		if old != nil {
 			ov = old[k]
 		}
-		changed = w.value(u, k, sv, ov, property(s, k), keep != nil) || changed
+		changed = w.value(u, k, sv, ov, property(s, k), z.at(k), keep != nil) || changed
 	}
 	if !w.whole && (w.shape != sentApply || old == nil) {
 		return changed
 	}
 	for k, uv := range u {
-		if _, ok := sent[k]; ok || keep != nil && !keep(k) || !dropped(uv) {
+		if _, ok := sent[k]; ok || keep != nil && !keep(k) || !dropped(uv) && !z.at(k).isZero(uv) {
 			continue
 		}
 		if !w.whole {
@@ -203,8 +204,8 @@ func (w restorer) object(u, sent, old map[string]any, s *structuralschema.Struct
 }
 
 // absent makes field k of u, which the client left out and the encoding
-// holds as a zero value, what a CRD has there: the schema's default, or
-// nothing.
+// holds as a zero value (or its type's own zero form), what a CRD has
+// there: the schema's default, or nothing.
 func (w restorer) absent(u map[string]any, k string, s *structuralschema.Structural) bool {
 	if s != nil && s.Default.Object != nil {
 		if reflect.DeepEqual(u[k], s.Default.Object) {
@@ -222,8 +223,9 @@ func (w restorer) absent(u map[string]any, k string, s *structuralschema.Structu
 	return true
 }
 
-// value walks field k of u; top: a field of the object itself (spec).
-func (w restorer) value(u map[string]any, k string, sv, ov any, s *structuralschema.Structural, top bool) bool {
+// value walks field k of u; top: a field of the object itself (spec); z
+// the zero forms of its Go type.
+func (w restorer) value(u map[string]any, k string, sv, ov any, s *structuralschema.Structural, z *zeroField, top bool) bool {
 	uv, ok := u[k]
 	if top && emptied(sv, ov, w.shape) && (!ok || dropped(uv)) {
 		// Applied empty where the manager owned all it held: server-side
@@ -256,13 +258,13 @@ func (w restorer) value(u map[string]any, k string, sv, ov any, s *structuralsch
 		if w.shape != sentApply {
 			om = nil
 		}
-		return w.object(um, sv, om, s, nil)
+		return w.object(um, sv, om, s, z.within(), nil)
 	case []any:
 		ul, ok := uv.([]any)
 		if !ok {
 			return false
 		}
-		return w.list(ul, sv, s)
+		return w.list(ul, sv, s, z.within())
 	}
 	return false
 }
@@ -293,7 +295,7 @@ func (w restorer) missing(u map[string]any, k string, sv any, s *structuralschem
 }
 
 // list walks the items of a list sent (sv) beside those of the encoding (ul).
-func (w restorer) list(ul, sv []any, s *structuralschema.Structural) bool {
+func (w restorer) list(ul, sv []any, s *structuralschema.Structural, z *zeroForms) bool {
 	var items *structuralschema.Structural
 	if s != nil {
 		items = s.Items
@@ -308,7 +310,7 @@ func (w restorer) list(ul, sv []any, s *structuralschema.Structural) bool {
 		case s.XListType == nil || *s.XListType == "atomic":
 			item.shape, item.whole = sentObject, true
 		case *s.XListType == "map":
-			return item.byKeys(ul, sv, s.XListMapKeys, items)
+			return item.byKeys(ul, sv, s.XListMapKeys, items, z)
 		default:
 			return false
 		}
@@ -323,14 +325,14 @@ func (w restorer) list(ul, sv []any, s *structuralschema.Structural) bool {
 		if !ok1 || !ok2 {
 			continue
 		}
-		changed = item.object(um, sm, nil, items, nil) || changed
+		changed = item.object(um, sm, nil, items, z, nil) || changed
 	}
 	return changed
 }
 
 // byKeys walks the items of sent merged into the items of l with the same
 // keys.
-func (w restorer) byKeys(l, sent []any, keys []string, items *structuralschema.Structural) bool {
+func (w restorer) byKeys(l, sent []any, keys []string, items *structuralschema.Structural, z *zeroForms) bool {
 	changed := false
 	w.whole = false
 	for _, v := range sent {
@@ -339,7 +341,7 @@ func (w restorer) byKeys(l, sent []any, keys []string, items *structuralschema.S
 			continue
 		}
 		if um := itemWithKeys(l, sm, keys); um != nil {
-			changed = w.object(um, sm, nil, items, nil) || changed
+			changed = w.object(um, sm, nil, items, z, nil) || changed
 		}
 	}
 	return changed

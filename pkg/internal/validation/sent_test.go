@@ -454,7 +454,7 @@ func TestRestoreSentApplyLists(t *testing.T) {
 		{"set: not walked", `{"spec":{"tags":[{}]}}`, `{"spec":{"tags":[{"n":0}]}}`, `{"spec":{"tags":[{}]}}`},
 	} {
 		u := parse(c.encoded)
-		restoreSent(u, parse(c.applied), sentApply, false, nil, s, all)
+		restoreSent(u, parse(c.applied), sentApply, false, nil, s, nil, all)
 		if got := mustJSON(t, u); got != mustJSON(t, parse(c.want)) {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
