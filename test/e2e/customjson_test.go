@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/apiserver-boot/apiserver-boot/test/fixtures"
 	"github.com/apiserver-boot/apiserver-boot/test/harness"
+	"sigs.k8s.io/yaml"
 )
 
 // conditionsModule is a helper library as operators import one for their
@@ -240,6 +242,16 @@ func TestCustomJSONTypesSideBySide(t *testing.T) {
 	}
 	t.Logf("apiserver-boot and kube-apiserver agree on %d of %d writes", agree, writes)
 
+	// The statuses: none where no one wrote one, as the CRD answers (a
+	// create drops it), and the condition written through /status.
+	for _, args := range [][]string{{"get", "timer", "zero", "-o", "json"}, {"get", "timers", "-o", "json"}, {"get", "timers", "-o", "yaml"}} {
+		if a, b := both("", args...); statusesOf(t, a.stdout) != statusesOf(t, b.stdout) {
+			t.Errorf("%v: the statuses differ:\nours:   %s\ntheirs: %s", args, statusesOf(t, a.stdout), statusesOf(t, b.stdout))
+		} else {
+			t.Logf("%v: the same statuses: %s", args, statusesOf(t, a.stdout))
+		}
+	}
+
 	// The printer column, on the table of every timer (the AGE column aside).
 	rows := func(r result) string {
 		if r.err != nil {
@@ -279,4 +291,34 @@ func TestCustomJSONTypesSideBySide(t *testing.T) {
 func fieldsOf(explain string) string {
 	_, fields, _ := strings.Cut(explain, "FIELDS:")
 	return strings.TrimSpace(fields)
+}
+
+// statusesOf is the status of each object of a kubectl get's JSON or YAML
+// (a list's items, or the object), by name; "none" where it has none.
+func statusesOf(t *testing.T, out string) string {
+	t.Helper()
+	j, err := yaml.YAMLToJSON([]byte(out))
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var o map[string]any
+	if err := json.Unmarshal(j, &o); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	objects := []any{o}
+	if items, ok := o["items"].([]any); ok {
+		objects = items
+	}
+	var parts []string
+	for _, item := range objects {
+		m, _ := item.(map[string]any)
+		meta, _ := m["metadata"].(map[string]any)
+		status := "none"
+		if st, ok := m["status"]; ok {
+			b, _ := json.Marshal(st)
+			status = string(b)
+		}
+		parts = append(parts, fmt.Sprintf("%v=%s", meta["name"], status))
+	}
+	return strings.Join(parts, " ")
 }

@@ -299,6 +299,23 @@ func (c *Config) served() map[schema.GroupResource]bool {
 	return served
 }
 
+// statusForms are the status fields of the versioned Go types of g's kinds.
+func (c *Config) statusForms(g *builders.APIGroup) *statusForms {
+	forms := &statusForms{}
+	for _, r := range g.Resources {
+		for _, v := range r.Versions {
+			gv := schema.GroupVersion{Group: g.Name, Version: v}
+			obj, err := c.scheme.New(gv.WithKind(r.Kind))
+			if err != nil {
+				continue
+			}
+			list, _ := c.scheme.New(gv.WithKind(r.Kind + "List"))
+			forms.add(obj, list)
+		}
+	}
+	return forms
+}
+
 // installGroups installs every group's resources, each version served by
 // the storage of the resource's storage version guarded by floors
 // (adoption.Guard), and returns the stores of namespaced resources (what a
@@ -311,6 +328,9 @@ func (c *Config) installGroups(server *genericapiserver.GenericAPIServer, floors
 		// is pruned is reported per fieldValidation, as kube-apiserver does
 		// for a custom resource (validation.PruningSerializer).
 		info.NegotiatedSerializer = validation.PruningSerializer(info.NegotiatedSerializer)
+		// A zero status is left out of JSON and YAML answers, as a custom
+		// resource has none until one is written (absent.go).
+		info.NegotiatedSerializer = withoutZeroStatus(info.NegotiatedSerializer, c.statusForms(g))
 		for _, r := range g.Resources {
 			gv := apigroup.StorageVersion(g, r)
 			opts := storage.VersionOptions{RESTOptionsGetter: c.generic.RESTOptionsGetter, Codec: storage.Codec(c.codecs, gv), GroupVersion: gv}

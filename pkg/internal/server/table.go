@@ -83,6 +83,11 @@ func (c *tableConvertor) ConvertToTable(ctx context.Context, obj runtime.Object,
 		if err != nil {
 			return nil, err
 		}
+		if zeroStatusOf(obj) {
+			// No status written yet: its columns show nothing, as a
+			// CRD's do (absent.go).
+			delete(content, "status")
+		}
 		for i, col := range c.columns {
 			cells = append(cells, cell(col, c.types[i], content))
 		}
