@@ -11,111 +11,158 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
+
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/jsoncontent"
 )
 
-// A custom resource has no status until one is written: kube-apiserver
-// drops the status of a create when /status is served, and a client that
-// sends none stores none. The Go object always has one, and encoding/json
-// writes it even when it is the zero value (`status: {}`, or zero counters
-// such as `ready: 0` for fields without omitempty). So the server's JSON and
-// YAML answers (reads, lists, watch events, the object a write returns)
-// leave out a status that is the Go zero value, and its printer columns show
-// nothing there (table.go), as a CRD's do before a controller has written
-// its status. The stored object is not touched, and protobuf and CBOR, which
-// typed clients read into the same zero value either way, are answered as
-// they are.
+// A custom resource has a spec or a status only when one was sent:
+// kube-apiserver creates one without spec when the client sends none, and
+// drops the status of a create when /status is served. The Go object always
+// has both, and encoding/json writes them even when they are the zero value
+// (`status: {}`, or zero counters such as `ready: 0` for fields without
+// omitempty). So the server's JSON and YAML answers (reads, lists, watch
+// events, the object a write returns) leave out a spec or status that is the
+// Go zero value (jsoncontent.Absent), and its printer columns show nothing
+// there (table.go). The stored object is not touched, and protobuf and CBOR,
+// which typed clients read into the same zero value either way, are answered
+// as they are.
 
-// statusForms says, per versioned Go type of the served kinds, where its
-// status is and how a zero one is written.
-type statusForms struct {
-	objects map[reflect.Type]statusForm // *Kind
+// absentForms says, per versioned Go type of the served kinds, how its
+// absent fields are written.
+type absentForms struct {
+	objects map[reflect.Type]absentForm // *Kind
 	lists   map[reflect.Type]listForm   // *KindList
 }
 
-// statusForm is the status field of a kind's Go type: its index, and the
-// end of the type's JSON when it holds the zero status, which is the last
-// field written (`,"status":{}}`).
-type statusForm struct {
-	index  []int
-	suffix []byte
+// absentForm is the fields a kind's Go type writes last, in order, that are
+// absent when zero (spec, status): each one's index, name and JSON when zero.
+type absentForm []trailingField
+
+type trailingField struct {
+	index []int
+	name  string
+	zero  []byte
 }
 
 // listForm is the items field of a list type, whose items are of form item.
 type listForm struct {
 	index []int
-	item  statusForm
+	item  absentForm
 }
 
 // add registers the Go types of a kind and of its list (obj, list: new
-// objects of each); a type whose status is not the last field written, or
-// that has none, is left as it is.
-func (f *statusForms) add(obj, list runtime.Object) {
+// objects of each); a type that does not write spec or status last is left
+// as it is.
+func (f *absentForms) add(obj, list runtime.Object) {
 	t := reflect.TypeOf(obj)
 	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
 		return
 	}
-	last, index := lastJSONField(t.Elem())
-	if last != "status" {
+	var form absentForm
+	for _, name := range trailingFields(t.Elem()) {
+		index := jsoncontent.TopField(t.Elem(), name)
+		if !slices.Contains(jsoncontent.AbsentFields, name) || index == nil {
+			form = nil // only those written after the last other field
+			continue
+		}
+		zero, err := json.Marshal(reflect.Zero(t.Elem().FieldByIndex(index).Type).Interface())
+		if err != nil {
+			return
+		}
+		form = append(form, trailingField{index: index, name: name, zero: zero})
+	}
+	if len(form) == 0 {
 		return
 	}
-	zero, err := json.Marshal(reflect.Zero(t.Elem().FieldByIndex(index).Type).Interface())
-	if err != nil {
-		return
-	}
-	form := statusForm{index: index, suffix: append(append([]byte(`,"status":`), zero...), '}')}
 	if f.objects == nil {
-		f.objects, f.lists = map[reflect.Type]statusForm{}, map[reflect.Type]listForm{}
+		f.objects, f.lists = map[reflect.Type]absentForm{}, map[reflect.Type]listForm{}
 	}
 	f.objects[t] = form
 	lt := reflect.TypeOf(list)
 	if list == nil || lt.Kind() != reflect.Pointer || lt.Elem().Kind() != reflect.Struct {
 		return
 	}
-	if last, index := lastJSONField(lt.Elem()); last == "items" {
-		if ft := lt.Elem().FieldByIndex(index).Type; ft.Kind() == reflect.Slice && ft.Elem() == t.Elem() {
-			f.lists[lt] = listForm{index: index, item: form}
+	if names := trailingFields(lt.Elem()); len(names) > 0 && names[len(names)-1] == "items" {
+		items, ok := lt.Elem().FieldByName("Items")
+		if name, _, _ := strings.Cut(items.Tag.Get("json"), ","); ok && name == "items" && items.Type.Kind() == reflect.Slice && items.Type.Elem() == t.Elem() {
+			f.lists[lt] = listForm{index: items.Index, item: form}
 		}
 	}
 }
 
-// lastJSONField is the JSON name and index of the last field encoding/json
-// writes of struct type t (inlined structs are looked into).
-func lastJSONField(t reflect.Type) (string, []int) {
-	for i := t.NumField() - 1; i >= 0; i-- {
+// trailingFields are the JSON names of the fields encoding/json writes of
+// struct type t, in order (inlined structs are looked into).
+func trailingFields(t reflect.Type) []string {
+	var names []string
+	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if !f.IsExported() || name == "-" {
-			continue
-		}
-		if f.Anonymous && name == "" {
+		switch {
+		case !f.IsExported() && !f.Anonymous || name == "-":
+		case f.Anonymous && name == "":
 			if f.Type.Kind() != reflect.Struct {
-				return "", nil
+				return nil
 			}
-			if n, index := lastJSONField(f.Type); n != "" {
-				return n, append([]int{i}, index...)
-			}
-			continue
+			names = append(names, trailingFields(f.Type)...)
+		case name == "":
+			names = append(names, f.Name)
+		default:
+			names = append(names, name)
 		}
-		if name == "" {
-			name = f.Name
-		}
-		return name, []int{i}
 	}
-	return "", nil
+	return names
 }
 
-// zeroStatus tells whether obj, of a registered kind, holds the zero status.
-func (f *statusForms) zeroStatus(obj runtime.Object) (statusForm, bool) {
-	form, ok := f.objects[reflect.TypeOf(obj)]
-	if !ok {
-		return form, false
+// absent tells whether a value of form holds one of its fields zero.
+func (form absentForm) absent(v reflect.Value) bool {
+	for _, f := range form {
+		if v.FieldByIndex(f.index).IsZero() {
+			return true
+		}
 	}
-	return form, reflect.ValueOf(obj).Elem().FieldByIndex(form.index).IsZero()
+	return false
 }
 
-// withoutZeroStatus is ns with JSON and YAML serializers that leave out the
-// zero status of the kinds of forms.
-func withoutZeroStatus(ns runtime.NegotiatedSerializer, forms *statusForms) runtime.NegotiatedSerializer {
+// leaveOut is b, the JSON of v (a value of form), without the fields of
+// form that v holds zero; b when its end is not what form says.
+func (form absentForm) leaveOut(b []byte, v reflect.Value) []byte {
+	if len(b) == 0 || b[len(b)-1] != '}' {
+		return b
+	}
+	end := len(b) - 1 // the closing brace
+	var kept [][]byte
+	for i := len(form) - 1; i >= 0; i-- {
+		f := form[i]
+		zero := v.FieldByIndex(f.index).IsZero()
+		if !zero && !form[:i].absent(v) {
+			break // nothing before it is left out
+		}
+		value := f.zero
+		if !zero {
+			var err error
+			if value, err = json.Marshal(v.FieldByIndex(f.index).Interface()); err != nil {
+				return b
+			}
+		}
+		field := append([]byte(`,"`+f.name+`":`), value...)
+		if !bytes.HasSuffix(b[:end], field) {
+			return b
+		}
+		end -= len(field)
+		if !zero {
+			kept = append([][]byte{field}, kept...)
+		}
+	}
+	out := append([]byte(nil), b[:end]...)
+	for _, k := range kept {
+		out = append(out, k...)
+	}
+	return append(out, '}')
+}
+
+// withoutAbsent is ns with JSON and YAML serializers that leave out the
+// zero spec and status of the kinds of forms.
+func withoutAbsent(ns runtime.NegotiatedSerializer, forms *absentForms) runtime.NegotiatedSerializer {
 	if len(forms.objects) == 0 {
 		return ns
 	}
@@ -124,14 +171,14 @@ func withoutZeroStatus(ns runtime.NegotiatedSerializer, forms *statusForms) runt
 		switch infos[i].MediaType {
 		case runtime.ContentTypeJSON:
 			if infos[i].Serializer != nil {
-				infos[i].Serializer = statusEncoder{Serializer: infos[i].Serializer, forms: forms}
+				infos[i].Serializer = absentEncoder{Serializer: infos[i].Serializer, forms: forms}
 			}
 			if infos[i].PrettySerializer != nil {
-				infos[i].PrettySerializer = statusEncoder{Serializer: infos[i].PrettySerializer, forms: forms, pretty: true}
+				infos[i].PrettySerializer = absentEncoder{Serializer: infos[i].PrettySerializer, forms: forms, pretty: true}
 			}
 		case runtime.ContentTypeYAML:
 			if infos[i].Serializer != nil {
-				infos[i].Serializer = statusEncoder{Serializer: infos[i].Serializer, forms: forms, yaml: true}
+				infos[i].Serializer = absentEncoder{Serializer: infos[i].Serializer, forms: forms, yaml: true}
 			}
 		}
 	}
@@ -146,43 +193,43 @@ type mediaTypes struct {
 
 func (m mediaTypes) SupportedMediaTypes() []runtime.SerializerInfo { return m.infos }
 
-// statusEncoder is a JSON (or pretty JSON, or YAML) serializer whose Encode
+// absentEncoder is a JSON (or pretty JSON, or YAML) serializer whose Encode
 // leaves out the zero status of the objects of forms' kinds, and of the
 // items of their lists; everything else it encodes as its Serializer does.
-type statusEncoder struct {
+type absentEncoder struct {
 	runtime.Serializer
-	forms        *statusForms
+	forms        *absentForms
 	pretty, yaml bool
 }
 
-var statusIdentifiers sync.Map // runtime.Identifier -> runtime.Identifier
+var absentIdentifiers sync.Map // runtime.Identifier -> runtime.Identifier
 
 // Identifier is the serializer's, marked: objects whose encodings are cached
 // (the watch cache's) keep the two apart.
-func (e statusEncoder) Identifier() runtime.Identifier {
+func (e absentEncoder) Identifier() runtime.Identifier {
 	id := e.Serializer.Identifier()
-	if marked, ok := statusIdentifiers.Load(id); ok {
+	if marked, ok := absentIdentifiers.Load(id); ok {
 		return marked.(runtime.Identifier)
 	}
-	marked := runtime.Identifier(`{"absentStatus":` + string(id) + `}`)
-	statusIdentifiers.Store(id, marked)
+	marked := runtime.Identifier(`{"absentFields":` + string(id) + `}`)
+	absentIdentifiers.Store(id, marked)
 	return marked
 }
 
-func (e statusEncoder) Encode(obj runtime.Object, w io.Writer) error {
+func (e absentEncoder) Encode(obj runtime.Object, w io.Writer) error {
 	if co, ok := obj.(runtime.CacheableObject); ok {
 		return co.CacheEncode(e.Identifier(), e.encode, w)
 	}
 	return e.encode(obj, w)
 }
 
-func (e statusEncoder) encode(obj runtime.Object, w io.Writer) error {
-	if form, zero := e.forms.zeroStatus(obj); zero {
+func (e absentEncoder) encode(obj runtime.Object, w io.Writer) error {
+	if form, ok := e.forms.objects[reflect.TypeOf(obj)]; ok && form.absent(reflect.ValueOf(obj).Elem()) {
 		b, err := json.Marshal(obj)
 		if err != nil {
 			return err
 		}
-		return e.write(withoutSuffix(b, form.suffix), w)
+		return e.write(form.leaveOut(b, reflect.ValueOf(obj).Elem()), w)
 	}
 	if l, ok := e.forms.lists[reflect.TypeOf(obj)]; ok {
 		if b, ok, err := e.list(obj, l); ok || err != nil {
@@ -195,13 +242,13 @@ func (e statusEncoder) encode(obj runtime.Object, w io.Writer) error {
 	return e.Serializer.Encode(obj, w)
 }
 
-// list is the JSON of a list some of whose items hold the zero status (ok
-// false when none does): the list without its items, then each item.
-func (e statusEncoder) list(obj runtime.Object, l listForm) ([]byte, bool, error) {
+// list is the JSON of a list some of whose items hold a zero spec or status
+// (ok false when none does): the list without its items, then each item.
+func (e absentEncoder) list(obj runtime.Object, l listForm) ([]byte, bool, error) {
 	items := reflect.ValueOf(obj).Elem().FieldByIndex(l.index)
 	zeros := false
 	for i := 0; i < items.Len() && !zeros; i++ {
-		zeros = items.Index(i).FieldByIndex(l.item.index).IsZero()
+		zeros = l.item.absent(items.Index(i))
 	}
 	if !zeros {
 		return nil, false, nil
@@ -227,8 +274,8 @@ func (e statusEncoder) list(obj runtime.Object, l listForm) ([]byte, bool, error
 		if err != nil {
 			return nil, true, err
 		}
-		if items.Index(i).FieldByIndex(l.item.index).IsZero() {
-			b = withoutSuffix(b, l.item.suffix)
+		if l.item.absent(items.Index(i)) {
+			b = l.item.leaveOut(b, items.Index(i))
 		}
 		out.Write(b)
 	}
@@ -236,18 +283,9 @@ func (e statusEncoder) list(obj runtime.Object, l listForm) ([]byte, bool, error
 	return out.Bytes(), true, nil
 }
 
-// withoutSuffix is the JSON b of an object with its last field, the zero
-// status written as suffix, left out; b when it does not end so.
-func withoutSuffix(b, suffix []byte) []byte {
-	if !bytes.HasSuffix(b, suffix) {
-		return b
-	}
-	return append(b[:len(b)-len(suffix)], '}')
-}
-
 // write writes the compact JSON b as the serializer writes its objects: a
 // line of JSON, indented JSON, or YAML.
-func (e statusEncoder) write(b []byte, w io.Writer) error {
+func (e absentEncoder) write(b []byte, w io.Writer) error {
 	switch {
 	case e.yaml:
 		y, err := yaml.JSONToYAML(b)
@@ -266,46 +304,4 @@ func (e statusEncoder) write(b []byte, w io.Writer) error {
 	}
 	_, err := w.Write(append(b, '\n'))
 	return err
-}
-
-// statusIndexes caches statusIndex by type.
-var statusIndexes sync.Map // reflect.Type -> []int
-
-// statusIndex is the index of the top-level field written as "status" of
-// struct type t (inlined structs are looked into), or nil.
-func statusIndex(t reflect.Type) []int {
-	if index, ok := statusIndexes.Load(t); ok {
-		return index.([]int)
-	}
-	var find func(t reflect.Type) []int
-	find = func(t reflect.Type) []int {
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			switch {
-			case !f.IsExported() || name == "-":
-			case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
-				if index := find(f.Type); index != nil {
-					return append([]int{i}, index...)
-				}
-			case name == "status":
-				return []int{i}
-			}
-		}
-		return nil
-	}
-	index := find(t)
-	statusIndexes.Store(t, index)
-	return index
-}
-
-// zeroStatusOf tells whether obj, an object of any version (the internal
-// one too), has a status field holding its zero value.
-func zeroStatusOf(obj runtime.Object) bool {
-	v := reflect.ValueOf(obj)
-	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
-		return false
-	}
-	index := statusIndex(v.Elem().Type())
-	return index != nil && v.Elem().FieldByIndex(index).IsZero()
 }

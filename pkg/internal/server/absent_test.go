@@ -13,9 +13,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/jsoncontent"
@@ -68,7 +72,7 @@ func TestZeroStatusIsAbsent(t *testing.T) {
 	}
 	get := func(path, accept string, params ...string) []byte {
 		t.Helper()
-		r := client.Get().AbsPath("/apis/prune.example.com/v1/" + path).SetHeader("Accept", accept)
+		r := client.Get().AbsPath("/apis/prune.example.com/v1/"+path).SetHeader("Accept", accept)
 		for i := 0; i+1 < len(params); i += 2 {
 			r = r.Param(params[i], params[i+1])
 		}
@@ -185,15 +189,16 @@ func TestZeroStatusColumns(t *testing.T) {
 	}
 }
 
-// TestZeroStatusEncoding: the encoder leaves out a zero status written as
-// zero counters, in an object and in a list's items, and nothing else.
-func TestZeroStatusEncoding(t *testing.T) {
-	forms := &statusForms{}
+// TestAbsentEncoding: the encoder leaves out a zero spec and a zero status
+// (written as zero counters), in an object and in a list's items, and
+// nothing else.
+func TestAbsentEncoding(t *testing.T) {
+	forms := &absentForms{}
 	forms.add(&counter{}, &counterListObject{})
 	if _, ok := forms.lists[reflect.TypeOf(&counterListObject{})]; !ok {
 		t.Fatal("counter's list not registered")
 	}
-	e := statusEncoder{forms: forms}
+	e := absentEncoder{Serializer: kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, nil, nil, kjson.SerializerOptions{}), forms: forms}
 	encode := func(obj runtime.Object) string {
 		var b bytes.Buffer
 		if err := e.encode(obj, &b); err != nil {
@@ -201,12 +206,21 @@ func TestZeroStatusEncoding(t *testing.T) {
 		}
 		return strings.TrimSpace(b.String())
 	}
-	zero := &counter{ObjectMeta: metav1.ObjectMeta{Name: "z"}}
-	if got := encode(zero); got != `{"metadata":{"name":"z"},"spec":{}}` {
-		t.Errorf("zero status: %s", got)
+	for _, c := range []struct {
+		obj  *counter
+		want string
+	}{
+		{&counter{ObjectMeta: metav1.ObjectMeta{Name: "z"}}, `{"metadata":{"name":"z"}}`},
+		{&counter{ObjectMeta: metav1.ObjectMeta{Name: "s"}, Spec: probeSpec{Mode: "fast"}}, `{"metadata":{"name":"s"},"spec":{"mode":"fast"}}`},
+		{&counter{ObjectMeta: metav1.ObjectMeta{Name: "r"}, Status: counterStatus{Ready: 1}}, `{"metadata":{"name":"r"},"status":{"ready":1}}`},
+		{&counter{ObjectMeta: metav1.ObjectMeta{Name: "b"}, Spec: probeSpec{Mode: "fast"}, Status: counterStatus{Ready: 1}}, `{"metadata":{"name":"b"},"spec":{"mode":"fast"},"status":{"ready":1}}`},
+	} {
+		if got := encode(c.obj); got != c.want {
+			t.Errorf("%s: %s, want %s", c.obj.Name, got, c.want)
+		}
 	}
-	list := &counterListObject{Items: []counter{*zero, {ObjectMeta: metav1.ObjectMeta{Name: "r"}, Status: counterStatus{Ready: 1}}}}
-	if got := encode(list); got != `{"metadata":{},"items":[{"metadata":{"name":"z"},"spec":{}},{"metadata":{"name":"r"},"spec":{},"status":{"ready":1}}]}` {
+	list := &counterListObject{Items: []counter{{ObjectMeta: metav1.ObjectMeta{Name: "z"}}, {ObjectMeta: metav1.ObjectMeta{Name: "r"}, Status: counterStatus{Ready: 1}}}}
+	if got := encode(list); got != `{"metadata":{},"items":[{"metadata":{"name":"z"}},{"metadata":{"name":"r"},"status":{"ready":1}}]}` {
 		t.Errorf("list: %s", got)
 	}
 }
@@ -218,3 +232,99 @@ type counterListObject struct {
 }
 
 func (l *counterListObject) DeepCopyObject() runtime.Object { d := *l; return &d }
+
+// TestAbsentSpec: a probe created without spec is stored and answered
+// without one, as kube-apiserver stores a custom resource: the defaults
+// inside its spec (mode: auto) are not given to it, also after a write that
+// leaves it out; one created with `spec: {}` gets them. An object an earlier
+// build stored reads as it was written.
+func TestAbsentSpec(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg, stop := startProbes(t, dir, false)
+	stopped := false
+	defer func() {
+		if !stopped {
+			stop()
+		}
+	}()
+	probes := dynamic.NewForConfigOrDie(cfg).Resource(probesGVR)
+	create := func(obj map[string]any) *unstructured.Unstructured {
+		t.Helper()
+		obj["apiVersion"], obj["kind"] = "prune.example.com/v1", "Probe"
+		got, err := probes.Create(ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	spec := func(u *unstructured.Unstructured) string {
+		s, ok := u.Object["spec"]
+		if !ok {
+			return "none"
+		}
+		b, _ := json.Marshal(s)
+		return string(b)
+	}
+	get := func(name string) *unstructured.Unstructured {
+		t.Helper()
+		got, err := probes.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got := spec(create(map[string]any{"metadata": map[string]any{"name": "none"}})); got != "none" {
+		t.Errorf("created without spec: answered spec %s, want none (a CRD stores none)", got)
+	}
+	if got := spec(create(map[string]any{"metadata": map[string]any{"name": "empty"}, "spec": map[string]any{}})); got != `{"mode":"auto"}` {
+		t.Errorf("created with spec {}: answered spec %s, want its defaults", got)
+	}
+	if _, err := probes.Patch(ctx, "none", types.MergePatchType, []byte(`{"metadata":{"labels":{"a":"b"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	none := get("none")
+	if got := spec(none); got != "none" {
+		t.Errorf("labelled: spec %s, want none", got)
+	}
+	if _, err := probes.Update(ctx, none, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := spec(get("none")); got != "none" {
+		t.Errorf("updated as read: spec %s, want none", got)
+	}
+	if got := spec(get("empty")); got != `{"mode":"auto"}` {
+		t.Errorf("spec {} read back: %s, want its defaults", got)
+	}
+	stop()
+	stopped = true
+
+	// What earlier builds stored for a create without spec: its defaults,
+	// and an empty status.
+	cli, stopEtcd := stoppedServersEtcd(t, dir)
+	resp, err := cli.Get(ctx, "/registry/", clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var key string
+	for _, kv := range resp.Kvs {
+		if strings.HasSuffix(string(kv.Key), "/probes/none") {
+			key = strings.TrimSuffix(string(kv.Key), "none") + "earlier"
+			if strings.Contains(string(kv.Value), "auto") {
+				t.Errorf("stored without spec: %s, want no defaults", kv.Value)
+			}
+		}
+	}
+	earlier := `{"kind":"Probe","apiVersion":"prune.example.com/v1","metadata":{"name":"earlier","uid":"6f1c8a52-7e0e-4c41-9d7b-0c2d7b3f9a11","generation":1,"creationTimestamp":"2026-11-20T10:00:00Z"},"spec":{"mode":"auto"},"status":{}}` + "\n"
+	if _, err := cli.Put(ctx, key, earlier); err != nil {
+		t.Fatal(err)
+	}
+	stopEtcd()
+	cfg, stop = startProbes(t, dir, false)
+	stopped = false
+	probes = dynamic.NewForConfigOrDie(cfg).Resource(probesGVR)
+	got := get("earlier")
+	if spec(got) != `{"mode":"auto"}` || got.Object["status"] != nil {
+		t.Errorf("stored by an earlier build: spec %s, status %v; want spec {mode: auto} and no status", spec(got), got.Object["status"])
+	}
+}

@@ -170,20 +170,8 @@ func startProbes(t *testing.T, dir string, manifest bool) (cfg *rest.Config, sto
 func storedProbes(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	ctx := context.Background()
-	etcd, stopEtcd, err := storage.Open(ctx, storage.Backend{Embedded: &storage.EmbeddedEtcd{DataDir: filepath.Join(dir, "etcd")}, EmbeddedCertDir: filepath.Join(dir, "etcd-certs")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cli, stopEtcd := stoppedServersEtcd(t, dir)
 	defer stopEtcd()
-	tlsConfig, err := transport.TLSInfo{CertFile: etcd.CertFile, KeyFile: etcd.KeyFile, TrustedCAFile: etcd.CAFile}.ClientConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: etcd.Servers, TLS: tlsConfig, DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
 	resp, err := cli.Get(ctx, "/registry/", clientv3.WithPrefix())
 	if err != nil {
 		t.Fatal(err)
@@ -195,6 +183,27 @@ func storedProbes(t *testing.T, dir string) map[string]string {
 		}
 	}
 	return out
+}
+
+// stoppedServersEtcd starts the embedded etcd a stopped server left in dir
+// and returns a client of it; stop stops both.
+func stoppedServersEtcd(t *testing.T, dir string) (cli *clientv3.Client, stop func()) {
+	t.Helper()
+	etcd, stopEtcd, err := storage.Open(context.Background(), storage.Backend{Embedded: &storage.EmbeddedEtcd{DataDir: filepath.Join(dir, "etcd")}, EmbeddedCertDir: filepath.Join(dir, "etcd-certs")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsConfig, err := transport.TLSInfo{CertFile: etcd.CertFile, KeyFile: etcd.KeyFile, TrustedCAFile: etcd.CAFile}.ClientConfig()
+	if err != nil {
+		stopEtcd()
+		t.Fatal(err)
+	}
+	cli, err = clientv3.New(clientv3.Config{Endpoints: etcd.Servers, TLS: tlsConfig, DialTimeout: 5 * time.Second})
+	if err != nil {
+		stopEtcd()
+		t.Fatal(err)
+	}
+	return cli, func() { cli.Close(); stopEtcd() }
 }
 
 // warnings collects the warnings a server answers with.

@@ -299,9 +299,10 @@ func (c *Config) served() map[schema.GroupResource]bool {
 	return served
 }
 
-// statusForms are the status fields of the versioned Go types of g's kinds.
-func (c *Config) statusForms(g *builders.APIGroup) *statusForms {
-	forms := &statusForms{}
+// absentForms are how the versioned Go types of g's kinds write their spec
+// and status.
+func (c *Config) absentForms(g *builders.APIGroup) *absentForms {
+	forms := &absentForms{}
 	for _, r := range g.Resources {
 		for _, v := range r.Versions {
 			gv := schema.GroupVersion{Group: g.Name, Version: v}
@@ -328,9 +329,9 @@ func (c *Config) installGroups(server *genericapiserver.GenericAPIServer, floors
 		// is pruned is reported per fieldValidation, as kube-apiserver does
 		// for a custom resource (validation.PruningSerializer).
 		info.NegotiatedSerializer = validation.PruningSerializer(info.NegotiatedSerializer)
-		// A zero status is left out of JSON and YAML answers, as a custom
-		// resource has none until one is written (absent.go).
-		info.NegotiatedSerializer = withoutZeroStatus(info.NegotiatedSerializer, c.statusForms(g))
+		// A zero spec or status is left out of JSON and YAML answers, as a
+		// custom resource has none unless one was sent (absent.go).
+		info.NegotiatedSerializer = withoutAbsent(info.NegotiatedSerializer, c.absentForms(g))
 		for _, r := range g.Resources {
 			gv := apigroup.StorageVersion(g, r)
 			opts := storage.VersionOptions{RESTOptionsGetter: c.generic.RESTOptionsGetter, Codec: storage.Codec(c.codecs, gv), GroupVersion: gv}

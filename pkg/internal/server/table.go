@@ -83,10 +83,12 @@ func (c *tableConvertor) ConvertToTable(ctx context.Context, obj runtime.Object,
 		if err != nil {
 			return nil, err
 		}
-		if zeroStatusOf(obj) {
-			// No status written yet: its columns show nothing, as a
-			// CRD's do (absent.go).
-			delete(content, "status")
+		for _, k := range jsoncontent.AbsentFields {
+			if jsoncontent.Absent(obj, k) {
+				// None sent, or no status written yet: its columns
+				// show nothing, as a CRD's do (absent.go).
+				delete(content, k)
+			}
 		}
 		for i, col := range c.columns {
 			cells = append(cells, cell(col, c.types[i], content))

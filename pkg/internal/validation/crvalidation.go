@@ -1,10 +1,13 @@
 package validation
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
@@ -162,8 +165,9 @@ func (v *Validator) version(ctx context.Context) *crVersion {
 }
 
 // unstructured converts an internal object into its form in cv's version,
-// as a custom resource would hold it: empty structs tagged omitempty are
-// left out (dropEmptyStructs), and the nulls Go writes for nil slices, maps
+// as a custom resource would hold it: a zero spec or status is absent
+// (jsoncontent.Absent), empty structs tagged omitempty are left out
+// (dropEmptyStructs), and the nulls Go writes for nil slices, maps
 // and pointers without omitempty are dropped where the schema does not allow
 // null, as kube-apiserver drops them from a custom resource it decodes.
 func (v *Validator) unstructured(obj runtime.Object, cv *crVersion) (*unstructured.Unstructured, error) {
@@ -174,6 +178,11 @@ func (v *Validator) unstructured(obj runtime.Object, cv *crVersion) (*unstructur
 	m, err := jsoncontent.ToMap(out)
 	if err != nil {
 		return nil, err
+	}
+	for _, k := range jsoncontent.AbsentFields {
+		if jsoncontent.Absent(out, k) {
+			delete(m, k) // restoreSent puts back one sent
+		}
 	}
 	dropEmptyStructs(m, reflect.ValueOf(out))
 	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(m, cv.structural)
@@ -371,10 +380,13 @@ func (v *Validator) DefaultAbsentStatus(ctx context.Context, obj, old runtime.Ob
 
 func (v *Validator) defaultAbsent(ctx context.Context, obj, old runtime.Object, keep func(string) bool) (err error) {
 	cv := v.version(ctx)
-	if cv == nil || !cv.fill || RecordFrom(ctx) == nil {
+	if cv == nil || RecordFrom(ctx) == nil {
 		return nil
 	}
 	defer jsoncontent.RecoverConversion(&err, "defaulting", obj)
+	if err := v.defaultSent(ctx, obj, old, cv, keep); err != nil || !cv.fill {
+		return err
+	}
 	out, err := v.scheme.ConvertToVersion(obj, cv.gvk.GroupVersion())
 	if err != nil {
 		return err
@@ -408,6 +420,81 @@ func (v *Validator) defaultAbsent(ctx context.Context, obj, old runtime.Object, 
 		}
 	}
 	return nil
+}
+
+// defaultSent defaults inside a spec or status the client sent that holds
+// the Go zero value (`spec: {}`, or a protobuf body, which always carries
+// one), as a CRD defaults what it was sent: decoding took it for absent
+// (applySchemaDefaults), as it takes one the client left out, which stays so.
+func (v *Validator) defaultSent(ctx context.Context, obj, old runtime.Object, cv *crVersion, keep func(string) bool) error {
+	var sent map[string]bool
+	for _, k := range jsoncontent.AbsentFields {
+		if keep(k) && jsoncontent.Absent(obj, k) && v.sentField(ctx, obj, old, cv, k) {
+			if sent == nil {
+				sent = map[string]bool{}
+			}
+			sent[k] = true
+		}
+	}
+	if sent == nil {
+		return nil
+	}
+	out, err := v.scheme.ConvertToVersion(obj, cv.gvk.GroupVersion())
+	if err != nil {
+		return err
+	}
+	defaultObject(out, sent)
+	switch {
+	case out == obj:
+	case reflect.TypeOf(out) == reflect.TypeOf(obj):
+		reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(out).Elem())
+	default:
+		if err := v.scheme.Convert(out, obj, nil); err != nil {
+			return fmt.Errorf("%s: the defaults of a %s sent empty: %w", cv.gvk, strings.Join(slices.Sorted(maps.Keys(sent)), " and "), err)
+		}
+	}
+	return nil
+}
+
+// sentField tells whether the write of ctx holds the top-level field k of
+// obj: a protobuf body always does (go-to-protobuf writes every message
+// field); another holds it when its form does, which a body that does not
+// name k cannot.
+func (v *Validator) sentField(ctx context.Context, obj, old runtime.Object, cv *crVersion, k string) bool {
+	r := RecordFrom(ctx)
+	if r.scale != nil {
+		return k == "spec"
+	}
+	if r.overflow || len(r.buf) == 0 {
+		return false
+	}
+	if mediaType(r.contentType) == runtime.ContentTypeProtobuf {
+		return true
+	}
+	if !bytes.Contains(r.buf, []byte(k)) {
+		return false
+	}
+	out, err := v.scheme.ConvertToVersion(obj, cv.gvk.GroupVersion())
+	if err != nil {
+		return false
+	}
+	u, err := jsoncontent.ToMap(out)
+	if err != nil {
+		return false
+	}
+	var oldObject map[string]any
+	if old != nil {
+		uOld, err := v.unstructured(old, cv)
+		if err != nil {
+			return false
+		}
+		oldObject = uOld.Object
+	}
+	all := *cv
+	all.parseAll = true // a body without zero values is read too
+	m, _, _ := v.sentForm(ctx, u, oldObject, &all)
+	sv, ok := m[k]
+	return ok && sv != nil
 }
 
 // Validate validates a new object (step 5 of the package documentation's

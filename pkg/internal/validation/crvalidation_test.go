@@ -138,10 +138,21 @@ func TestSchemaDefaults(t *testing.T) {
 		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: s}}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	g := &gadget{}
+	g := &gadget{Spec: gadgetSpec{TLS: gadgetTLS{Mode: "Passthrough"}}}
 	builders.ApplySchemaDefaults(g)
-	if g.Spec.Mode == nil || *g.Spec.Mode != "auto" || len(g.Spec.Ports) != 1 || g.Spec.Ports[0] != 80 || g.Spec.Size != 0 || g.Spec.TLS.Mode != "" {
-		t.Errorf("defaults: %+v (size is always encoded, so never defaulted; tls, empty and omitempty, is left out, so its mode is not defaulted)", g.Spec)
+	if g.Spec.Mode == nil || *g.Spec.Mode != "auto" || len(g.Spec.Ports) != 1 || g.Spec.Ports[0] != 80 || g.Spec.Size != 0 {
+		t.Errorf("defaults: %+v (size is always encoded, so never defaulted)", g.Spec)
+	}
+	g = &gadget{Spec: gadgetSpec{Ports: []int{443}}}
+	builders.ApplySchemaDefaults(g)
+	if g.Spec.TLS.Mode != "" {
+		t.Errorf("defaults: %+v (tls, empty and omitempty, is left out, so its mode is not defaulted)", g.Spec)
+	}
+	// A zero spec is an absent one, which a CRD does not default inside.
+	g = &gadget{}
+	builders.ApplySchemaDefaults(g)
+	if g.Spec.Mode != nil || g.Spec.Ports != nil {
+		t.Errorf("a zero spec was defaulted: %+v", g.Spec)
 	}
 	manual := "manual"
 	g = &gadget{Spec: gadgetSpec{Mode: &manual, Ports: []int{443}}}

@@ -56,7 +56,16 @@ func init() { strategy.SetSchemaDefaulter(applySchemaDefaults) }
 // kube-apiserver prunes a custom resource when it decodes one (prune.go):
 // the object is decoded again into a zeroed object, so that a field the Go
 // type has and the manifest leaves out is gone from it.
-func applySchemaDefaults(obj runtime.Object) {
+//
+// A spec or status that is the Go zero value is absent (jsoncontent.Absent):
+// only a default of its own is given to it, as kube-apiserver defaults a
+// custom resource without one. One a client sent is defaulted inside by
+// DefaultAbsent (defaultSent).
+func applySchemaDefaults(obj runtime.Object) { defaultObject(obj, nil) }
+
+// defaultObject is applySchemaDefaults, with the top-level fields of sent
+// (spec, status) defaulted inside even when they hold the zero value.
+func defaultObject(obj runtime.Object, sent map[string]bool) {
 	e, ok := schemaDefaults.Load(reflect.TypeOf(obj))
 	if !ok {
 		return
@@ -72,6 +81,11 @@ func applySchemaDefaults(obj runtime.Object) {
 		// the wrong type is dropped, as kube-apiserver drops it there.
 		if _, err := pruneUnknown(u, ts.s, true); err != nil {
 			utilruntime.HandleError(err)
+		}
+	}
+	for _, k := range jsoncontent.AbsentFields {
+		if !sent[k] && jsoncontent.Absent(obj, k) {
+			delete(u, k)
 		}
 	}
 	dropEmptyStructs(u, reflect.ValueOf(obj))
