@@ -13,8 +13,11 @@ import (
 // client sends none, and without status when /status is served. The Go
 // object always has both, and encoding/json writes them even when they are
 // the zero value. So the server takes a top-level spec or status that is the
-// Go zero value for absent (Absent): it is not defaulted inside when read,
-// not answered, and its printer columns show nothing, as a CRD's.
+// Go zero value, and that the kind's schema does not require, for absent
+// (Absent): it is not defaulted inside when read, not answered, and its
+// printer columns show nothing, as a CRD's. One the schema requires is
+// there on a CRD (a create without it is refused), so its zero value is an
+// empty one.
 
 // AbsentFields are the fields of an object taken for absent when they hold
 // the Go zero value.
@@ -60,14 +63,40 @@ func topField(t reflect.Type, name string) []int {
 	return nil
 }
 
+// required holds the top-level fields a kind's schema requires, by Go type.
+var required sync.Map // topKey -> true
+
+// Require records that the objects of Go type t (a pointer to a struct, or
+// the struct) have a schema that requires their top-level field name: a
+// zero one is then not absent but empty (`spec: {}`), as a CRD requiring a
+// spec has one.
+func Require(t reflect.Type, name string) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	required.Store(topKey{t, name}, true)
+}
+
 // Absent tells whether obj (a pointer to a struct, of any version) has a
 // top-level struct field written as name (spec, status) that holds its
-// zero value.
+// zero value and that its schema does not require.
 func Absent(obj runtime.Object, name string) bool {
 	v := reflect.ValueOf(obj)
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+	if v.Kind() != reflect.Pointer || v.IsNil() {
 		return false
 	}
-	index := TopField(v.Elem().Type(), name)
-	return index != nil && v.Elem().FieldByIndex(index).IsZero()
+	return AbsentIn(v.Elem(), name)
+}
+
+// AbsentIn is Absent of a struct value.
+func AbsentIn(v reflect.Value, name string) bool {
+	if v.Kind() != reflect.Struct {
+		return false
+	}
+	t := v.Type()
+	if _, ok := required.Load(topKey{t, name}); ok {
+		return false
+	}
+	index := TopField(t, name)
+	return index != nil && v.FieldByIndex(index).IsZero()
 }

@@ -35,13 +35,17 @@ type absentForms struct {
 }
 
 // absentForm is the fields a kind's Go type writes last, in order, that are
-// absent when zero (spec, status): each one's index, name and JSON when zero.
+// absent when zero (spec, status) or left out when empty (a status that is
+// a pointer, or omitzero): each one's index, name and JSON when zero.
 type absentForm []trailingField
 
 type trailingField struct {
 	index []int
 	name  string
 	zero  []byte
+	// omittable: encoding/json leaves it out when empty (a nil pointer,
+	// omitzero), so it is not taken for absent, only looked past.
+	omittable bool
 }
 
 // listForm is the items field of a list type, whose items are of form item.
@@ -59,19 +63,26 @@ func (f *absentForms) add(obj, list runtime.Object) {
 		return
 	}
 	var form absentForm
-	for _, name := range trailingFields(t.Elem()) {
-		index := jsoncontent.TopField(t.Elem(), name)
-		if !slices.Contains(jsoncontent.AbsentFields, name) || index == nil {
+	for _, field := range writtenFields(t.Elem()) {
+		if !slices.Contains(jsoncontent.AbsentFields, field.name) {
 			form = nil // only those written after the last other field
 			continue
 		}
-		zero, err := json.Marshal(reflect.Zero(t.Elem().FieldByIndex(index).Type).Interface())
-		if err != nil {
-			return
+		ft := t.Elem().FieldByIndex(field.index).Type
+		switch {
+		case ft.Kind() == reflect.Struct && !field.omitZero:
+			zero, err := json.Marshal(reflect.Zero(ft).Interface())
+			if err != nil {
+				return
+			}
+			form = append(form, trailingField{index: field.index, name: field.name, zero: zero})
+		case field.omitZero || field.omitEmpty && (ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Map || ft.Kind() == reflect.Interface):
+			form = append(form, trailingField{index: field.index, name: field.name, omittable: true})
+		default:
+			form = nil
 		}
-		form = append(form, trailingField{index: index, name: name, zero: zero})
 	}
-	if len(form) == 0 {
+	if !slices.ContainsFunc(form, func(f trailingField) bool { return !f.omittable }) {
 		return
 	}
 	if f.objects == nil {
@@ -82,45 +93,64 @@ func (f *absentForms) add(obj, list runtime.Object) {
 	if list == nil || lt.Kind() != reflect.Pointer || lt.Elem().Kind() != reflect.Struct {
 		return
 	}
-	if names := trailingFields(lt.Elem()); len(names) > 0 && names[len(names)-1] == "items" {
-		items, ok := lt.Elem().FieldByName("Items")
-		if name, _, _ := strings.Cut(items.Tag.Get("json"), ","); ok && name == "items" && items.Type.Kind() == reflect.Slice && items.Type.Elem() == t.Elem() {
-			f.lists[lt] = listForm{index: items.Index, item: form}
+	if fields := writtenFields(lt.Elem()); len(fields) > 0 {
+		items := fields[len(fields)-1]
+		if ft := lt.Elem().FieldByIndex(items.index).Type; items.name == "items" && !items.omitEmpty && ft.Kind() == reflect.Slice && ft.Elem() == t.Elem() {
+			f.lists[lt] = listForm{index: items.index, item: form}
 		}
 	}
 }
 
-// trailingFields are the JSON names of the fields encoding/json writes of
-// struct type t, in order (inlined structs are looked into).
-func trailingFields(t reflect.Type) []string {
-	var names []string
+// writtenField is a field encoding/json writes of a struct.
+type writtenField struct {
+	name                string
+	index               []int
+	omitEmpty, omitZero bool
+}
+
+// writtenFields are the fields encoding/json writes of struct type t, in
+// order (inlined structs are looked into); nil when t inlines what is not
+// a struct.
+func writtenFields(t reflect.Type) []writtenField {
+	var fields []writtenField
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		tag, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		switch {
-		case !f.IsExported() && !f.Anonymous || name == "-":
-		case f.Anonymous && name == "":
+		case !f.IsExported() && !f.Anonymous || tag == "-":
+		case f.Anonymous && tag == "":
 			if f.Type.Kind() != reflect.Struct {
 				return nil
 			}
-			names = append(names, trailingFields(f.Type)...)
-		case name == "":
-			names = append(names, f.Name)
+			for _, inner := range writtenFields(f.Type) {
+				inner.index = append([]int{i}, inner.index...)
+				fields = append(fields, inner)
+			}
 		default:
-			names = append(names, name)
+			if tag == "" {
+				tag = f.Name
+			}
+			o := "," + opts + ","
+			fields = append(fields, writtenField{name: tag, index: []int{i}, omitEmpty: strings.Contains(o, ",omitempty,"), omitZero: strings.Contains(o, ",omitzero,")})
 		}
 	}
-	return names
+	return fields
 }
 
-// absent tells whether a value of form holds one of its fields zero.
+// absent tells whether a value of form holds one of its fields absent.
 func (form absentForm) absent(v reflect.Value) bool {
 	for _, f := range form {
-		if v.FieldByIndex(f.index).IsZero() {
+		if !f.omittable && jsoncontent.AbsentIn(v, f.name) {
 			return true
 		}
 	}
 	return false
+}
+
+// omitted tells whether encoding/json leaves field f of v out.
+func (f trailingField) omitted(v reflect.Value) bool {
+	fv := v.FieldByIndex(f.index)
+	return f.omittable && (fv.IsZero() || fv.Kind() == reflect.Map && fv.Len() == 0)
 }
 
 // leaveOut is b, the JSON of v (a value of form), without the fields of
@@ -133,7 +163,10 @@ func (form absentForm) leaveOut(b []byte, v reflect.Value) []byte {
 	var kept [][]byte
 	for i := len(form) - 1; i >= 0; i-- {
 		f := form[i]
-		zero := v.FieldByIndex(f.index).IsZero()
+		if f.omitted(v) {
+			continue
+		}
+		zero := !f.omittable && jsoncontent.AbsentIn(v, f.name)
 		if !zero && !form[:i].absent(v) {
 			break // nothing before it is left out
 		}
@@ -260,7 +293,7 @@ func (e absentEncoder) list(obj runtime.Object, l listForm) ([]byte, bool, error
 	if err != nil {
 		return nil, true, err
 	}
-	if !bytes.HasSuffix(head, []byte(`[]}`)) {
+	if !bytes.HasSuffix(head, []byte(`,"items":[]}`)) {
 		b, err := json.Marshal(obj)
 		return b, true, err
 	}

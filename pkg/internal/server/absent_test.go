@@ -163,6 +163,16 @@ type counter struct {
 
 func (c *counter) DeepCopyObject() runtime.Object { d := *c; return &d }
 
+// gauge is a kind whose status is a pointer.
+type gauge struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              probeSpec      `json:"spec,omitempty"`
+	Status            *counterStatus `json:"status,omitempty"`
+}
+
+func (g *gauge) DeepCopyObject() runtime.Object { d := *g; return &d }
+
 // TestZeroStatusColumns: a printer column on the status shows nothing while
 // the status is zero (written as zero counters by the Go type), as a CRD's
 // before a controller writes it, and its value once written.
@@ -217,6 +227,24 @@ func TestAbsentEncoding(t *testing.T) {
 	} {
 		if got := encode(c.obj); got != c.want {
 			t.Errorf("%s: %s, want %s", c.obj.Name, got, c.want)
+		}
+	}
+	// A status that is a pointer is left out when nil, and looked past.
+	pe := absentEncoder{Serializer: e.Serializer, forms: &absentForms{}}
+	pe.forms.add(&gauge{}, nil)
+	for _, c := range []struct {
+		obj  *gauge
+		want string
+	}{
+		{&gauge{ObjectMeta: metav1.ObjectMeta{Name: "z"}}, `{"metadata":{"name":"z"}}`},
+		{&gauge{ObjectMeta: metav1.ObjectMeta{Name: "r"}, Status: &counterStatus{}}, `{"metadata":{"name":"r"},"status":{"ready":0}}`},
+	} {
+		var b bytes.Buffer
+		if err := pe.encode(c.obj, &b); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.TrimSpace(b.String()); got != c.want {
+			t.Errorf("gauge %s: %s, want %s", c.obj.Name, got, c.want)
 		}
 	}
 	list := &counterListObject{Items: []counter{{ObjectMeta: metav1.ObjectMeta{Name: "z"}}, {ObjectMeta: metav1.ObjectMeta{Name: "r"}, Status: counterStatus{Ready: 1}}}}

@@ -68,6 +68,9 @@ type crVersion struct {
 	// manifest: the schema is a CRD manifest's, which prunes the fields it
 	// does not declare (prune.go).
 	manifest bool
+	// defaultsIn: the schema has defaults inside spec, or status
+	// (defaultSent).
+	defaultsIn map[string]bool
 }
 
 // strategyValidation is what Validator uses of the custom resource
@@ -112,6 +115,18 @@ func New(scheme *runtime.Scheme, group string, r *builders.Resource, nameRule fu
 		if err != nil {
 			return nil, err
 		}
+		if structural.ValueValidation != nil {
+			// A spec or status the schema requires is never absent
+			// (jsoncontent.Absent), in this version nor in the internal one.
+			for _, k := range structural.ValueValidation.Required {
+				if slices.Contains(jsoncontent.AbsentFields, k) {
+					jsoncontent.Require(reflect.TypeOf(versioned), k)
+					if internal, err := scheme.New(gk.WithVersion(runtime.APIVersionInternal)); err == nil {
+						jsoncontent.Require(reflect.TypeOf(internal), k)
+					}
+				}
+			}
+		}
 		manifest := r.Schemas[version].Manifest != ""
 		if err := registerSchemaDefaults(versioned, structural, manifest); err != nil {
 			return nil, fmt.Errorf("%s: defaults: %w", gvk, err)
@@ -145,6 +160,12 @@ func New(scheme *runtime.Scheme, group string, r *builders.Resource, nameRule fu
 		cv := &crVersion{gvk: gvk, structural: structural, main: main, goType: reflect.TypeOf(versioned), zeros: zeroFormsOf(reflect.TypeOf(versioned)), manifest: manifest}
 		required, defaults := absentFields(cv.goType, structural)
 		cv.parseAll, cv.fill = required || defaults || nullable(structural), defaults
+		cv.defaultsIn = map[string]bool{}
+		for _, k := range jsoncontent.AbsentFields {
+			if p, ok := structural.Properties[k]; ok {
+				cv.defaultsIn[k] = hasDefaults(&p)
+			}
+		}
 		if status {
 			cv.status = customresource.NewStatusStrategy(main)
 		}
@@ -429,7 +450,7 @@ func (v *Validator) defaultAbsent(ctx context.Context, obj, old runtime.Object, 
 func (v *Validator) defaultSent(ctx context.Context, obj, old runtime.Object, cv *crVersion, keep func(string) bool) error {
 	var sent map[string]bool
 	for _, k := range jsoncontent.AbsentFields {
-		if keep(k) && jsoncontent.Absent(obj, k) && v.sentField(ctx, obj, old, cv, k) {
+		if keep(k) && cv.defaultsIn[k] && jsoncontent.Absent(obj, k) && v.sentField(ctx, obj, old, cv, k) {
 			if sent == nil {
 				sent = map[string]bool{}
 			}
@@ -454,6 +475,22 @@ func (v *Validator) defaultSent(ctx context.Context, obj, old runtime.Object, cv
 		}
 	}
 	return nil
+}
+
+// keepSentEmpty puts back into u, the encoding of obj, the zero spec and
+// status (empty) that unstructured left out as absent, when the write is a
+// protobuf body, which always carries them: validated as a CRD validates
+// `spec: {}` sent. A JSON body's are put back by restoreSent, where sent.
+func (v *Validator) keepSentEmpty(ctx context.Context, u *unstructured.Unstructured, obj runtime.Object) {
+	r := RecordFrom(ctx)
+	if r == nil || mediaType(r.contentType) != runtime.ContentTypeProtobuf {
+		return
+	}
+	for _, k := range jsoncontent.AbsentFields {
+		if _, ok := u.Object[k]; !ok && jsoncontent.Absent(obj, k) {
+			u.Object[k] = map[string]any{}
+		}
+	}
 }
 
 // sentField tells whether the write of ctx holds the top-level field k of
@@ -512,6 +549,7 @@ func (v *Validator) Validate(ctx context.Context, obj runtime.Object) field.Erro
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
+	v.keepSentEmpty(ctx, u, obj)
 	if errs := v.unknownPatched(ctx, u, nil, cv); len(errs) > 0 {
 		return errs
 	}
@@ -573,6 +611,7 @@ func (v *Validator) validateUpdate(ctx context.Context, obj, old runtime.Object,
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
+	v.keepSentEmpty(ctx, u, obj)
 	// What the request may change: through /status its status only;
 	// otherwise all but the status /status serves.
 	keep := func(k string) bool { return !v.status || k != "status" }

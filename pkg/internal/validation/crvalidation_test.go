@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/builders"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/jsoncontent"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -227,5 +228,54 @@ func TestOmittedStructIsAbsent(t *testing.T) {
 	g.Spec.TLS.Mode = "Bogus"
 	if errs := v.Validate(ctx, g); !strings.Contains(errorText(errs.ToAggregate().Errors()), "spec.tls.mode: Unsupported value") {
 		t.Errorf("tls given: want its enum checked, got %v", errs.ToAggregate())
+	}
+}
+
+type toteSpec struct {
+	Mode string `json:"mode,omitempty"`
+}
+type tote struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              toteSpec `json:"spec"`
+}
+
+func (t *tote) DeepCopyObject() runtime.Object { c := *t; return &c }
+
+// TestRequiredSpecIsNeverAbsent: a spec the kind's schema requires (a Go
+// field without omitempty, as controller-gen writes it) is on every object
+// of a CRD, so its zero value is an empty spec, not an absent one: it is
+// defaulted inside, and an update that does not name it is not refused as
+// lacking it.
+func TestRequiredSpecIsNeverAbsent(t *testing.T) {
+	scheme := runtime.NewScheme()
+	gk := schema.GroupKind{Group: "example.com", Kind: "Tote"}
+	scheme.AddKnownTypeWithName(gk.WithVersion("v1"), &tote{})
+	scheme.AddKnownTypeWithName(gk.WithVersion(runtime.APIVersionInternal), &tote{})
+	const s = `{"type":"object","required":["spec"],"properties":{"metadata":{"type":"object"},"spec":{"type":"object","properties":{
+		"mode":{"type":"string","default":"auto"}}}}}`
+	v, err := New(scheme, "example.com", &builders.Resource{Kind: "Tote", Plural: "totes", Singular: "tote", Namespaced: true,
+		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: s}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jsoncontent.Absent(&tote{}, "spec") {
+		t.Fatal("a required spec taken for absent")
+	}
+	obj := &tote{ObjectMeta: metav1.ObjectMeta{Name: "t", Namespace: "default", ResourceVersion: "1"}}
+	builders.ApplySchemaDefaults(obj)
+	if obj.Spec.Mode != "auto" {
+		t.Errorf("a zero required spec read: %+v, want its defaults", obj.Spec)
+	}
+	// A label by merge patch of an object stored with an empty spec.
+	old := &tote{ObjectMeta: metav1.ObjectMeta{Name: "t", Namespace: "default", ResourceVersion: "1"}}
+	updated := old.DeepCopyObject().(*tote)
+	updated.Labels = map[string]string{"a": "b"}
+	ctx := request.WithNamespace(request.WithRequestInfo(context.Background(), &request.RequestInfo{IsResourceRequest: true, Verb: "patch",
+		APIGroup: "example.com", APIVersion: "v1", Resource: "totes", Name: "t"}), "default")
+	ctx = withRecord(ctx, "application/merge-patch+json", []byte(`{"metadata":{"labels":{"a":"b"}}}`))
+	v.DefaultAbsent(ctx, updated, old)
+	if errs := v.ValidateUpdate(ctx, updated, old); len(errs) > 0 {
+		t.Errorf("a label on an object with an empty required spec: %v", errs.ToAggregate())
 	}
 }

@@ -30,8 +30,8 @@
 //   - /scale: the replicas written at the kind's spec replicas path.
 //
 // The other way round, a field without omitempty is written as its zero
-// value when the client left it out, and so is a field of a type whose own
-// JSON form writes its zero value as a value (ownZero), omitempty or not. Where the form is the whole object (a
+// value when the client left it out, also one of a type whose own JSON
+// form writes its zero value as a value (ownZero). Where the form is the whole object (a
 // body, a patch applied to the stored object, an apply creating it), a
 // field it lacks is absent, and so is one an apply no longer sets (its
 // manager set it before, the stored object held a value): validation sees
@@ -89,13 +89,14 @@
 // Defaults, of either kind of schema, are applied to the decoded Go
 // object's encoding (applySchemaDefaults) on every decode, and on a write
 // through the API to what the client's form left out where that encoding
-// writes a value (DefaultAbsent): a field without omitempty, or a type
-// whose own JSON form writes its zero value as a value (ownZero:
-// metav1.Duration's "0s", a duration's "Never"), which is never taken for
-// absent otherwise, so that a "0s" sent is kept as a CRD keeps it. Where a
-// Go type's own JSON form loses a value sent and writes back something
-// else, the object this server stores has lost it too, and every read of
-// it defaults it again.
+// writes a value (DefaultAbsent): a field without omitempty, also of a
+// type whose own JSON form writes its zero value as a value (ownZero: a
+// duration's "Never"). A top-level spec or status holding the Go zero value
+// that the schema does not require is absent (jsoncontent.Absent): not
+// defaulted inside on decode, defaulted inside when the client sent it
+// (defaultSent), validated only as sent. Where a Go type's own JSON form
+// loses a value sent and writes back something else, the object this
+// server stores has lost it too, and every read of it defaults it again.
 //
 // # The order of a write's steps
 //

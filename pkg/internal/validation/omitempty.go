@@ -12,9 +12,10 @@ import (
 
 // dropEmptyStructs removes from u (the unstructured form of the Go object
 // v) the struct fields tagged omitempty that hold their zero value, below
-// the top level, but for those of a type whose own JSON form writes its
-// zero value as a value (ownZero: metav1.Duration's "0s"), which a client
-// sends as such. JSON encoding writes a struct even with omitempty, so an
+// the top level. Also those of a type whose own JSON form writes its zero
+// value as a value (ownZero: metav1.Duration's "0s"): the stored object
+// cannot tell that value sent from the field left out, or from a field added
+// to the type after the object was stored, which must read as its default. JSON encoding writes a struct even with omitempty, so an
 // optional struct a client left out would otherwise be validated (its
 // required fields, enums, rules) and defaulted as an empty object, where
 // kube-apiserver sees a custom resource without it. The object's own
@@ -47,10 +48,8 @@ func dropEmpty(u any, v reflect.Value, depth int) {
 				continue
 			}
 			if depth > 0 && fv.Kind() == reflect.Struct && jf.omitEmpty && fv.IsZero() {
-				if _, own := ownZero(fv.Type()); !own {
-					delete(m, name)
-					continue
-				}
+				delete(m, name)
+				continue
 			}
 			if sub, ok := m[name]; ok {
 				dropEmpty(sub, fv, depth+1)
@@ -83,9 +82,8 @@ var jsonMarshaler = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
 // absentFields tells whether objects of Go type t, with schema s, have
 // fields whose absence their JSON encoding hides: a field without omitempty
 // or omitzero that is not a pointer, map, slice or interface is written as
-// its zero value when the client left it out, and so is a field of a type
-// whose own JSON form writes its zero value as a value (ownZero), with
-// omitempty too if it is a struct. required: the schema requires
+// its zero value when the client left it out, also one of a type whose own
+// JSON form writes its zero value as a value (ownZero). required: the schema requires
 // such a field; defaults: it defaults one. The object's metadata is not
 // looked at.
 func absentFields(t reflect.Type, s *structuralschema.Structural) (required, defaults bool) {
@@ -142,10 +140,11 @@ func absentFields(t reflect.Type, s *structuralschema.Structural) (required, def
 				written = false
 			case reflect.Struct:
 				if reflect.PointerTo(f.Type).Implements(jsonMarshaler) {
-					// Written in its own form, omitempty or not: absent
-					// when that form is a value (metav1.Duration's "0s").
+					// Written in its own form: absent when that form is
+					// a value (a duration's "Never"); with omitempty,
+					// decoding takes its zero value for absent.
 					_, own := ownZero(f.Type)
-					written = own && !jf.omitZero
+					written = written && own
 				}
 			}
 			if written {
@@ -212,8 +211,8 @@ type ownZeroForm struct {
 // that is a value a client could send: not null, nor one omitempty leaves
 // out. metav1.Duration writes "0s", resource.Quantity "0", a duration that
 // may be Never often "Never"; metav1.Time writes null. Decoding cannot tell
-// that value sent from the field left out, and a CRD keeps the one sent:
-// so a request's form decides (restorer), never the Go value.
+// that value sent from the field left out: on a write, the request's form
+// decides (restorer).
 func ownZero(t reflect.Type) (any, bool) {
 	if t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface || !reflect.PointerTo(t).Implements(jsonMarshaler) {
 		return nil, false

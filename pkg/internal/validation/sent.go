@@ -241,9 +241,10 @@ func (w restorer) value(u map[string]any, k string, sv, ov any, s *structuralsch
 	if !ok {
 		return w.missing(u, k, sv, s)
 	}
-	if !w.fill && s != nil && s.Default.Object != nil && dropped(sv) && reflect.DeepEqual(uv, s.Default.Object) {
-		// The Go field dropped the zero sent, and decoding defaulted it:
-		// a CRD keeps what was sent (a default fills only what is absent).
+	if !w.fill && s != nil && s.Default.Object != nil && (dropped(sv) || z.isZero(sv)) && reflect.DeepEqual(uv, s.Default.Object) {
+		// The Go field dropped the zero sent (or its type's own zero form,
+		// "0s"), and decoding defaulted it: a CRD validates what was sent
+		// (a default fills only what is absent).
 		structuraldefaulting.Default(sv, s)
 		u[k] = sv
 		return true
