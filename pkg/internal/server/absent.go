@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/apiserver-boot/apiserver-boot/pkg/internal/jsoncontent"
+	"github.com/apiserver-boot/apiserver-boot/pkg/internal/validation"
 )
 
 // A custom resource has a spec or a status only when one was sent:
@@ -199,32 +200,22 @@ func withoutAbsent(ns runtime.NegotiatedSerializer, forms *absentForms) runtime.
 	if len(forms.objects) == 0 {
 		return ns
 	}
-	infos := slices.Clone(ns.SupportedMediaTypes())
-	for i := range infos {
-		switch infos[i].MediaType {
+	return validation.WithSerializers(ns, func(info *runtime.SerializerInfo) {
+		switch info.MediaType {
 		case runtime.ContentTypeJSON:
-			if infos[i].Serializer != nil {
-				infos[i].Serializer = absentEncoder{Serializer: infos[i].Serializer, forms: forms}
+			if info.Serializer != nil {
+				info.Serializer = absentEncoder{Serializer: info.Serializer, forms: forms}
 			}
-			if infos[i].PrettySerializer != nil {
-				infos[i].PrettySerializer = absentEncoder{Serializer: infos[i].PrettySerializer, forms: forms, pretty: true}
+			if info.PrettySerializer != nil {
+				info.PrettySerializer = absentEncoder{Serializer: info.PrettySerializer, forms: forms, pretty: true}
 			}
 		case runtime.ContentTypeYAML:
-			if infos[i].Serializer != nil {
-				infos[i].Serializer = absentEncoder{Serializer: infos[i].Serializer, forms: forms, yaml: true}
+			if info.Serializer != nil {
+				info.Serializer = absentEncoder{Serializer: info.Serializer, forms: forms, yaml: true}
 			}
 		}
-	}
-	return mediaTypes{NegotiatedSerializer: ns, infos: infos}
+	})
 }
-
-// mediaTypes is a NegotiatedSerializer with other serializers.
-type mediaTypes struct {
-	runtime.NegotiatedSerializer
-	infos []runtime.SerializerInfo
-}
-
-func (m mediaTypes) SupportedMediaTypes() []runtime.SerializerInfo { return m.infos }
 
 // absentEncoder is a JSON (or pretty JSON, or YAML) serializer whose Encode
 // leaves out the zero status of the objects of forms' kinds, and of the

@@ -408,37 +408,58 @@ func (v *Validator) defaultAbsent(ctx context.Context, obj, old runtime.Object, 
 	if err := v.defaultSent(ctx, obj, old, cv, keep); err != nil || !cv.fill {
 		return err
 	}
+	f, err := v.writeForm(ctx, obj, old, cv)
+	if err != nil || f.shape == sentNone || !fillDefaults(f.u, f.sent, f.shape, f.whole, f.old, cv.structural, cv.zeros, keep) {
+		return err
+	}
+	if err := jsoncontent.FromMap(f.u, f.out); err != nil {
+		return fmt.Errorf("%s: the defaults of fields left out: %w", cv.gvk, err)
+	}
+	if err := v.setFrom(obj, f.out); err != nil {
+		return fmt.Errorf("%s: the defaults of fields left out: %w", cv.gvk, err)
+	}
+	return nil
+}
+
+// writeForm is what a write's defaulting reads: the object in cv's version
+// (out) and its encoding (u), the stored object's encoding (old), and the
+// request's form of the object (sent, shape, whole: sentForm).
+type writeForm struct {
+	out    runtime.Object
+	u, old map[string]any
+	sent   map[string]any
+	shape  sentShape
+	whole  bool
+}
+
+func (v *Validator) writeForm(ctx context.Context, obj, old runtime.Object, cv *crVersion) (writeForm, error) {
 	out, err := v.scheme.ConvertToVersion(obj, cv.gvk.GroupVersion())
 	if err != nil {
-		return err
+		return writeForm{}, err
 	}
-	u, err := jsoncontent.ToMap(out)
-	if err != nil {
-		return err
+	f := writeForm{out: out}
+	if f.u, err = jsoncontent.ToMap(out); err != nil {
+		return writeForm{}, err
 	}
-	var oldObject map[string]any
 	if old != nil {
 		uOld, err := v.unstructured(old, cv)
 		if err != nil {
-			return err
+			return writeForm{}, err
 		}
-		oldObject = uOld.Object
+		f.old = uOld.Object
 	}
-	m, shape, whole := v.sentForm(ctx, u, oldObject, cv)
-	if shape == sentNone || !fillDefaults(u, m, shape, whole, oldObject, cv.structural, cv.zeros, keep) {
-		return nil
-	}
-	if err := jsoncontent.FromMap(u, out); err != nil {
-		return fmt.Errorf("%s: the defaults of fields left out: %w", cv.gvk, err)
-	}
+	f.sent, f.shape, f.whole = v.sentForm(ctx, f.u, f.old, cv)
+	return f, nil
+}
+
+// setFrom sets obj, an object of the kind, to out, the same in a version.
+func (v *Validator) setFrom(obj, out runtime.Object) error {
 	switch {
 	case out == obj:
 	case reflect.TypeOf(out) == reflect.TypeOf(obj):
 		reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(out).Elem())
 	default:
-		if err := v.scheme.Convert(out, obj, nil); err != nil {
-			return fmt.Errorf("%s: the defaults of fields left out: %w", cv.gvk, err)
-		}
+		return v.scheme.Convert(out, obj, nil)
 	}
 	return nil
 }
@@ -465,14 +486,8 @@ func (v *Validator) defaultSent(ctx context.Context, obj, old runtime.Object, cv
 		return err
 	}
 	defaultObject(out, sent)
-	switch {
-	case out == obj:
-	case reflect.TypeOf(out) == reflect.TypeOf(obj):
-		reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(out).Elem())
-	default:
-		if err := v.scheme.Convert(out, obj, nil); err != nil {
-			return fmt.Errorf("%s: the defaults of a %s sent empty: %w", cv.gvk, strings.Join(slices.Sorted(maps.Keys(sent)), " and "), err)
-		}
+	if err := v.setFrom(obj, out); err != nil {
+		return fmt.Errorf("%s: the defaults of a %s sent empty: %w", cv.gvk, strings.Join(slices.Sorted(maps.Keys(sent)), " and "), err)
 	}
 	return nil
 }
@@ -511,26 +526,13 @@ func (v *Validator) sentField(ctx context.Context, obj, old runtime.Object, cv *
 	if !bytes.Contains(r.buf, []byte(k)) {
 		return false
 	}
-	out, err := v.scheme.ConvertToVersion(obj, cv.gvk.GroupVersion())
-	if err != nil {
-		return false
-	}
-	u, err := jsoncontent.ToMap(out)
-	if err != nil {
-		return false
-	}
-	var oldObject map[string]any
-	if old != nil {
-		uOld, err := v.unstructured(old, cv)
-		if err != nil {
-			return false
-		}
-		oldObject = uOld.Object
-	}
 	all := *cv
 	all.parseAll = true // a body without zero values is read too
-	m, _, _ := v.sentForm(ctx, u, oldObject, &all)
-	sv, ok := m[k]
+	f, err := v.writeForm(ctx, obj, old, &all)
+	if err != nil {
+		return false
+	}
+	sv, ok := f.sent[k]
 	return ok && sv != nil
 }
 

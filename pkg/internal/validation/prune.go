@@ -102,34 +102,43 @@ func pruneUnknown(u map[string]any, s *structuralschema.Structural, dropInvalid 
 // (fieldValidation=Strict) or a warning (Warn). The server serves its API
 // groups with it. A body with nothing to prune is decoded as it was sent.
 func PruningSerializer(ns runtime.NegotiatedSerializer) runtime.NegotiatedSerializer {
-	infos := slices.Clone(ns.SupportedMediaTypes())
-	for i := range infos {
+	return WithSerializers(ns, func(info *runtime.SerializerInfo) {
 		yamlBody := false
-		switch infos[i].MediaType {
+		switch info.MediaType {
 		case runtime.ContentTypeJSON:
 		case runtime.ContentTypeYAML:
 			yamlBody = true
 		default:
 			// Protobuf (and CBOR) bodies are pruned when decoded
 			// (applySchemaDefaults), without a report.
-			continue
+			return
 		}
-		if infos[i].Serializer != nil {
-			infos[i].Serializer = pruningDecoder{Serializer: infos[i].Serializer, yaml: yamlBody}
+		if info.Serializer != nil {
+			info.Serializer = pruningDecoder{Serializer: info.Serializer, yaml: yamlBody}
 		}
-		if infos[i].StrictSerializer != nil {
-			infos[i].StrictSerializer = pruningDecoder{Serializer: infos[i].StrictSerializer, yaml: yamlBody, strict: true}
+		if info.StrictSerializer != nil {
+			info.StrictSerializer = pruningDecoder{Serializer: info.StrictSerializer, yaml: yamlBody, strict: true}
 		}
-	}
-	return pruningSerializer{NegotiatedSerializer: ns, infos: infos}
+	})
 }
 
-type pruningSerializer struct {
+// WithSerializers is ns with the serializers of each of its media types as
+// wrap makes them.
+func WithSerializers(ns runtime.NegotiatedSerializer, wrap func(info *runtime.SerializerInfo)) runtime.NegotiatedSerializer {
+	infos := slices.Clone(ns.SupportedMediaTypes())
+	for i := range infos {
+		wrap(&infos[i])
+	}
+	return mediaTypes{NegotiatedSerializer: ns, infos: infos}
+}
+
+// mediaTypes is a NegotiatedSerializer with other serializers.
+type mediaTypes struct {
 	runtime.NegotiatedSerializer
 	infos []runtime.SerializerInfo
 }
 
-func (p pruningSerializer) SupportedMediaTypes() []runtime.SerializerInfo { return p.infos }
+func (m mediaTypes) SupportedMediaTypes() []runtime.SerializerInfo { return m.infos }
 
 // pruningDecoder is a JSON or YAML serializer whose Decode prunes first.
 type pruningDecoder struct {
