@@ -115,18 +115,7 @@ func New(scheme *runtime.Scheme, group string, r *builders.Resource, nameRule fu
 		if err != nil {
 			return nil, err
 		}
-		if structural.ValueValidation != nil {
-			// A spec or status the schema requires is never absent
-			// (jsoncontent.Absent), in this version nor in the internal one.
-			for _, k := range structural.ValueValidation.Required {
-				if slices.Contains(jsoncontent.AbsentFields, k) {
-					jsoncontent.Require(reflect.TypeOf(versioned), k)
-					if internal, err := scheme.New(gk.WithVersion(runtime.APIVersionInternal)); err == nil {
-						jsoncontent.Require(reflect.TypeOf(internal), k)
-					}
-				}
-			}
-		}
+		requireTop(scheme, gk, versioned, structural)
 		manifest := r.Schemas[version].Manifest != ""
 		if err := registerSchemaDefaults(versioned, structural, manifest); err != nil {
 			return nil, fmt.Errorf("%s: defaults: %w", gvk, err)
@@ -160,18 +149,42 @@ func New(scheme *runtime.Scheme, group string, r *builders.Resource, nameRule fu
 		cv := &crVersion{gvk: gvk, structural: structural, main: main, goType: reflect.TypeOf(versioned), zeros: zeroFormsOf(reflect.TypeOf(versioned)), manifest: manifest}
 		required, defaults := absentFields(cv.goType, structural)
 		cv.parseAll, cv.fill = required || defaults || nullable(structural), defaults
-		cv.defaultsIn = map[string]bool{}
-		for _, k := range jsoncontent.AbsentFields {
-			if p, ok := structural.Properties[k]; ok {
-				cv.defaultsIn[k] = hasDefaults(&p)
-			}
-		}
+		cv.defaultsIn = defaultsInside(structural)
 		if status {
 			cv.status = customresource.NewStatusStrategy(main)
 		}
 		v.versions[version] = cv
 	}
 	return v, nil
+}
+
+// requireTop records the spec and status the schema of a version requires:
+// never absent (jsoncontent.Absent), in that version's Go type nor in the
+// internal one.
+func requireTop(scheme *runtime.Scheme, gk schema.GroupKind, versioned runtime.Object, structural *structuralschema.Structural) {
+	if structural.ValueValidation == nil {
+		return
+	}
+	for _, k := range structural.ValueValidation.Required {
+		if slices.Contains(jsoncontent.AbsentFields, k) {
+			jsoncontent.Require(reflect.TypeOf(versioned), k)
+			if internal, err := scheme.New(gk.WithVersion(runtime.APIVersionInternal)); err == nil {
+				jsoncontent.Require(reflect.TypeOf(internal), k)
+			}
+		}
+	}
+}
+
+// defaultsInside tells, of the spec and status, which have defaults inside
+// (defaultSent).
+func defaultsInside(structural *structuralschema.Structural) map[string]bool {
+	in := map[string]bool{}
+	for _, k := range jsoncontent.AbsentFields {
+		if p, ok := structural.Properties[k]; ok {
+			in[k] = hasDefaults(&p)
+		}
+	}
+	return in
 }
 
 // version picks the version an object is validated in: the request's, or
