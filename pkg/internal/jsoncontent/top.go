@@ -66,15 +66,31 @@ func topField(t reflect.Type, name string) []int {
 // required holds the top-level fields a kind's schema requires, by Go type.
 var required sync.Map // topKey -> true
 
-// Require records that the objects of Go type t (a pointer to a struct, or
-// the struct) have a schema that requires their top-level field name: a
+// Require records whether the objects of Go type t (a pointer to a struct,
+// or the struct) have a schema that requires their top-level field name: a
 // zero one is then not absent but empty (`spec: {}`), as a CRD requiring a
-// spec has one.
-func Require(t reflect.Type, name string) {
+// spec has one. Like the schemas, the record is the process's, and the last
+// one given wins.
+func Require(t reflect.Type, name string, req bool) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	required.Store(topKey{t, name}, true)
+	if req {
+		required.Store(topKey{t, name}, true)
+	} else {
+		required.Delete(topKey{t, name})
+	}
+}
+
+// Zero tells whether obj (a pointer to a struct) has a top-level struct
+// field written as name that holds its zero value, required or not.
+func Zero(obj runtime.Object, name string) bool {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return false
+	}
+	index := TopField(v.Elem().Type(), name)
+	return index != nil && v.Elem().FieldByIndex(index).IsZero()
 }
 
 // Absent tells whether obj (a pointer to a struct, of any version) has a

@@ -72,7 +72,9 @@ func (f *absentForms) add(obj, list runtime.Object) {
 		ft := t.Elem().FieldByIndex(field.index).Type
 		switch {
 		case ft.Kind() == reflect.Struct && !field.omitZero:
-			zero, err := json.Marshal(reflect.Zero(ft).Interface())
+			// Through a pointer, as the field of an object encoded
+			// through one is: a MarshalJSON of the pointer is called.
+			zero, err := json.Marshal(reflect.New(ft).Interface())
 			if err != nil {
 				return
 			}
@@ -174,7 +176,7 @@ func (form absentForm) leaveOut(b []byte, v reflect.Value) []byte {
 		value := f.zero
 		if !zero {
 			var err error
-			if value, err = json.Marshal(v.FieldByIndex(f.index).Interface()); err != nil {
+			if value, err = json.Marshal(addressOf(v.FieldByIndex(f.index))); err != nil {
 				return b
 			}
 		}
@@ -328,4 +330,14 @@ func (e absentEncoder) write(b []byte, w io.Writer) error {
 	}
 	_, err := w.Write(append(b, '\n'))
 	return err
+}
+
+// addressOf is a pointer to fv where it can be taken (a MarshalJSON of the
+// pointer is then called, as encoding/json calls it on an addressable
+// field), or fv's value.
+func addressOf(fv reflect.Value) any {
+	if fv.CanAddr() {
+		return fv.Addr().Interface()
+	}
+	return fv.Interface()
 }

@@ -115,7 +115,7 @@ func New(scheme *runtime.Scheme, group string, r *builders.Resource, nameRule fu
 		if err != nil {
 			return nil, err
 		}
-		requireTop(scheme, gk, versioned, structural)
+		requireTop(scheme, gk, versioned, structural, version == storage)
 		manifest := r.Schemas[version].Manifest != ""
 		if err := registerSchemaDefaults(versioned, structural, manifest); err != nil {
 			return nil, fmt.Errorf("%s: defaults: %w", gvk, err)
@@ -148,7 +148,8 @@ func New(scheme *runtime.Scheme, group string, r *builders.Resource, nameRule fu
 		main := customresource.NewStrategy(scheme, namespaced, gvk, schemaValidator, statusValidator, structural, statusSpec, scaleSpec, nil)
 		cv := &crVersion{gvk: gvk, structural: structural, main: main, goType: reflect.TypeOf(versioned), zeros: zeroFormsOf(reflect.TypeOf(versioned)), manifest: manifest}
 		required, defaults := absentFields(cv.goType, structural)
-		cv.parseAll, cv.fill = required || defaults || nullable(structural), defaults
+		// Own zero forms ("0s") are values the byte scan does not see.
+		cv.parseAll, cv.fill = required || defaults || nullable(structural) || cv.zeros != nil, defaults
 		cv.defaultsIn = defaultsInside(structural)
 		if status {
 			cv.status = customresource.NewStatusStrategy(main)
@@ -158,19 +159,20 @@ func New(scheme *runtime.Scheme, group string, r *builders.Resource, nameRule fu
 	return v, nil
 }
 
-// requireTop records the spec and status the schema of a version requires:
-// never absent (jsoncontent.Absent), in that version's Go type nor in the
-// internal one.
-func requireTop(scheme *runtime.Scheme, gk schema.GroupKind, versioned runtime.Object, structural *structuralschema.Structural) {
-	if structural.ValueValidation == nil {
-		return
+// requireTop records which of the spec and status the schema of a version
+// requires: never absent (jsoncontent.Absent) in that version's Go type,
+// nor, for the storage version (storage), in the internal one, which is
+// what is stored.
+func requireTop(scheme *runtime.Scheme, gk schema.GroupKind, versioned runtime.Object, structural *structuralschema.Structural, storage bool) {
+	var required []string
+	if structural.ValueValidation != nil {
+		required = structural.ValueValidation.Required
 	}
-	for _, k := range structural.ValueValidation.Required {
-		if slices.Contains(jsoncontent.AbsentFields, k) {
-			jsoncontent.Require(reflect.TypeOf(versioned), k)
-			if internal, err := scheme.New(gk.WithVersion(runtime.APIVersionInternal)); err == nil {
-				jsoncontent.Require(reflect.TypeOf(internal), k)
-			}
+	internal, _ := scheme.New(gk.WithVersion(runtime.APIVersionInternal))
+	for _, k := range jsoncontent.AbsentFields {
+		jsoncontent.Require(reflect.TypeOf(versioned), k, slices.Contains(required, k))
+		if storage && internal != nil && reflect.TypeOf(internal) != reflect.TypeOf(versioned) {
+			jsoncontent.Require(reflect.TypeOf(internal), k, slices.Contains(required, k))
 		}
 	}
 }
@@ -205,6 +207,13 @@ func (v *Validator) version(ctx context.Context) *crVersion {
 // and pointers without omitempty are dropped where the schema does not allow
 // null, as kube-apiserver drops them from a custom resource it decodes.
 func (v *Validator) unstructured(obj runtime.Object, cv *crVersion) (*unstructured.Unstructured, error) {
+	return v.unstructuredSent(obj, cv, nil)
+}
+
+// unstructuredSent is unstructured, with the top-level fields sent allows
+// kept even when absent: an empty spec or status a protobuf body carries
+// (sentEmpty).
+func (v *Validator) unstructuredSent(obj runtime.Object, cv *crVersion, sent func(string) bool) (*unstructured.Unstructured, error) {
 	out, err := v.scheme.ConvertToVersion(obj, cv.gvk.GroupVersion())
 	if err != nil {
 		return nil, err
@@ -214,8 +223,8 @@ func (v *Validator) unstructured(obj runtime.Object, cv *crVersion) (*unstructur
 		return nil, err
 	}
 	for _, k := range jsoncontent.AbsentFields {
-		if jsoncontent.Absent(out, k) {
-			delete(m, k) // restoreSent puts back one sent
+		if jsoncontent.Absent(out, k) && (sent == nil || !sent(k)) {
+			delete(m, k) // restoreSent puts back one sent in JSON
 		}
 	}
 	dropEmptyStructs(m, reflect.ValueOf(out))
@@ -482,9 +491,24 @@ func (v *Validator) setFrom(obj, out runtime.Object) error {
 // one), as a CRD defaults what it was sent: decoding took it for absent
 // (applySchemaDefaults), as it takes one the client left out, which stays so.
 func (v *Validator) defaultSent(ctx context.Context, obj, old runtime.Object, cv *crVersion, keep func(string) bool) error {
-	var sent map[string]bool
+	var candidates []string
 	for _, k := range jsoncontent.AbsentFields {
-		if keep(k) && cv.defaultsIn[k] && jsoncontent.Absent(obj, k) && v.sentField(ctx, obj, old, cv, k) {
+		if keep(k) && cv.defaultsIn[k] && jsoncontent.Zero(obj, k) {
+			candidates = append(candidates, k)
+		}
+	}
+	if candidates == nil {
+		return nil
+	}
+	out, err := v.scheme.ConvertToVersion(obj, cv.gvk.GroupVersion())
+	if err != nil {
+		return err
+	}
+	var sent map[string]bool
+	for _, k := range candidates {
+		// Absent in the request's version (whose schema may require it
+		// where another's does not).
+		if jsoncontent.Absent(out, k) && v.sentField(ctx, obj, old, cv, k) {
 			if sent == nil {
 				sent = map[string]bool{}
 			}
@@ -494,10 +518,6 @@ func (v *Validator) defaultSent(ctx context.Context, obj, old runtime.Object, cv
 	if sent == nil {
 		return nil
 	}
-	out, err := v.scheme.ConvertToVersion(obj, cv.gvk.GroupVersion())
-	if err != nil {
-		return err
-	}
 	defaultObject(out, sent)
 	if err := v.setFrom(obj, out); err != nil {
 		return fmt.Errorf("%s: the defaults of a %s sent empty: %w", cv.gvk, strings.Join(slices.Sorted(maps.Keys(sent)), " and "), err)
@@ -505,20 +525,15 @@ func (v *Validator) defaultSent(ctx context.Context, obj, old runtime.Object, cv
 	return nil
 }
 
-// keepSentEmpty puts back into u, the encoding of obj, the zero spec and
-// status (empty) that unstructured left out as absent, when the write is a
-// protobuf body, which always carries them: validated as a CRD validates
-// `spec: {}` sent. A JSON body's are put back by restoreSent, where sent.
-func (v *Validator) keepSentEmpty(ctx context.Context, u *unstructured.Unstructured, obj runtime.Object) {
+// sentEmpty is, for a write whose body is protobuf (which always carries
+// the spec and status, an empty one as its zero value), the top-level fields
+// keep allows, which validation sees as sent; nil for any other write.
+func sentEmpty(ctx context.Context, keep func(string) bool) func(string) bool {
 	r := RecordFrom(ctx)
 	if r == nil || mediaType(r.contentType) != runtime.ContentTypeProtobuf {
-		return
+		return nil
 	}
-	for _, k := range jsoncontent.AbsentFields {
-		if _, ok := u.Object[k]; !ok && jsoncontent.Absent(obj, k) {
-			u.Object[k] = map[string]any{}
-		}
-	}
+	return keep
 }
 
 // sentField tells whether the write of ctx holds the top-level field k of
@@ -560,15 +575,15 @@ func (v *Validator) Validate(ctx context.Context, obj runtime.Object) field.Erro
 	if defaulting != nil {
 		return defaulting
 	}
-	u, err := v.unstructured(obj, cv)
+	keep := func(k string) bool { return !v.status || k != "status" }
+	u, err := v.unstructuredSent(obj, cv, sentEmpty(ctx, keep))
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
-	v.keepSentEmpty(ctx, u, obj)
 	if errs := v.unknownPatched(ctx, u, nil, cv); len(errs) > 0 {
 		return errs
 	}
-	v.restoreSent(ctx, u, nil, cv, func(k string) bool { return !v.status || k != "status" })
+	v.restoreSent(ctx, u, nil, cv, keep)
 	if v.status {
 		// A custom resource is created without status when /status is
 		// served; the Go object always has one, emptied.
@@ -618,20 +633,19 @@ func (v *Validator) validateUpdate(ctx context.Context, obj, old runtime.Object,
 	if defaulting != nil {
 		return defaulting
 	}
-	u, err := v.unstructured(obj, cv)
+	// What the request may change: through /status its status only;
+	// otherwise all but the status /status serves.
+	keep := func(k string) bool { return !v.status || k != "status" }
+	if status {
+		keep = func(k string) bool { return k == "status" }
+	}
+	u, err := v.unstructuredSent(obj, cv, sentEmpty(ctx, keep))
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
 	uOld, err := v.unstructured(old, cv)
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
-	}
-	v.keepSentEmpty(ctx, u, obj)
-	// What the request may change: through /status its status only;
-	// otherwise all but the status /status serves.
-	keep := func(k string) bool { return !v.status || k != "status" }
-	if status {
-		keep = func(k string) bool { return k == "status" }
 	}
 	if errs := v.unknownPatched(ctx, u, uOld, cv); len(errs) > 0 {
 		return errs

@@ -279,3 +279,57 @@ func TestRequiredSpecIsNeverAbsent(t *testing.T) {
 		t.Errorf("a label on an object with an empty required spec: %v", errs.ToAggregate())
 	}
 }
+
+type craneSpec struct {
+	Replicas int32 `json:"replicas"`
+}
+type craneStatus struct {
+	Ready int32 `json:"ready"`
+}
+type crane struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              craneSpec   `json:"spec,omitempty"`
+	Status            craneStatus `json:"status,omitempty"`
+}
+
+func (c *crane) DeepCopyObject() runtime.Object { d := *c; return &d }
+
+// TestProtobufCarriesItsEmptySpec: a protobuf body carries the spec and
+// status as their zero values (replicas: 0), which validation sees as sent,
+// as a CRD sees them in JSON; through the main resource, the status /status
+// serves is not the request's, and no one wrote it.
+func TestProtobufCarriesItsEmptySpec(t *testing.T) {
+	scheme := runtime.NewScheme()
+	gk := schema.GroupKind{Group: "example.com", Kind: "Crane"}
+	scheme.AddKnownTypeWithName(gk.WithVersion("v1"), &crane{})
+	scheme.AddKnownTypeWithName(gk.WithVersion(runtime.APIVersionInternal), &crane{})
+	const s = `{"type":"object","properties":{"metadata":{"type":"object"},
+		"spec":{"type":"object","required":["replicas"],"properties":{"replicas":{"type":"integer","format":"int32","minimum":1}}},
+		"status":{"type":"object","required":["ready"],"properties":{"ready":{"type":"integer","format":"int32"}}}}}`
+	v, err := New(scheme, "example.com", &builders.Resource{Kind: "Crane", Plural: "cranes", Singular: "crane", Namespaced: true, StatusSubresource: true,
+		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: s}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := func(verb string) context.Context {
+		ctx := request.WithNamespace(request.WithRequestInfo(context.Background(), &request.RequestInfo{IsResourceRequest: true, Verb: verb,
+			APIGroup: "example.com", APIVersion: "v1", Resource: "cranes", Name: "c"}), "default")
+		return withRecord(ctx, runtime.ContentTypeProtobuf, []byte("k8s\x00..."))
+	}
+	obj := &crane{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "default"}}
+	ctx := req("create")
+	v.DefaultAbsent(ctx, obj, nil)
+	// Validated as sent: replicas 0, below its minimum (not missing).
+	if errs := v.Validate(ctx, obj); len(errs) != 1 || !strings.Contains(errs[0].Error(), "spec.replicas: Invalid value: 0") {
+		t.Errorf("a protobuf create of an empty crane: %v, want only spec.replicas below its minimum", errs.ToAggregate())
+	}
+	old := &crane{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "default", ResourceVersion: "1"}, Spec: craneSpec{Replicas: 2}}
+	updated := old.DeepCopyObject().(*crane)
+	updated.Labels = map[string]string{"a": "b"}
+	ctx = req("update")
+	v.DefaultAbsent(ctx, updated, old)
+	if errs := v.ValidateUpdate(ctx, updated, old); len(errs) > 0 {
+		t.Errorf("a protobuf label update of a crane whose status no one wrote: %v", errs.ToAggregate())
+	}
+}
