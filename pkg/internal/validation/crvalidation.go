@@ -545,11 +545,11 @@ func (v *Validator) sentField(ctx context.Context, obj, old runtime.Object, cv *
 	if r.scale != nil {
 		return k == "spec"
 	}
+	if mediaType(r.contentType) == runtime.ContentTypeProtobuf {
+		return true // however large
+	}
 	if r.overflow || len(r.buf) == 0 {
 		return false
-	}
-	if mediaType(r.contentType) == runtime.ContentTypeProtobuf {
-		return true
 	}
 	if !bytes.Contains(r.buf, []byte(k)) {
 		return false
