@@ -248,17 +248,9 @@ func (t *tote) DeepCopyObject() runtime.Object { c := *t; return &c }
 // defaulted inside, and an update that does not name it is not refused as
 // lacking it.
 func TestRequiredSpecIsNeverAbsent(t *testing.T) {
-	scheme := runtime.NewScheme()
-	gk := schema.GroupKind{Group: "example.com", Kind: "Tote"}
-	scheme.AddKnownTypeWithName(gk.WithVersion("v1"), &tote{})
-	scheme.AddKnownTypeWithName(gk.WithVersion(runtime.APIVersionInternal), &tote{})
 	const s = `{"type":"object","required":["spec"],"properties":{"metadata":{"type":"object"},"spec":{"type":"object","properties":{
 		"mode":{"type":"string","default":"auto"}}}}}`
-	v, err := New(scheme, "example.com", &builders.Resource{Kind: "Tote", Plural: "totes", Singular: "tote", Namespaced: true,
-		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: s}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := oneVersionKind(t, &builders.Resource{Kind: "Tote", Plural: "totes", Singular: "tote"}, &tote{}, s)
 	if jsoncontent.Absent(&tote{}, "spec") {
 		t.Fatal("a required spec taken for absent")
 	}
@@ -300,18 +292,10 @@ func (c *crane) DeepCopyObject() runtime.Object { d := *c; return &d }
 // as a CRD sees them in JSON; through the main resource, the status /status
 // serves is not the request's, and no one wrote it.
 func TestProtobufCarriesItsEmptySpec(t *testing.T) {
-	scheme := runtime.NewScheme()
-	gk := schema.GroupKind{Group: "example.com", Kind: "Crane"}
-	scheme.AddKnownTypeWithName(gk.WithVersion("v1"), &crane{})
-	scheme.AddKnownTypeWithName(gk.WithVersion(runtime.APIVersionInternal), &crane{})
 	const s = `{"type":"object","properties":{"metadata":{"type":"object"},
 		"spec":{"type":"object","required":["replicas"],"properties":{"replicas":{"type":"integer","format":"int32","minimum":1}}},
 		"status":{"type":"object","required":["ready"],"properties":{"ready":{"type":"integer","format":"int32"}}}}}`
-	v, err := New(scheme, "example.com", &builders.Resource{Kind: "Crane", Plural: "cranes", Singular: "crane", Namespaced: true, StatusSubresource: true,
-		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: s}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := oneVersionKind(t, &builders.Resource{Kind: "Crane", Plural: "cranes", Singular: "crane", StatusSubresource: true}, &crane{}, s)
 	req := func(verb string) context.Context {
 		ctx := request.WithNamespace(request.WithRequestInfo(context.Background(), &request.RequestInfo{IsResourceRequest: true, Verb: verb,
 			APIGroup: "example.com", APIVersion: "v1", Resource: "cranes", Name: "c"}), "default")
@@ -332,4 +316,22 @@ func TestProtobufCarriesItsEmptySpec(t *testing.T) {
 	if errs := v.ValidateUpdate(ctx, updated, old); len(errs) > 0 {
 		t.Errorf("a protobuf label update of a crane whose status no one wrote: %v", errs.ToAggregate())
 	}
+}
+
+// oneVersionKind is the Validator of a namespaced kind r of example.com
+// served in one version, v1, with schema openAPIV3, whose versioned and
+// internal Go type is obj's.
+func oneVersionKind(t testing.TB, r *builders.Resource, obj runtime.Object, openAPIV3 string) *Validator {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	gk := schema.GroupKind{Group: "example.com", Kind: r.Kind}
+	scheme.AddKnownTypeWithName(gk.WithVersion("v1"), obj)
+	scheme.AddKnownTypeWithName(gk.WithVersion(runtime.APIVersionInternal), obj.DeepCopyObject())
+	r.Namespaced, r.Versions, r.StorageVersion = true, []string{"v1"}, "v1"
+	r.Schemas = map[string]builders.Schema{"v1": {OpenAPIV3: openAPIV3}}
+	v, err := New(scheme, "example.com", r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -12,7 +12,6 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"sigs.k8s.io/yaml"
 )
@@ -87,16 +86,7 @@ const hourglassSchema = `{"type":"object","properties":{
 
 func hourglassValidation(t testing.TB) *Validator {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	gk := schema.GroupKind{Group: "example.com", Kind: "Hourglass"}
-	scheme.AddKnownTypeWithName(gk.WithVersion("v1"), &hourglass{})
-	scheme.AddKnownTypeWithName(gk.WithVersion(runtime.APIVersionInternal), &hourglass{})
-	v, err := New(scheme, "example.com", &builders.Resource{Kind: "Hourglass", Plural: "hourglasses", Singular: "hourglass", Namespaced: true,
-		Versions: []string{"v1"}, StorageVersion: "v1", Schemas: map[string]builders.Schema{"v1": {OpenAPIV3: hourglassSchema}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return oneVersionKind(t, &builders.Resource{Kind: "Hourglass", Plural: "hourglasses", Singular: "hourglass"}, &hourglass{}, hourglassSchema)
 }
 
 // decodeHourglass decodes as the server decodes a body or a stored object:
