@@ -82,7 +82,7 @@ var layers = map[string][]string{
 	"pkg/testenv":                       {"pkg/apiserver", "pkg/internal/server"},
 	"templates":                         {},
 	"boilerplate":                       {},
-	"bench":                             {"bench/internal/proc", "generators/protobuf", "internal/shared/freeport", "internal/testing/testpg"},
+	"bench":                             {"bench/internal/proc", "generators/protobuf", "internal/shared/datastore", "internal/shared/freeport", "internal/testing/testpg"},
 	"bench/internal/proc":               {"internal/shared/proc"},
 	"test/harness":                      {"internal/shared/freeport", "internal/shared/proc"},
 	"test/fixtures":                     {},

@@ -300,7 +300,7 @@ func (b *bench) startDelegated(p *servingProject, etcdURL, prefix string, k *kub
 	if port, err = freeport.Port(); err != nil {
 		return nil, 0, err
 	}
-	s, err := proc.StartServer(dir, b.tmp, "serve-apiserver-delegated", filepath.Join(p.dir, "bin", "apiserver"), nil,
+	s, err := proc.StartServer(dir, b.tmp, "serve-apiserver-delegated", p.apiserver(), nil,
 		"--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1",
 		"--tls-cert-file", cert, "--tls-private-key-file", key,
 		"--etcd-servers", etcdURL, "--etcd-prefix", prefix,

@@ -473,10 +473,9 @@ const methodText = `## How each figure is measured
    one Postgres (a quarter second's poll) is not here; the fault tier measures it (docs/reliability.md). Rows give
    each kine store against the embedded etcd of the same run; ratios are kine's figure over etcd's (above 1:
    more creates/s, slower LISTs and watches). **Build**: ` + "`go build ./cmd/apiserver`" + ` in that project as generated, and
-   the same build with ` + "`go build -overlay`" + ` replacing the framework's pkg/internal/storage/kine.go by a copy reduced to
-   its options, flags and endpoint checks (` + "`startKine`" + ` returning an error) and leaving out kine_sqlite.go, since
-   pkg/internal/storage imports kine unconditionally; ` + "`go version -m`" + ` must show github.com/k3s-io/kine in the first
-   binary only. One untimed round of both, then both alternating for the repetitions (median): with every
+   the same build as run local makes it when it stores in etcd, with the build tag ` + "`apiserverboot_nokine`" + `, which leaves
+   the framework's kine files out (pkg/internal/storage keeps its flags; ` + "`startKine`" + ` refuses
+   ` + "`--datastore-endpoint`" + `); ` + "`go version -m`" + ` must show github.com/k3s-io/kine in the first binary only. One untimed round of both, then both alternating for the repetitions (median): with every
    package in the build cache, so the times are what kine adds to a rebuild (mostly the link), not to a first
    build with an empty cache (docs/storage.md gives that, measured by hand). Run alone with
    ` + "`go run ./bench -items 10`" + ` (about two minutes once item 4's project is built).

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/datastore"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/freeport"
 
 	"github.com/apiserver-boot/apiserver-boot/bench/internal/proc"
@@ -38,6 +39,10 @@ type servingProject struct {
 	group, gvr string
 }
 
+// apiserver is the project's apiserver as go build builds it, which the
+// serving, storage and adopt items run.
+func (p *servingProject) apiserver() string { return filepath.Join(p.dir, "served", "apiserver") }
+
 var widgets = schema.GroupVersionResource{Group: "bench.example.com", Version: "v1", Resource: "widgets"}
 
 // servingProject scaffolds and builds the project of items 4 and 5 once.
@@ -58,12 +63,19 @@ func (b *bench) servingProject() (*servingProject, error) {
 			return nil, err
 		}
 	}
-	// The build run local does, so that item 5 finds a warm build cache.
-	d, _, err := proc.TimedCommand(b.ctx, p.dir, nil, "go", "build", "-o", "bin/", "./cmd/apiserver", "./cmd/controller-manager")
+	// The build run local does (on etcd: without kine), so that item 5
+	// finds a warm build cache.
+	d, _, err := proc.TimedCommand(b.ctx, p.dir, nil, "go", "build", "-o", "bin/", "-ldflags=-w", "-tags="+datastore.NoKineTag, "./cmd/apiserver", "./cmd/controller-manager")
 	if err != nil {
 		return nil, err
 	}
 	p.buildTime = d
+	// The apiserver the other items run, as go build and build container
+	// build it (with kine: item 10 stores in SQL); run local's builds of
+	// item 5 replace bin/apiserver.
+	if _, err := proc.Command(b.ctx, p.dir, nil, "go", "build", "-o", p.apiserver(), "./cmd/apiserver"); err != nil {
+		return nil, err
+	}
 	// The typed-client load of item 4 (not timed).
 	if err := writeTypedLoad(p.dir, "example.com/serve"); err != nil {
 		return nil, err
@@ -218,7 +230,7 @@ func (b *bench) startGenerated(p *servingProject, id, name string, storage ...st
 	}
 	kubeconfig := filepath.Join(b.tmp, id+".kubeconfig")
 	args := append([]string{"--secure-port", fmt.Sprint(port), "--write-kubeconfig", kubeconfig}, storage...)
-	s, err := proc.StartServer(p.dir, b.tmp, id+"-apiserver", filepath.Join(p.dir, "bin", "apiserver"), nil, args...)
+	s, err := proc.StartServer(p.dir, b.tmp, id+"-apiserver", p.apiserver(), nil, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -868,7 +880,7 @@ func (b *bench) aggregatedPairing(p *servingProject, etcdURL string) error {
 		return err
 	}
 	if b.profile {
-		b.profileCreates(ours, "aggregated", filepath.Join(p.dir, "bin", "apiserver"), 10*time.Second)
+		b.profileCreates(ours, "aggregated", p.apiserver(), 10*time.Second)
 	}
 	b.note("4", "aggregated: kube-apiserver runs %s; the generated apiserver runs in delegated mode (`--authentication-kubeconfig`, `--authorization-kubeconfig`, `--kubeconfig`, with kube-apiserver's administrator as its own identity: requests authenticated by the front-proxy certificate, authorized by SubjectAccessReview, admitted by NamespaceLifecycle, webhooks and policies, priority and fairness from kube-apiserver's FlowSchemas), registered with an APIService; the load's user (bench-user, group bench-users, allowed widgets of both groups by a ClusterRole) reaches both through kube-apiserver, so RBAC, the generated apiserver's SubjectAccessReviews and priority and fairness all take part. Targets read from issue 17: ≥1.5x the CRD's creates/s through the aggregator, ≥2x in the standalone pairing", strings.Join(kas.flags, " "))
 	return nil
@@ -916,7 +928,7 @@ func (b *bench) standalonePairing(p *servingProject, etcdURL string, etcd *proc.
 		return err
 	}
 	if b.profile {
-		b.heapTop(ours, fmt.Sprintf("standalone at %s objects", thousands(points[len(points)-1].stored)), filepath.Join(p.dir, "bin", "apiserver"))
+		b.heapTop(ours, fmt.Sprintf("standalone at %s objects", thousands(points[len(points)-1].stored)), p.apiserver())
 	}
 	b.growthRows(pr, points)
 	b.standaloneRSSRows(pr, points, idle)
@@ -1150,7 +1162,7 @@ func thousands(n int) string {
 // LIST load and notes them per area.
 func (b *bench) profiles(p *servingProject, ours *target) {
 	const d = 10 * time.Second
-	bin := filepath.Join(p.dir, "bin", "apiserver")
+	bin := p.apiserver()
 	b.profileCreates(ours, "standalone", bin, d)
 	b.logf("profiling the generated apiserver under protobuf LISTs of 1,000 objects")
 	lists := 0

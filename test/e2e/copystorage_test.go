@@ -33,7 +33,8 @@ func copyStorage(args ...string) (string, error) {
 }
 
 // TestCopyStorage moves a project's objects from run local's embedded etcd
-// to SQLite and back to a new embedded etcd with `apiserver copy-storage`:
+// to SQLite and back to a new embedded etcd with `apiserver copy-storage`
+// (built with kine, which run local on etcd leaves out):
 // every object of every kind is there after each move with the same uid,
 // creationTimestamp, managedFields, finalizers, spec and status. It works
 // on a fresh embedded etcd and puts the project's own back afterwards.
@@ -83,6 +84,16 @@ func TestCopyStorage(t *testing.T) {
 		t.Errorf("copy from a running apiserver's etcd: %v\n%s", err, out)
 	}
 	rl.Stop(t)
+
+	// run local on etcd builds without kine: a copy into SQL is refused by
+	// name, saying how to build with kine; then built so, as the refusal says.
+	if out, err := copyStorage("--from-embedded-etcd-data-dir", etcdDir, "--to-datastore-endpoint", "sqlite://"+db); err == nil ||
+		!strings.Contains(out, "--to-datastore-endpoint: this apiserver was built by run local without SQL storage (kine)") || !strings.Contains(out, "go build -o bin/apiserver ./cmd/apiserver") {
+		t.Errorf("copy into SQL with run local's build: %v\n%s", err, out)
+	}
+	if out, err := harness.Sh(proj, "go", "build", "-o", "bin/apiserver", "./cmd/apiserver"); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
 
 	// etcd to SQLite.
 	out, err := copyStorage("--from-embedded-etcd-data-dir", etcdDir, "--to-datastore-endpoint", "sqlite://"+db)

@@ -120,7 +120,7 @@ func Run(ctx context.Context, con *progress.Console, root string, p *project.Pro
 			return err
 		}
 	}
-	if _, err := buildBinaries(ctx, con, root, o.ControllerManager); err != nil {
+	if _, err := buildBinaries(ctx, con, root, o); err != nil {
 		return err
 	}
 

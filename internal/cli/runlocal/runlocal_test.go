@@ -88,14 +88,72 @@ func TestDatastoreEndpoint(t *testing.T) {
 }
 
 // TestDevBuildArgs: run local's builds link without DWARF unless GOFLAGS
-// gives its own -ldflags (an argument would replace it).
+// gives its own -ldflags (an argument would replace it), and add their
+// tags to GOFLAGS' own.
 func TestDevBuildArgs(t *testing.T) {
 	pkgs := []string{"./cmd/apiserver"}
-	if got, want := devBuildArgs("", "bin", pkgs), []string{"-o", "bin/", "-ldflags=-w", "./cmd/apiserver"}; !slices.Equal(got, want) {
+	if got, want := devBuildArgs("", "bin", nil, pkgs), []string{"-o", "bin/", "-ldflags=-w", "./cmd/apiserver"}; !slices.Equal(got, want) {
 		t.Errorf("devBuildArgs = %q, want %q", got, want)
 	}
-	if got, want := devBuildArgs("-mod=mod -ldflags=-X=main.v=1", "bin/.next", pkgs), []string{"-o", "bin/.next/", "./cmd/apiserver"}; !slices.Equal(got, want) {
+	if got, want := devBuildArgs("-mod=mod -ldflags=-X=main.v=1", "bin/.next", nil, pkgs), []string{"-o", "bin/.next/", "./cmd/apiserver"}; !slices.Equal(got, want) {
 		t.Errorf("with GOFLAGS' -ldflags: devBuildArgs = %q, want %q", got, want)
+	}
+	tags := []string{datastore.NoKineTag}
+	for goflags, want := range map[string]string{
+		"":                               "-tags=" + datastore.NoKineTag,
+		"-mod=mod":                       "-tags=" + datastore.NoKineTag,
+		"-tags=netgo,osusergo -mod=mod":  "-tags=netgo,osusergo," + datastore.NoKineTag,
+		"--tags=a -tags=b":               "-tags=b," + datastore.NoKineTag,
+		"-mod=mod -tags= -trimpath=true": "-tags=" + datastore.NoKineTag,
+	} {
+		got := devBuildArgs(goflags, "bin", tags, pkgs)
+		if !slices.Contains(got, want) {
+			t.Errorf("GOFLAGS=%q: devBuildArgs = %q, want %s among them", goflags, got, want)
+		}
+	}
+}
+
+// TestBuildTags: run local leaves kine out unless it stores in SQL.
+func TestBuildTags(t *testing.T) {
+	if got := (&Options{}).buildTags(); !slices.Equal(got, []string{datastore.NoKineTag}) {
+		t.Errorf("on etcd: build tags %q, want %s", got, datastore.NoKineTag)
+	}
+	if got := (&Options{EtcdServers: "https://127.0.0.1:2379"}).buildTags(); !slices.Equal(got, []string{datastore.NoKineTag}) {
+		t.Errorf("on --etcd-servers: build tags %q, want %s", got, datastore.NoKineTag)
+	}
+	if got := (&Options{DatastoreEndpoint: "sqlite://x.db"}).buildTags(); got != nil {
+		t.Errorf("on SQL: build tags %q, want none", got)
+	}
+}
+
+// TestNoKineTag: the generated apiserver's framework package built with
+// datastore.NoKineTag, as run local builds it, compiles and depends on no package of
+// kine or its SQL drivers; without the tag it does (the tag is the one
+// pkg/internal/storage's files name).
+func TestNoKineTag(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles pkg/apiserver")
+	}
+	pkg := filepath.Join("..", "..", "..", "pkg", "apiserver")
+	sql := []string{"github.com/k3s-io/kine", "modernc.org/sqlite", "github.com/jackc/pgx", "github.com/go-sql-driver/mysql"}
+	for _, tags := range []string{"-tags=" + datastore.NoKineTag, "-tags="} {
+		deps, err := exec.Command("go", "list", tags, "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", tags, err, deps)
+		}
+		for _, dep := range sql {
+			if has := strings.Contains(string(deps), dep+"/") || strings.Contains(string(deps), dep+"\n"); has != (tags == "-tags=") {
+				t.Errorf("go list %s -deps pkg/apiserver: depends on %s: %v", tags, dep, has)
+			}
+		}
+	}
+	if out, err := exec.Command("go", "vet", "-tags="+datastore.NoKineTag, pkg).CombinedOutput(); err != nil {
+		t.Fatalf("with %s, pkg/apiserver does not build: %v\n%s", datastore.NoKineTag, err, out)
+	}
+	storage := filepath.Join("..", "..", "..", "pkg", "internal", "storage")
+	out, err := exec.Command("go", "test", "-count=1", "-tags="+datastore.NoKineTag, "-run", "^TestStartKineWithoutKine$", "-v", storage).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestStartKineWithoutKine") {
+		t.Fatalf("with %s, pkg/internal/storage's TestStartKineWithoutKine: %v\n%s", datastore.NoKineTag, err, out)
 	}
 }
 
@@ -111,7 +169,7 @@ func TestGoflagsStoredByGoEnv(t *testing.T) {
 	if got != "-ldflags=-X=main.v=1" {
 		t.Fatalf("goflags = %q, want the stored -ldflags", got)
 	}
-	if args := devBuildArgs(got, "bin", []string{"./cmd/apiserver"}); slices.Contains(args, "-ldflags=-w") {
+	if args := devBuildArgs(got, "bin", nil, []string{"./cmd/apiserver"}); slices.Contains(args, "-ldflags=-w") {
 		t.Errorf("devBuildArgs replaces the stored -ldflags: %q", args)
 	}
 }

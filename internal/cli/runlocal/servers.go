@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/apiserver-boot/apiserver-boot/internal/cli/gobuild"
+	"github.com/apiserver-boot/apiserver-boot/internal/shared/datastore"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/proc"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/progress"
 )
@@ -84,20 +85,20 @@ func (s *localServers) stop() {
 }
 
 // buildBinaries builds bin/apiserver and, when it runs, bin/controller-manager, in one go build.
-func buildBinaries(ctx context.Context, con *progress.Console, root string, controllerManager bool) (time.Duration, error) {
-	return buildBinariesInto(ctx, con, root, "bin", controllerManager)
+func buildBinaries(ctx context.Context, con *progress.Console, root string, o *Options) (time.Duration, error) {
+	return buildBinariesInto(ctx, con, root, "bin", o)
 }
 
 // buildBinariesInto is buildBinaries writing into dir (relative to root).
-func buildBinariesInto(ctx context.Context, con *progress.Console, root, dir string, controllerManager bool) (time.Duration, error) {
+func buildBinariesInto(ctx context.Context, con *progress.Console, root, dir string, o *Options) (time.Duration, error) {
 	pkgs := []string{"./cmd/apiserver"}
 	step := "Building bin/apiserver"
-	if controllerManager {
+	if o.ControllerManager {
 		pkgs = append(pkgs, "./cmd/controller-manager")
 		step = "Building bin/apiserver and bin/controller-manager"
 	}
 	fmt.Fprintln(con.Info(), step+"...")
-	d, n, err := gobuild.Run(ctx, con, step, root, nil, devBuildArgs(goflags(ctx, root), dir, pkgs)...)
+	d, n, err := gobuild.Run(ctx, con, step, root, nil, devBuildArgs(goflags(ctx, root), dir, o.buildTags(), pkgs)...)
 	if err != nil {
 		return 0, fmt.Errorf("building the project: %w", err)
 	}
@@ -105,18 +106,50 @@ func buildBinariesInto(ctx context.Context, con *progress.Console, root, dir str
 	return d, nil
 }
 
-// devBuildArgs are go build's arguments for run local's binaries into dir:
+// buildTags are the build tags run local adds to GOFLAGS' own:
+// datastore.NoKineTag, unless it stores in SQL. Nothing else changes: the apiserver serves the
+// same; one built so refuses --datastore-endpoint, by name.
+func (o *Options) buildTags() []string {
+	if o.DatastoreEndpoint != "" {
+		return nil
+	}
+	return []string{datastore.NoKineTag}
+}
+
+// devBuildArgs are go build's arguments for run local's binaries into dir,
+// with tags added to GOFLAGS' own -tags (an argument would replace them):
 // linked without DWARF (-ldflags=-w), which a rebuild after a one-field
 // edit spends about a third of its link on, and which only a debugger
 // reads: stack traces, panics and profiles use the symbol and line tables,
 // which stay. Not for build container (its own go build). GOFLAGS with its
 // own -ldflags is left to choose (a -ldflags argument would replace it).
-func devBuildArgs(goflags, dir string, pkgs []string) []string {
+func devBuildArgs(goflags, dir string, tags, pkgs []string) []string {
 	args := []string{"-o", dir + "/"}
 	if !strings.Contains(goflags, "-ldflags") {
 		args = append(args, "-ldflags=-w")
 	}
+	if len(tags) > 0 {
+		args = append(args, "-tags="+strings.Join(append(goflagsTags(goflags), tags...), ","))
+	}
 	return append(args, pkgs...)
+}
+
+// goflagsTags are the build tags GOFLAGS gives (-tags=a,b or --tags=a,b;
+// GOFLAGS separates flags by spaces, so a value has none).
+func goflagsTags(goflags string) []string {
+	var tags []string
+	for _, f := range strings.Fields(goflags) {
+		name, value, _ := strings.Cut(strings.TrimPrefix(f, "-"), "=")
+		if name == "-tags" || name == "tags" {
+			tags = nil // the last one counts, as in go build
+			for _, t := range strings.Split(value, ",") {
+				if t = strings.TrimSpace(t); t != "" {
+					tags = append(tags, t)
+				}
+			}
+		}
+	}
+	return tags
 }
 
 // goflags is the GOFLAGS go build will use in root: the environment's, or

@@ -132,7 +132,7 @@ func (o *Options) reload(ctx context.Context, s *localServers, now map[string][3
 	// The new binaries go to bin/.next: bin/ keeps the build that serves
 	// until the new one has started.
 	next := filepath.Join(s.root, "bin", ".next")
-	buildTime, err := buildBinariesInto(ctx, s.con, s.root, filepath.Join("bin", ".next"), o.ControllerManager)
+	buildTime, err := buildBinariesInto(ctx, s.con, s.root, filepath.Join("bin", ".next"), o)
 	if err != nil {
 		if ctx.Err() == nil {
 			fmt.Fprintf(out, "Reload failed: %v\n%s\n", err, s.stillServing())

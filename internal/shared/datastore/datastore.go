@@ -9,6 +9,13 @@ import (
 	"strings"
 )
 
+// NoKineTag is the build tag that leaves kine, the SQL storage of
+// --datastore-endpoint, out of the generated apiserver
+// (pkg/internal/storage/nokine.go; its packages and SQL drivers are about
+// a tenth of what a rebuild links): run local sets it when it stores in
+// etcd.
+const NoKineTag = "apiserverboot_nokine"
+
 // Schemes are the schemes --datastore-endpoint takes.
 var Schemes = map[string]bool{"postgres": true, "postgresql": true, "mysql": true, "sqlite": true}
 

@@ -465,6 +465,6 @@ func runCopyStorage(ctx context.Context, out io.Writer, from, to *CopyFlags, pre
 
 // kineHealthKey is the key kine writes at start for its health check
 // (github.com/k3s-io/kine/pkg/server.HealthKey), spelled here so that the
-// copy does not import kine's server (bench's build without kine leaves
-// only kine.go's code out).
+// copy does not import kine's server (a build without kine, run local's on
+// etcd, leaves the kine files out).
 const kineHealthKey = "/registry/health"

@@ -1,3 +1,5 @@
+//go:build !apiserverboot_nokine
+
 package storage
 
 import (

@@ -1,3 +1,5 @@
+//go:build !apiserverboot_nokine
+
 package storage
 
 // The SQLite dialect of kine (github.com/k3s-io/kine v0.17.5,

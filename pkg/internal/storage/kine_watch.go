@@ -1,3 +1,5 @@
+//go:build !apiserverboot_nokine
+
 package storage
 
 // A replacement for the part of kine (github.com/k3s-io/kine v0.17.5) that
