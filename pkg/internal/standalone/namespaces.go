@@ -2,9 +2,11 @@ package standalone
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net/http"
+	"net"
 	"slices"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -508,22 +509,21 @@ func (f *namespaceFinalizer) sync(ctx context.Context, name string) error {
 }
 
 // loopbackInformers are the informers of a standalone server's namespaces,
-// through a client of the server itself (its loopback), and that client's
-// transport.
+// through a client of the server itself (its loopback), and the
+// connections that client dialled.
 type loopbackInformers struct {
 	informers.SharedInformerFactory
-	transport http.RoundTripper
+	conns *dialedConns
 }
 
 // namespaceAdmission wires namespaces into a standalone server's config:
 // a client and informers of the server itself (its loopback), and
 // NamespaceLifecycle admission with them.
 func namespaceAdmission(c *genericapiserver.RecommendedConfig) (*loopbackInformers, error) {
-	httpClient, err := restclient.HTTPClientFor(c.LoopbackClientConfig)
-	if err != nil {
-		return nil, err
-	}
-	client, err := kubernetes.NewForConfigAndClient(c.LoopbackClientConfig, httpClient)
+	conns := &dialedConns{}
+	config := restclient.CopyConfig(c.LoopbackClientConfig)
+	config.Dial = conns.dial
+	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return nil, err
 	}
@@ -539,14 +539,14 @@ func namespaceAdmission(c *genericapiserver.RecommendedConfig) (*loopbackInforme
 	}
 	c.SharedInformerFactory = factory
 	c.AdmissionControl = admission.NewChainHandler(plugin)
-	return &loopbackInformers{SharedInformerFactory: factory, transport: httpClient.Transport}, nil
+	return &loopbackInformers{SharedInformerFactory: factory, conns: conns}, nil
 }
 
 // hangUpOnStop makes the server's stop close the loopback client's
-// connection once the informers' watches have ended (the informers stop
-// with the HTTP server). Left open, the idle connection holds the stop of
-// the HTTP server for a second: HTTP/2's GOAWAY waits that long for a
-// client to hang up (run local's restart waited for it at each reload).
+// connections once the informers have stopped (they stop with the HTTP
+// server). Left open, a connection holds the stop of the HTTP server for a
+// second: HTTP/2's GOAWAY waits that long for a client to hang up (run
+// local's restart waited for it at each reload).
 func (l *loopbackInformers) hangUpOnStop(server *genericapiserver.GenericAPIServer) {
 	server.AddPostStartHookOrDie("loopback-hang-up-on-stop", func(hook genericapiserver.PostStartHookContext) error {
 		go l.hangUpAfter(hook)
@@ -555,17 +555,66 @@ func (l *loopbackInformers) hangUpOnStop(server *genericapiserver.GenericAPIServ
 }
 
 // hangUpAfter waits for ctx's end (the informers' stop), then for every
-// informer to have stopped, and closes the client's idle connections. A
-// connection whose watch was just cancelled is idle only once the server
-// has acknowledged the reset (a PING round trip): the close is repeated
-// every 10 ms for the second the server would wait anyway.
+// informer to have stopped, and closes the client's connections.
 func (l *loopbackInformers) hangUpAfter(ctx context.Context) {
 	<-ctx.Done()
 	l.Shutdown()
-	for range 100 {
-		utilnet.CloseIdleConnectionsFor(l.transport)
-		time.Sleep(10 * time.Millisecond)
+	l.conns.closeAll()
+}
+
+// dialedConns are the connections a client dialled (its
+// restclient.Config's Dial), to be closed at once when the server stops:
+// closing only the idle ones would leave one whose cancelled watch the
+// server has yet to acknowledge.
+type dialedConns struct {
+	mu     sync.Mutex
+	conns  map[net.Conn]bool
+	closed bool
+}
+
+func (d *dialedConns) dial(ctx context.Context, network, address string) (net.Conn, error) {
+	conn, err := (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext(ctx, network, address)
+	if err != nil {
+		return nil, err
 	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		conn.Close()
+		return nil, errors.New("the server is stopping")
+	}
+	if d.conns == nil {
+		d.conns = map[net.Conn]bool{}
+	}
+	d.conns[conn] = true
+	return &dialedConn{Conn: conn, d: d}, nil
+}
+
+// closeAll closes every connection and refuses new ones.
+func (d *dialedConns) closeAll() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	for c := range d.conns {
+		c.Close()
+	}
+	d.conns = nil
+}
+
+// dialedConn forgets itself when closed.
+type dialedConn struct {
+	net.Conn
+	d    *dialedConns
+	once sync.Once
+}
+
+func (c *dialedConn) Close() error {
+	c.once.Do(func() {
+		c.d.mu.Lock()
+		delete(c.d.conns, c.Conn)
+		c.d.mu.Unlock()
+	})
+	return c.Conn.Close()
 }
 
 // installNamespaces serves namespaces on server: the system namespaces are
