@@ -98,6 +98,13 @@ func (o *EmbeddedEtcd) listen(pki *etcdPKI) (*embed.Etcd, string, error) {
 	// etcd logs errors from its own listeners when closed on shutdown; start-up
 	// failures are returned by Start and runtime failures surface as storage errors.
 	cfg.LogLevel = "fatal"
+	// One member on loopback: a 25 ms heartbeat tick (etcd's default is
+	// 100 ms, election 1 s) makes a restart on existing data ready in about
+	// 0.1 s instead of 0.4-1 s (the member waits out a randomised election
+	// timeout before it leads), which every restart of run local and its
+	// edit loop waited for. It costs about 0.6% more of a core while idle.
+	// Nothing of it is stored.
+	cfg.TickMs, cfg.ElectionMs = 25, 250
 	client := url.URL{Scheme: "https", Host: fmt.Sprintf("127.0.0.1:%d", o.ClientPort)}
 	peer := url.URL{Scheme: "https", Host: fmt.Sprintf("127.0.0.1:%d", o.PeerPort)}
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
