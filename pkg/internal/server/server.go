@@ -229,10 +229,15 @@ func (o *Options) applyServing(c *Config) error {
 	if err := o.selfSignedCerts(); err != nil {
 		return err
 	}
-	if err := o.SecureServing.ApplyTo(&c.generic.SecureServing, &c.generic.LoopbackClientConfig); err != nil {
+	// SecureServingOptionsWithLoopback.ApplyTo's steps, its loopback
+	// certificate with a faster key (applyLoopback).
+	if err := o.SecureServing.SecureServingOptions.ApplyTo(&c.generic.SecureServing); err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
 			return fmt.Errorf("port %d is taken: choose another with --secure-port: %w", o.SecureServing.BindPort, err)
 		}
+		return err
+	}
+	if err := applyLoopback(c.generic.SecureServing, &c.generic.LoopbackClientConfig); err != nil {
 		return err
 	}
 	c.host = net.JoinHostPort(o.SecureServing.BindAddress.String(), strconv.Itoa(o.SecureServing.BindPort))
