@@ -32,7 +32,8 @@ func newRunLocalCommand() *cobra.Command {
 		Long: `local generates code, builds bin/apiserver and bin/controller-manager (only
 bin/apiserver with --controller-manager=false), starts the apiserver on 127.0.0.1
 (embedded etcd under .apiserver-boot/ unless --etcd-servers is given; with
---datastore-endpoint no etcd: SQL through kine), waits until
+--datastore-endpoint no etcd: SQL through kine; on etcd bin/apiserver is built
+without kine, which rebuilds faster), waits until
 it is ready, writes a kubeconfig for it, then starts the controller-manager. Logs
 are prefixed per process. Ctrl-C stops everything.
 

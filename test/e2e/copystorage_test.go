@@ -77,9 +77,10 @@ func TestCopyStorage(t *testing.T) {
 		}
 	}
 
-	// A running apiserver's store is refused.
+	// A running apiserver's store is refused (into an embedded etcd: run
+	// local's build has no kine yet).
 	db := filepath.Join(t.TempDir(), "state.db")
-	if out, err := copyStorage("--from-embedded-etcd-data-dir", etcdDir, "--to-datastore-endpoint", "sqlite://"+db); err == nil ||
+	if out, err := copyStorage("--from-embedded-etcd-data-dir", etcdDir, "--to-embedded-etcd-data-dir", filepath.Join(t.TempDir(), "etcd")); err == nil ||
 		!strings.Contains(out, "--from-embedded-etcd-data-dir "+etcdDir+" is in use by process") {
 		t.Errorf("copy from a running apiserver's etcd: %v\n%s", err, out)
 	}

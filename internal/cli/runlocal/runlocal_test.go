@@ -104,6 +104,7 @@ func TestDevBuildArgs(t *testing.T) {
 		"-mod=mod":                       "-tags=" + datastore.NoKineTag,
 		"-tags=netgo,osusergo -mod=mod":  "-tags=netgo,osusergo," + datastore.NoKineTag,
 		"--tags=a -tags=b":               "-tags=b," + datastore.NoKineTag,
+		`"-tags=a" '-mod=mod'`:           "-tags=a," + datastore.NoKineTag,
 		"-mod=mod -tags= -trimpath=true": "-tags=" + datastore.NoKineTag,
 	} {
 		got := devBuildArgs(goflags, "bin", tags, pkgs)

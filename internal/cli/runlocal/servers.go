@@ -135,10 +135,11 @@ func devBuildArgs(goflags, dir string, tags, pkgs []string) []string {
 }
 
 // goflagsTags are the build tags GOFLAGS gives (-tags=a,b or --tags=a,b;
-// GOFLAGS separates flags by spaces, so a value has none).
+// GOFLAGS separates flags by spaces, and an entry may be quoted whole).
 func goflagsTags(goflags string) []string {
 	var tags []string
 	for _, f := range strings.Fields(goflags) {
+		f = strings.Trim(f, `"'`)
 		name, value, _ := strings.Cut(strings.TrimPrefix(f, "-"), "=")
 		if name == "-tags" || name == "tags" {
 			tags = nil // the last one counts, as in go build

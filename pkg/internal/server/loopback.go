@@ -8,7 +8,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
-	"math/big"
 	"time"
 
 	"k8s.io/apiserver/pkg/server"
@@ -29,6 +28,9 @@ const loopbackMaxAge = (3*365 + 1) * 24 * time.Hour
 // start (run local's restarts waited for it); the P-256 key takes well
 // under a millisecond and is as strong for a loopback connection.
 func applyLoopback(info *server.SecureServingInfo, loopback **restclient.Config) error {
+	if info == nil {
+		return nil // nothing served: no loopback (as k8s.io/apiserver's)
+	}
 	certPEM, keyPEM, err := loopbackCertKey(time.Now())
 	if err != nil {
 		return fmt.Errorf("making the loopback client's certificate: %w", err)
@@ -49,26 +51,23 @@ func applyLoopback(info *server.SecureServingInfo, loopback **restclient.Config)
 
 // loopbackCertKey is a self-signed certificate and key for
 // server.LoopbackClientServerNameOverride, valid from an hour before now
-// for loopbackMaxAge, as client-go's cert.GenerateSelfSignedCertKey makes
-// it (a CA that signs itself), with a P-256 key.
+// for loopbackMaxAge, with a P-256 key. client-go's
+// cert.GenerateSelfSignedCertKey makes a CA and a leaf it signs; one
+// self-signed leaf, which the loopback client alone trusts, is enough (Go
+// trusts a certificate that is itself in the roots) and signs nothing.
 func loopbackCertKey(now time.Time) (certPEM, keyPEM []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
 	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	if err != nil {
-		return nil, nil, err
-	}
+	// No SerialNumber: x509.CreateCertificate draws a random one.
 	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: fmt.Sprintf("%s@%d", server.LoopbackClientServerNameOverride, now.Unix())},
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.Add(loopbackMaxAge),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		KeyUsage:              x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		BasicConstraintsValid: true,
-		IsCA:                  true,
 		DNSNames:              []string{server.LoopbackClientServerNameOverride},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)

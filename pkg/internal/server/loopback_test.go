@@ -46,6 +46,9 @@ func TestLoopbackCertificate(t *testing.T) {
 	if age := cert.NotAfter.Sub(time.Now()); age < 3*365*24*time.Hour || age > loopbackMaxAge {
 		t.Errorf("valid for %s more", age)
 	}
+	if cert.IsCA || cert.KeyUsage&x509.KeyUsageCertSign != 0 || cert.SerialNumber.Sign() <= 0 {
+		t.Errorf("a CA %v, may sign certificates %v, serial %v: want a leaf that signs nothing, with a serial", cert.IsCA, cert.KeyUsage&x509.KeyUsageCertSign != 0, cert.SerialNumber)
+	}
 	go func() {
 		for {
 			c, err := l.Accept()

@@ -565,7 +565,9 @@ func (l *loopbackInformers) hangUpAfter(ctx context.Context) {
 // dialedConns are the connections a client dialled (its
 // restclient.Config's Dial), to be closed at once when the server stops:
 // closing only the idle ones would leave one whose cancelled watch the
-// server has yet to acknowledge.
+// server has yet to acknowledge. The server has stopped taking requests
+// then; a NamespaceLifecycle lookup of a request still draining that is
+// under way on the connection fails with it, as any new one already did.
 type dialedConns struct {
 	mu     sync.Mutex
 	conns  map[net.Conn]bool

@@ -16,7 +16,11 @@ import (
 // build with kine.
 func (o *SQL) builtWithKine() error {
 	flag := o.flag
-	if flag == "" {
+	switch {
+	case flag != "":
+	case o.EndpointFile != "":
+		flag = "datastore-endpoint-file"
+	default:
 		flag = "datastore-endpoint"
 	}
 	return fmt.Errorf("--%s: this apiserver was built by run local without SQL storage (kine), as it builds when it stores in etcd: "+

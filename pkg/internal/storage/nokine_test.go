@@ -38,6 +38,11 @@ func TestStartKineWithoutKine(t *testing.T) {
 	if err := runCopyStorage(t.Context(), io.Discard, from, toSQL, "/registry"); err == nil || !strings.Contains(err.Error(), "--to-datastore-endpoint: this apiserver was built by run local without SQL storage") {
 		t.Errorf("copy-storage into SQL = %v, want the refusal", err)
 	}
+	file := NewSQL()
+	file.Endpoint, file.EndpointFile = "sqlite://"+t.TempDir()+"/state.db", "/etc/apiserver/datastore"
+	if err := file.Validate(); err == nil || !strings.HasPrefix(err.Error(), "--datastore-endpoint-file: this apiserver was built by run local without SQL storage (kine)") {
+		t.Errorf("an endpoint from its file: Validate = %v, want the refusal naming --datastore-endpoint-file", err)
+	}
 	to := NewSQL()
 	to.Endpoint, to.flag = "sqlite://"+t.TempDir()+"/state.db", "to-datastore-endpoint"
 	if _, err := to.startKine(t.Context()); err == nil || !strings.Contains(err.Error(), "--to-datastore-endpoint: this apiserver was built by run local without SQL storage (kine)") || !strings.Contains(err.Error(), "go build -o bin/apiserver ./cmd/apiserver") {
