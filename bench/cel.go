@@ -109,14 +109,15 @@ func (b *bench) cel() error {
 	if _, err := proc.Command(b.ctx, dir, nil, b.cli, "generate"); err != nil {
 		return err
 	}
-	if _, err := proc.Command(b.ctx, dir, nil, "go", "build", "-o", "bin/", "./cmd/apiserver"); err != nil {
+	p := &servingProject{dir: dir}
+	if _, err := proc.Command(b.ctx, dir, nil, "go", "build", "-o", p.apiserver(), "./cmd/apiserver"); err != nil {
 		return err
 	}
 	etcdURL, _, err := b.etcd() // item 4's, under another prefix's keys
 	if err != nil {
 		return err
 	}
-	t, err := b.generatedServer(&servingProject{dir: dir}, etcdURL)
+	t, err := b.generatedServer(p, etcdURL)
 	if err != nil {
 		return err
 	}
