@@ -31,11 +31,10 @@ func newRunLocalCommand() *cobra.Command {
 		Short: "Generate, build and run the apiserver and controller-manager on this machine",
 		Long: `local generates code, builds bin/apiserver and bin/controller-manager (only
 bin/apiserver with --controller-manager=false), starts the apiserver on 127.0.0.1
-(embedded etcd under .apiserver-boot/ unless --etcd-servers is given; with
---datastore-endpoint no etcd: SQL through kine; on etcd bin/apiserver is built
-without kine, which rebuilds faster), waits until
-it is ready, writes a kubeconfig for it, then starts the controller-manager. Logs
-are prefixed per process. Ctrl-C stops everything.
+(embedded etcd under .apiserver-boot/ unless --etcd-servers is given: on etcd it is
+built without kine, faster to rebuild; with --datastore-endpoint, SQL through kine),
+waits until it is ready, writes a kubeconfig for it, then starts the
+controller-manager. Logs are prefixed per process. Ctrl-C stops everything.
 
 With --watch it then watches pkg/apis (the types and their hooks): after a
 change (saves within 200ms count as one), it regenerates and rebuilds while the
