@@ -38,6 +38,7 @@ import (
 	"github.com/apiserver-boot/apiserver-boot/generators/protobuf"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/files"
 	"github.com/apiserver-boot/apiserver-boot/internal/shared/project"
+	"k8s.io/gengo/v2"
 )
 
 // Generator is one generator; SourceGenerator and UniverseGenerator say what it works from.
@@ -335,6 +336,10 @@ func quietKlog() {
 
 // runUniverseGenerators loads the packages once and runs every universe generator over them.
 func runUniverseGenerators(api *State) ([]files.File, error) {
+	// Both loads below, and gengo's expansion of its patterns, are answered
+	// from one go list (driver.Preloaded).
+	env, preloaded := driver.Preloaded(api.Root, []string{gengo.StdBuildTag}, universePatterns(api))
+	defer preloaded()
 	// The schemas' own package load does not need the universe: both run at
 	// once, on separate cores.
 	done := make(chan struct{})
@@ -343,10 +348,10 @@ func runUniverseGenerators(api *State) ([]files.File, error) {
 	var serr error
 	go func() {
 		defer close(done)
-		list, warnings, serr = crdschema.Generate(api.API, driver.LoadEnv())
+		list, warnings, serr = crdschema.Generate(api.API, env)
 	}()
 	api.schemas = func() ([]crdschema.Schema, []string, error) { <-done; return list, warnings, serr }
-	c, err := loadUniverse(api)
+	c, err := loadUniverse(api, env)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/Masterminds/sprig/v3"
@@ -25,7 +26,9 @@ var files embed.FS
 // FS exposes the embedded templates.
 var FS fs.FS = files
 
-var parsed = template.Must(parseAll())
+// parsed parses every template on first use, not at start: the same
+// binary starts again as generate's packages driver, which renders nothing.
+var parsed = sync.OnceValue(func() *template.Template { return template.Must(parseAll()) })
 
 func parseAll() (*template.Template, error) {
 	root := template.New("").Funcs(sprig.TxtFuncMap()).Option("missingkey=error")
@@ -45,7 +48,7 @@ func parseAll() (*template.Template, error) {
 
 // Render executes the template at path (e.g. "resource/types.go.tmpl") with data.
 func Render(path string, data any) ([]byte, error) {
-	t := parsed.Lookup(path)
+	t := parsed().Lookup(path)
 	if t == nil {
 		return nil, fmt.Errorf("no template %s", path)
 	}

@@ -93,18 +93,23 @@ func servePackagesDriver(patterns []string) (*packages.DriverResponse, error) {
 	if err := json.NewDecoder(os.Stdin).Decode(&req); err != nil {
 		return nil, fmt.Errorf("reading the request: %w", err)
 	}
+	if resp := answerFromPreload(&req, patterns); resp != nil {
+		return resp, nil
+	}
+	return answer(&req, "", patterns)
+}
+
+// answer runs a driver request in dir ("" for the working directory).
+func answer(req *packages.DriverRequest, dir string, patterns []string) (*packages.DriverResponse, error) {
 	cacheDir, err := os.UserCacheDir()
 	if err != nil {
 		return nil, err
 	}
 	cacheDir = filepath.Join(cacheDir, "apiserver-boot", "bodyless-go")
 	pruneCache(cacheDir, time.Now())
-	env := []string{"GOPACKAGESDRIVER=off"}
+	env := append([]string{"GOPACKAGESDRIVER=off"}, goListEnv(req.Env)...)
 	arch := runtime.GOARCH
 	for _, e := range req.Env {
-		if !strings.HasPrefix(e, "GOPACKAGESDRIVER=") && !strings.HasPrefix(e, packagesDriverEnv+"=") {
-			env = append(env, e)
-		}
 		if v, ok := strings.CutPrefix(e, "GOARCH="); ok && v != "" {
 			arch = v
 		}
@@ -116,10 +121,10 @@ func servePackagesDriver(patterns []string) (*packages.DriverResponse, error) {
 	// runs: only a load that parses needs them.
 	immutable := func() ([]string, error) { return nil, nil }
 	if parsed && len(req.Overlay) == 0 {
-		immutable = sync.OnceValues(func() ([]string, error) { return immutableRoots(env) })
+		immutable = sync.OnceValues(func() ([]string, error) { return immutableRoots(dir, env) })
 		go immutable()
 	}
-	l := &driverLoad{req: &req, env: env, patterns: patterns, cacheDir: cacheDir, parsed: parsed, immutable: immutable}
+	l := &driverLoad{req: req, dir: dir, env: env, patterns: patterns, cacheDir: cacheDir, parsed: parsed, immutable: immutable}
 	// go list -compiled costs the build's cache keys and cgo's processing,
 	// and only packages with cgo files have compiled files other than their
 	// Go files. So go list is asked for the Go files first; if a package
@@ -135,9 +140,22 @@ func servePackagesDriver(patterns []string) (*packages.DriverResponse, error) {
 	return pkgs, nil
 }
 
+// goListEnv is the environment of a request without the variables that
+// start the driver (go list must not come back to it).
+func goListEnv(env []string) []string {
+	var out []string
+	for _, e := range env {
+		if !strings.HasPrefix(e, "GOPACKAGESDRIVER=") && !strings.HasPrefix(e, packagesDriverEnv+"=") && !strings.HasPrefix(e, preloadEnv+"=") {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // driverLoad is one request to the packages driver.
 type driverLoad struct {
 	req       *packages.DriverRequest
+	dir       string
 	env       []string
 	patterns  []string
 	cacheDir  string
@@ -163,7 +181,7 @@ func (l *driverLoad) run(compiled bool) (*packages.DriverResponse, bool, error) 
 	}
 	roots, err := packages.Load(&packages.Config{
 		Mode: mode,
-		Env:  l.env, BuildFlags: l.req.BuildFlags, Tests: l.req.Tests, Overlay: l.req.Overlay,
+		Dir:  l.dir, Env: l.env, BuildFlags: l.req.BuildFlags, Tests: l.req.Tests, Overlay: l.req.Overlay,
 	}, l.patterns...)
 	if err != nil {
 		return nil, false, err
@@ -343,8 +361,9 @@ func writeImportsRecord(cacheDir string, copies []string, kept map[string]bool, 
 }
 
 // immutableRoots are the module cache and GOROOT of the go command the load uses.
-func immutableRoots(env []string) ([]string, error) {
+func immutableRoots(dir string, env []string) ([]string, error) {
 	cmd := exec.Command("go", "env", "GOMODCACHE", "GOROOT")
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.Output()
 	if err != nil {
