@@ -43,10 +43,11 @@ func TestOrderUniverse(t *testing.T) {
 	}
 }
 
-// TestEnumConstantsOnly: the universe openapi-gen gets keeps, of the
-// constants, exactly the values of enums (aliases of string marked +enum,
-// in any package), and shares everything else with the universe.
-func TestEnumConstantsOnly(t *testing.T) {
+// TestEnumsOnly: the universe openapi-gen gets keeps, of the types and
+// constants, exactly the enums (aliases of string marked +enum, in any
+// package) and their values, keeps the builtin package whole, and shares
+// the rest with the universe.
+func TestEnumsOnly(t *testing.T) {
 	u := types.Universe{}
 	str := u.Type(types.Name{Name: "string"})
 	str.Kind = types.Builtin
@@ -54,6 +55,9 @@ func TestEnumConstantsOnly(t *testing.T) {
 	enum.Kind, enum.Underlying, enum.CommentLines = types.Alias, str, []string{"Zone is a zone.", "+enum"}
 	plain := u.Type(types.Name{Package: "example.com/a", Name: "Label"})
 	plain.Kind, plain.Underlying = types.Alias, str
+	// Marked, but not an alias of string.
+	number := u.Type(types.Name{Package: "example.com/a", Name: "Count"})
+	number.Kind, number.Underlying, number.CommentLines = types.Alias, u.Type(types.Name{Name: "int"}), []string{"+enum"}
 	constant := func(pkg, name string, of *types.Type) *types.Type {
 		c := u.Constant(types.Name{Package: pkg, Name: name})
 		c.Kind, c.Underlying = types.DeclarationOf, of
@@ -63,8 +67,9 @@ func TestEnumConstantsOnly(t *testing.T) {
 	cet := constant("example.com/b", "CET", enum) // an enum's value in another package
 	constant("example.com/a", "Default", plain)
 	constant("syscall", "O_RDONLY", u.Type(types.Name{Name: "int"}))
+	u.Package("example.com/a").Comments = []string{"+k8s:openapi-gen=true"}
 
-	got := enumConstantsOnly(u)
+	got := enumsOnly(u)
 	if len(got) != len(u) {
 		t.Fatalf("%d packages, want %d", len(got), len(u))
 	}
@@ -73,19 +78,22 @@ func TestEnumConstantsOnly(t *testing.T) {
 		for _, c := range p.Constants {
 			kept[c] = true
 		}
-		if p.Path != u[path].Path || len(p.Types) != len(u[path].Types) {
+		for _, t := range p.Types {
+			kept[t] = true
+		}
+		if p.Path != u[path].Path || !slices.Equal(p.Comments, u[path].Comments) {
 			t.Errorf("package %s changed", path)
 		}
 	}
-	if len(kept) != 2 || !kept[utc] || !kept[cet] {
-		t.Errorf("kept %d constants, want UTC and CET only", len(kept))
+	if len(kept) != 5 || !kept[utc] || !kept[cet] || !kept[enum] || !kept[str] || !kept[u.Type(types.Name{Name: "int"})] {
+		t.Errorf("kept %d types and constants, want UTC, CET, Zone and the builtin string and int only", len(kept))
 	}
-	// The original universe keeps every constant, and both share types.
-	if len(u["example.com/a"].Constants) != 2 || len(u["syscall"].Constants) != 1 {
-		t.Errorf("the shared universe lost constants")
+	// openapi-gen's one lookup of a type finds the universe's own.
+	if got.Type(types.Name{Name: "string"}) != str {
+		t.Errorf("the builtin string is not the universe's")
 	}
-	got["example.com/a"].Type("New")
-	if u["example.com/a"].Types["New"] == nil {
-		t.Errorf("a type added through the copy is not in the shared universe")
+	// The original universe keeps every type and constant.
+	if len(u["example.com/a"].Constants) != 2 || len(u["syscall"].Constants) != 1 || len(u["example.com/a"].Types) != 3 {
+		t.Errorf("the shared universe lost types or constants")
 	}
 }

@@ -140,7 +140,7 @@ func (openAPI) Generate(api *State, base *generator.Context) ([]files.File, erro
 		return nil, err
 	}
 	c, out := contextFor(base, openapigen.NameSystems(), openapigen.DefaultNameSystem(), base.Inputs)
-	c.Universe = enumConstantsOnly(base.Universe)
+	c.Universe = enumsOnly(base.Universe)
 	// A package openapi-gen adds to its universe is the shared one's too.
 	defer func() {
 		for path, pkg := range c.Universe {
@@ -158,16 +158,20 @@ func (openAPI) Generate(api *State, base *generator.Context) ([]files.File, erro
 	return execute("openapi", c, out, targets)
 }
 
-// enumConstantsOnly is the universe as openapi-gen reads it, with the
-// constants that are no enum's value left out. openapi-gen looks for every
-// enum and its values across the whole universe again for each type it
-// writes (parseEnums, called from newOpenAPITypeWriter): every constant of
-// every loaded package (syscall's thousands among them) each time. An
-// enum is an alias of string whose comment has +enum, and its values are
-// the constants of that type (kube-openapi's isEnumType), so the constants
-// kept are exactly those it would use. Everything else (the packages'
-// types, functions, variables, comments) is shared with u.
-func enumConstantsOnly(u types.Universe) types.Universe {
+// enumsOnly is the universe as openapi-gen reads it: every package, with
+// only its enum types and their values. openapi-gen looks for every enum
+// and its values across the whole universe again for each type it writes
+// (parseEnums, called from newOpenAPITypeWriter): every type and constant of
+// every loaded package (syscall's thousands of constants among them) each
+// time, and nothing else of it reads a package's types or constants (it
+// asks the universe for packages, for their comments, and for the builtin
+// string). An enum is an alias of string whose comment has +enum, and its
+// values are the constants of that type (kube-openapi's isEnumType), so what
+// is kept is exactly what parseEnums finds. The builtin package is kept
+// whole; the rest of a package (its path, comments, functions, variables)
+// and every type are shared with u. Which types openapi-gen writes comes
+// from the context's order, computed over u.
+func enumsOnly(u types.Universe) types.Universe {
 	stringType := u.Type(types.Name{Name: "string"})
 	enums := map[types.Name]bool{}
 	for _, p := range u {
@@ -179,8 +183,17 @@ func enumConstantsOnly(u types.Universe) types.Universe {
 	}
 	out := make(types.Universe, len(u))
 	for path, p := range u {
+		if path == "" {
+			out[path] = p // the builtin types, string among them
+			continue
+		}
 		cp := *p
-		cp.Constants = map[string]*types.Type{}
+		cp.Types, cp.Constants = map[string]*types.Type{}, map[string]*types.Type{}
+		for name, t := range p.Types {
+			if enums[t.Name] {
+				cp.Types[name] = t
+			}
+		}
 		for name, c := range p.Constants {
 			if c.Underlying != nil && enums[c.Underlying.Name] {
 				cp.Constants[name] = c
