@@ -45,8 +45,8 @@ func TestOrderUniverse(t *testing.T) {
 
 // TestEnumsOnly: the universe openapi-gen gets keeps, of the types and
 // constants, exactly the enums (aliases of string marked +enum, in any
-// package) and their values, keeps the builtin package whole, and shares
-// the rest with the universe.
+// package), their values and the builtin types, and shares the rest with
+// the universe.
 func TestEnumsOnly(t *testing.T) {
 	u := types.Universe{}
 	str := u.Type(types.Name{Name: "string"})
@@ -68,6 +68,9 @@ func TestEnumsOnly(t *testing.T) {
 	constant("example.com/a", "Default", plain)
 	constant("syscall", "O_RDONLY", u.Type(types.Name{Name: "int"}))
 	u.Package("example.com/a").Comments = []string{"+k8s:openapi-gen=true"}
+	// An unnamed type, in the package "" with the builtins.
+	ptr := u.Type(types.Name{Name: "*example.com/a.Zone"})
+	ptr.Kind, ptr.Elem = types.Pointer, enum
 
 	got := enumsOnly(u)
 	if len(got) != len(u) {
@@ -93,7 +96,7 @@ func TestEnumsOnly(t *testing.T) {
 		t.Errorf("the builtin string is not the universe's")
 	}
 	// The original universe keeps every type and constant.
-	if len(u["example.com/a"].Constants) != 2 || len(u["syscall"].Constants) != 1 || len(u["example.com/a"].Types) != 3 {
+	if len(u["example.com/a"].Constants) != 2 || len(u["syscall"].Constants) != 1 || len(u["example.com/a"].Types) != 3 || u[""].Types[ptr.Name.Name] != ptr {
 		t.Errorf("the shared universe lost types or constants")
 	}
 }

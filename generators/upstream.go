@@ -167,10 +167,10 @@ func (openAPI) Generate(api *State, base *generator.Context) ([]files.File, erro
 // asks the universe for packages, for their comments, and for the builtin
 // string). An enum is an alias of string whose comment has +enum, and its
 // values are the constants of that type (kube-openapi's isEnumType), so what
-// is kept is exactly what parseEnums finds. The builtin package is kept
-// whole; the rest of a package (its path, comments, functions, variables)
-// and every type are shared with u. Which types openapi-gen writes comes
-// from the context's order, computed over u.
+// is kept is exactly what parseEnums finds, with the builtin types (string
+// among them). The rest of a package (its path, comments, functions,
+// variables) and every type kept are shared with u. Which types openapi-gen
+// writes comes from the context's order, computed over u.
 func enumsOnly(u types.Universe) types.Universe {
 	stringType := u.Type(types.Name{Name: "string"})
 	enums := map[types.Name]bool{}
@@ -183,14 +183,12 @@ func enumsOnly(u types.Universe) types.Universe {
 	}
 	out := make(types.Universe, len(u))
 	for path, p := range u {
-		if path == "" {
-			out[path] = p // the builtin types, string among them
-			continue
-		}
 		cp := *p
 		cp.Types, cp.Constants = map[string]*types.Type{}, map[string]*types.Type{}
 		for name, t := range p.Types {
-			if enums[t.Name] {
+			// The package "" holds the builtin types and every unnamed
+			// one (pointers, slices, maps: most of the universe's types).
+			if enums[t.Name] || path == "" && t.Kind == types.Builtin {
 				cp.Types[name] = t
 			}
 		}
