@@ -96,11 +96,13 @@ func servePackagesDriver(patterns []string) (*packages.DriverResponse, error) {
 	if resp := answerFromPreload(&req, patterns); resp != nil {
 		return resp, nil
 	}
-	return answer(&req, "", patterns)
+	return answer(&req, "", patterns, nil)
 }
 
-// answer runs a driver request in dir ("" for the working directory).
-func answer(req *packages.DriverRequest, dir string, patterns []string) (*packages.DriverResponse, error) {
+// answer runs a driver request in dir ("" for the working directory). With
+// imports non-nil, it records there every listed package's imports (by ID)
+// as go list gave them, before those only function bodies used are dropped.
+func answer(req *packages.DriverRequest, dir string, patterns []string, imports map[string][]string) (*packages.DriverResponse, error) {
 	cacheDir, err := os.UserCacheDir()
 	if err != nil {
 		return nil, err
@@ -124,7 +126,7 @@ func answer(req *packages.DriverRequest, dir string, patterns []string) (*packag
 		immutable = sync.OnceValues(func() ([]string, error) { return immutableRoots(dir, env) })
 		go immutable()
 	}
-	l := &driverLoad{req: req, dir: dir, env: env, patterns: patterns, cacheDir: cacheDir, parsed: parsed, immutable: immutable}
+	l := &driverLoad{req: req, dir: dir, env: env, patterns: patterns, cacheDir: cacheDir, parsed: parsed, immutable: immutable, imports: imports}
 	// go list -compiled costs the build's cache keys and cgo's processing,
 	// and only packages with cgo files have compiled files other than their
 	// Go files. So go list is asked for the Go files first; if a package
@@ -161,6 +163,7 @@ type driverLoad struct {
 	cacheDir  string
 	parsed    bool
 	immutable func() ([]string, error)
+	imports   map[string][]string // recorded when not nil (answer)
 }
 
 // run asks go list for the packages (their compiled files if compiled, else
@@ -191,6 +194,12 @@ func (l *driverLoad) run(compiled bool) (*packages.DriverResponse, bool, error) 
 		resp.Roots = append(resp.Roots, p.ID)
 	}
 	packages.Visit(roots, nil, func(p *packages.Package) {
+		if l.imports != nil {
+			l.imports[p.ID] = nil
+			for _, imp := range p.Imports {
+				l.imports[p.ID] = append(l.imports[p.ID], imp.ID)
+			}
+		}
 		if l.parsed && !compiled && p.PkgPath != "unsafe" {
 			// What go list -compiled gives a package without cgo files
 			// (go/packages drops the field when it was not asked for).

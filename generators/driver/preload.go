@@ -3,6 +3,7 @@ package driver
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -35,6 +36,11 @@ type preloaded struct {
 	Dir      string
 	Env      []string
 	Tags     []string
+	Patterns []string // deduplicated, in their order
+	// Imports are the imports (by ID) of every package go list listed, those
+	// that only function bodies used included: the graph go list orders
+	// its answer by.
+	Imports  map[string][]string
 	Response *packages.DriverResponse
 }
 
@@ -46,19 +52,33 @@ type preloaded struct {
 func Preloaded(dir string, tags []string, patterns []string) (env []string, done func()) {
 	env = LoadEnv()
 	done = func() {}
-	if env == nil {
+	// A driver started in dir has it as its working directory, as given
+	// (go/packages sets PWD): an absolute path, compared as a string.
+	if env == nil || !filepath.IsAbs(dir) || len(patterns) == 0 {
 		return env, done
 	}
+	patterns = dedup(patterns)
 	req := &packages.DriverRequest{Mode: preloadMode, Env: env, BuildFlags: []string{"-tags=" + strings.Join(tags, ",")}}
-	resp, err := answer(req, dir, patterns)
+	imports := map[string][]string{}
+	resp, err := answer(req, dir, patterns, imports)
 	if err != nil {
 		return env, done
 	}
-	b, err := json.Marshal(preloaded{Dir: dir, Env: goListEnv(env), Tags: normalTags(tags), Response: resp})
+	b, err := json.Marshal(preloaded{Dir: dir, Env: goListEnv(env), Tags: normalTags(tags), Patterns: patterns, Imports: imports, Response: resp})
 	if err != nil {
 		return env, done
 	}
-	f, err := os.CreateTemp("", "apiserver-boot-load-*.json")
+	// Beside the bodyless copies: a file left by a run that was killed is
+	// pruned with them (pruneCache).
+	cacheDir, err := os.UserCacheDir()
+	if err != nil {
+		return env, done
+	}
+	tmp := filepath.Join(cacheDir, "apiserver-boot", "bodyless-go", "preloaded")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return env, done
+	}
+	f, err := os.CreateTemp(tmp, "load-*.json")
 	if err != nil {
 		return env, done
 	}
@@ -98,7 +118,7 @@ func answerFromPreload(req *packages.DriverRequest, patterns []string) *packages
 	if err := json.Unmarshal(b, &pre); err != nil || pre.Response == nil {
 		return nil
 	}
-	if !slices.Equal(tags, pre.Tags) || !slices.Equal(goListEnv(req.Env), pre.Env) || !sameDir(pre.Dir) {
+	if wd, err := os.Getwd(); err != nil || wd != pre.Dir || !slices.Equal(tags, pre.Tags) || !slices.Equal(goListEnv(req.Env), pre.Env) {
 		return nil
 	}
 	return pre.answer(req.Mode, patterns)
@@ -116,6 +136,10 @@ func (pre *preloaded) answer(mode packages.LoadMode, patterns []string) *package
 		!parsed && mode&(packages.NeedImports|packages.NeedDeps) != 0 {
 		return nil
 	}
+	patterns = dedup(patterns)
+	if len(patterns) == 0 {
+		return nil // go list lists the package in the working directory
+	}
 	byID := map[string]*packages.Package{}
 	for _, p := range pre.Response.Packages {
 		byID[p.ID] = p
@@ -127,6 +151,42 @@ func (pre *preloaded) answer(mode packages.LoadMode, patterns []string) *package
 		}
 	}
 	resp := &packages.DriverResponse{Compiler: pre.Response.Compiler, Arch: pre.Response.Arch, GoVersion: pre.Response.GoVersion}
+	var roots []*packages.Package
+	for _, pattern := range patterns {
+		root := byPath[pattern]
+		if root == nil {
+			return nil // not a package the preload named: go list expands it
+		}
+		if !parsed && len(root.Errors) > 0 {
+			return nil // go list without dependencies may report less
+		}
+		roots = append(roots, root)
+	}
+	if !parsed {
+		// go list -find lists the roots in the order of the patterns, with
+		// no compiled files (they would be bodyless copies) and no imports.
+		for _, root := range roots {
+			r := *root
+			r.CompiledGoFiles, r.Imports = nil, nil
+			resp.Roots, resp.Packages = append(resp.Roots, r.ID), append(resp.Packages, &r)
+		}
+		return resp
+	}
+	// go list -deps lists the packages depth first, dependencies before the
+	// packages that import them, so a root another root imports comes first:
+	// the preload's own order answers the same patterns, and patterns none
+	// of which reaches another come in their order; any other order is go
+	// list's to give.
+	switch {
+	case slices.Equal(patterns, pre.Patterns):
+		resp.Roots = slices.Clone(pre.Response.Roots)
+	case pre.reachEachOther(roots):
+		return nil
+	default:
+		for _, root := range roots {
+			resp.Roots = append(resp.Roots, root.ID)
+		}
+	}
 	keep := map[string]bool{}
 	var visit func(p *packages.Package)
 	visit = func(p *packages.Package) {
@@ -140,27 +200,8 @@ func (pre *preloaded) answer(mode packages.LoadMode, patterns []string) *package
 			}
 		}
 	}
-	for _, pattern := range patterns {
-		root := byPath[pattern]
-		if root == nil {
-			return nil // not a package the preload named: go list expands it
-		}
-		if slices.Contains(resp.Roots, root.ID) {
-			continue
-		}
-		if !parsed && len(root.Errors) > 0 {
-			return nil // go list without dependencies may report less
-		}
-		resp.Roots = append(resp.Roots, root.ID)
-		if parsed {
-			visit(root)
-		} else {
-			// What go list -find gives: no compiled files (they would be
-			// bodyless copies) and no imports.
-			r := *root
-			r.CompiledGoFiles, r.Imports = nil, nil
-			resp.Packages = append(resp.Packages, &r)
-		}
+	for _, root := range roots {
+		visit(root)
 	}
 	for _, p := range pre.Response.Packages {
 		if keep[p.ID] {
@@ -170,13 +211,59 @@ func (pre *preloaded) answer(mode packages.LoadMode, patterns []string) *package
 	return resp
 }
 
+// reachEachOther tells whether one of the roots imports another, directly
+// or not, in the graph go list gave (or the graph is not known).
+func (pre *preloaded) reachEachOther(roots []*packages.Package) bool {
+	if pre.Imports == nil {
+		return true
+	}
+	isRoot := map[string]bool{}
+	for _, r := range roots {
+		isRoot[r.ID] = true
+	}
+	for _, r := range roots {
+		seen := map[string]bool{r.ID: true}
+		queue := []string{r.ID}
+		for len(queue) > 0 {
+			id := queue[0]
+			queue = queue[1:]
+			for _, dep := range pre.Imports[id] {
+				if isRoot[dep] {
+					return true
+				}
+				if !seen[dep] {
+					seen[dep] = true
+					queue = append(queue, dep)
+				}
+			}
+		}
+	}
+	return false
+}
+
+func dedup(patterns []string) []string {
+	var out []string
+	for _, p := range patterns {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // tagsOf returns the build tags of build flags that set only tags (the last
-// -tags flag wins, as for the go command), sorted.
+// -tags flag wins, as for the go command), sorted; not ok for any other flag,
+// or a value the go command would split otherwise than on commas (one with
+// spaces or quotes).
 func tagsOf(flags []string) ([]string, bool) {
 	var tags []string
 	for i := 0; i < len(flags); i++ {
-		name, value, hasValue := strings.Cut(strings.TrimPrefix(flags[i], "-"), "=")
-		if name != "tags" && name != "-tags" {
+		f := flags[i]
+		if !strings.HasPrefix(f, "-") {
+			return nil, false
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(f, "-"), "-"), "=")
+		if name != "tags" {
 			return nil, false
 		}
 		if !hasValue {
@@ -185,7 +272,13 @@ func tagsOf(flags []string) ([]string, bool) {
 			}
 			value = flags[i]
 		}
-		tags = strings.FieldsFunc(value, func(r rune) bool { return r == ',' || r == ' ' })
+		if strings.ContainsAny(value, " '\"") {
+			return nil, false
+		}
+		tags = strings.Split(value, ",")
+		if value == "" {
+			tags = nil
+		}
 	}
 	return normalTags(tags), true
 }
@@ -194,14 +287,4 @@ func normalTags(tags []string) []string {
 	out := slices.Clone(tags)
 	slices.Sort(out)
 	return slices.Compact(out)
-}
-
-// sameDir tells whether dir is the working directory.
-func sameDir(dir string) bool {
-	a, err := os.Stat(dir)
-	if err != nil {
-		return false
-	}
-	b, err := os.Stat(".")
-	return err == nil && os.SameFile(a, b)
 }
