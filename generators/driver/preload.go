@@ -150,7 +150,6 @@ func (pre *preloaded) answer(mode packages.LoadMode, patterns []string) *package
 			byPath[p.PkgPath] = p
 		}
 	}
-	resp := &packages.DriverResponse{Compiler: pre.Response.Compiler, Arch: pre.Response.Arch, GoVersion: pre.Response.GoVersion}
 	var roots []*packages.Package
 	for _, pattern := range patterns {
 		root := byPath[pattern]
@@ -162,6 +161,7 @@ func (pre *preloaded) answer(mode packages.LoadMode, patterns []string) *package
 		}
 		roots = append(roots, root)
 	}
+	resp := &packages.DriverResponse{Compiler: pre.Response.Compiler, Arch: pre.Response.Arch, GoVersion: pre.Response.GoVersion}
 	if !parsed {
 		// go list -find lists the roots in the order of the patterns, with
 		// no compiled files (they would be bodyless copies) and no imports.
@@ -187,6 +187,13 @@ func (pre *preloaded) answer(mode packages.LoadMode, patterns []string) *package
 			resp.Roots = append(resp.Roots, root.ID)
 		}
 	}
+	resp.Packages = pre.closure(roots, byID)
+	return resp
+}
+
+// closure is the preloaded packages the roots import, directly or not,
+// and the roots, in the preload's order.
+func (pre *preloaded) closure(roots []*packages.Package, byID map[string]*packages.Package) []*packages.Package {
 	keep := map[string]bool{}
 	var visit func(p *packages.Package)
 	visit = func(p *packages.Package) {
@@ -203,12 +210,13 @@ func (pre *preloaded) answer(mode packages.LoadMode, patterns []string) *package
 	for _, root := range roots {
 		visit(root)
 	}
+	var out []*packages.Package
 	for _, p := range pre.Response.Packages {
 		if keep[p.ID] {
-			resp.Packages = append(resp.Packages, p)
+			out = append(out, p)
 		}
 	}
-	return resp
+	return out
 }
 
 // reachEachOther tells whether one of the roots imports another, directly
